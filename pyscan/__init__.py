@@ -1,0 +1,24 @@
+"""pyscan: the parallel patterns of PMPP (histogram, reduction, scan) and Hands-On GPU Programming with
+Python and CUDA (ch. 4), as readable CUDA kernels launched from Python through PyCUDA.
+
+`import pyscan` needs only NumPy: pycuda is imported the first time a GPU function runs, and a missing piece
+(pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
+"""
+
+from . import life
+from .basics import scalar_multiply
+from .errors import GPUUnavailableError, KernelCompileError
+from .histograms import HISTOGRAM_ALGORITHMS, histogram, text_histogram
+from .life import LIFE_KERNELS
+from .loader import get_kernel, kernel_files
+from .reductions import REDUCE_ALGORITHMS, reduce
+from .registry import REGISTRIES
+from .scans import SCAN_ALGORITHMS, scan
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GPUUnavailableError", "KernelCompileError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
+    "REGISTRIES", "SCAN_ALGORITHMS", "get_kernel", "histogram", "kernel_files", "life", "reduce",
+    "scalar_multiply", "scan", "text_histogram",
+]

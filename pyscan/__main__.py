@@ -1,0 +1,57 @@
+"""python -m pyscan info | bench | check"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+
+def info() -> int:
+    import pyscan
+    from pyscan import gpu
+    from pyscan.loader import KERNEL_ROOT, kernel_files
+
+    print(f"pyscan {pyscan.__version__}")
+    files = kernel_files()
+    reason = gpu.gpu_unavailable_reason()
+    if reason is None:
+        import pycuda
+        import pycuda.driver as drv
+
+        version = drv.get_driver_version()
+        attrs = gpu.device_attributes()
+        print(f"pycuda {pycuda.VERSION_TEXT}")
+        print(f"CUDA driver {version // 1000}.{version % 1000 // 10}, CUDA toolkit pycuda was built against "
+              f"{'.'.join(map(str, drv.get_version()))}")
+        print(f"device {attrs['name']} (PCI {attrs['pci_bus_id']})")
+        print(f"compute capability {attrs['compute_capability'][0]}.{attrs['compute_capability'][1]}, "
+              f"{attrs['multiprocessors']} SMs")
+        print(f"memory {attrs['total_memory'] / 2**30:.1f} GiB total, {attrs['free_memory'] / 2**30:.1f} GiB free")
+    print(f"kernel files ({len(files)}) under {KERNEL_ROOT}:")
+    for name in files:
+        print(f"  {name}")
+    for pattern, registry in pyscan.REGISTRIES.items():
+        print(f"{pattern} algorithms: {', '.join(registry.names()) or '-'}")
+    if reason is not None:
+        print(f"\nno GPU: {reason}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pyscan", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="versions, device, and the kernel files the loader sees")
+    sub.add_parser("bench", help="benchmarks side by side (python -m pyscan bench --help)", add_help=False)
+    sub.add_parser("check", help="run every kernel under compute-sanitizer (python -m pyscan check --help)",
+                   add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "info":
+        return info()
+    module = importlib.import_module(f"pyscan.{args.command}")
+    return module.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

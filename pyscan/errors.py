@@ -1,0 +1,13 @@
+"""The exception types pyscan raises beyond the built-in ones."""
+
+
+class GPUUnavailableError(RuntimeError):
+    """A GPU entry point was called but a piece of the GPU stack is missing.
+
+    The message names the missing piece (pycuda not installed, no CUDA driver, no device) and how to get it.
+    Everything that needs no GPU (the NumPy step-models and references, input validation) keeps working.
+    """
+
+
+class KernelCompileError(RuntimeError):
+    """nvcc rejected a kernel file.  The message holds nvcc's log, with `file:line` in the `.cu` under kernels/."""

@@ -1,0 +1,208 @@
+"""Compile the `.cu` files of kernels/ at run time through `pycuda.compiler.SourceModule`.
+
+    fn = get_kernel("scan/kogge_stone.cu", "kogge_stone_scan", SECTION_SIZE=1024, ELEM_TYPE="float")
+    fn.prepared_call(grid, block, out.gpudata, x.gpudata, n)
+
+* **Specialisation by #define.**  Keyword arguments become `#define NAME value` lines put before the file;
+  each kernel file gives a default for every macro it takes (`#ifndef NAME / #define NAME default`), so it
+  also compiles on its own with `nvcc -arch=sm_90 -cubin file.cu`.  Values are ints or C type names.
+* **Includes.**  Kernel files include shared headers by relative path (`#include "../common/operators.cuh"`),
+  which works for plain nvcc.  SourceModule compiles a string in a temporary folder, so the loader inlines
+  those includes itself, with `#line` directives: nvcc's messages name the real `.cu` file and line.
+* **Cache.**  In-process on (source text, defines, options, device, context): a second call compiles nothing
+  and returns the same prepared function.  pycuda's own disk cache (~/.cache/pycuda) stays on, so a new
+  process skips nvcc for kernels it has built before.
+* **Prepared functions.**  The argument types are read off the `__global__` signature (pointers -> "P",
+  `int` -> "i", `long long` -> "q", the element type as specialised, ...) and given to `prepare()` once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .errors import KernelCompileError
+from .gpu import driver
+
+COMPILE_OPTIONS = ("-std=c++17",)
+
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_TYPE_VALUE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*( [A-Za-z_][A-Za-z0-9_]*)*$")
+_INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
+_PRAGMA_ONCE_RE = re.compile(r"^\s*#\s*pragma\s+once\s*$")
+_BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+_GLOBAL_RE = re.compile(r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + r"(\w+)\s*\(")
+_DEFINE_RE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(.+?)\s*$", re.MULTILINE)
+
+
+def _find_kernel_root() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "kernels", here.parent / "kernels"):  # installed package; source checkout
+        if candidate.is_dir() and any(candidate.rglob("*.cu")):
+            return candidate
+    return here.parent / "kernels"
+
+
+KERNEL_ROOT = _find_kernel_root()
+
+
+def kernel_files() -> list[str]:
+    """Every kernel file the loader sees, as paths relative to kernels/ ("scan/kogge_stone.cu", ...)."""
+    return sorted(p.relative_to(KERNEL_ROOT).as_posix() for p in KERNEL_ROOT.rglob("*.cu"))
+
+
+def kernel_path(relpath: str) -> Path:
+    path = (KERNEL_ROOT / relpath).resolve()
+    if not path.is_file() or path.suffix != ".cu":
+        listing = "\n  ".join(kernel_files())
+        raise FileNotFoundError(f"no kernel file {relpath!r} under {KERNEL_ROOT}; the kernel files are:\n  {listing}")
+    return path
+
+
+def _expand(path: Path, seen: set[Path]) -> list[str]:
+    """The file's lines with its local includes inlined (once each, like #pragma once) and #line markers."""
+    out = [f'#line 1 "{path}"']
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        include = _INCLUDE_RE.match(line)
+        if include:
+            target = (path.parent / include.group(1)).resolve()
+            if not target.is_file():
+                raise FileNotFoundError(f"{path}:{number}: included file {include.group(1)!r} not found")
+            if target not in seen:
+                seen.add(target)
+                out.extend(_expand(target, seen))
+            out.append(f'#line {number + 1} "{path}"')
+        elif _PRAGMA_ONCE_RE.match(line):
+            out.append("")
+        else:
+            out.append(line)
+    return out
+
+
+def _define_lines(defines: dict) -> list[str]:
+    lines = []
+    for name, value in sorted(defines.items()):
+        if not _NAME_RE.match(name):
+            raise ValueError(f"invalid macro name {name!r}: expected a C identifier")
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise TypeError(f"macro {name}: expected an int or a C type name, got {type(value).__name__} {value!r}")
+        if isinstance(value, str) and not _TYPE_VALUE_RE.match(value):
+            raise ValueError(f"macro {name}: {value!r} is not a C type name or identifier")
+        lines.append(f"#define {name} {value}")
+    return lines
+
+
+def build_source(relpath: str, **defines) -> str:
+    """The source SourceModule compiles: the #defines, then the file with its includes inlined."""
+    path = kernel_path(relpath)
+    return "\n".join(_define_lines(defines) + _expand(path, {path})) + "\n"
+
+
+def global_functions(source: str) -> list[str]:
+    return _GLOBAL_RE.findall(source)
+
+
+# Argument-type letters of Python's struct module, which pycuda's prepare() takes.
+_C_TYPE_CODES = {
+    "int": "i", "signed int": "i", "int32_t": "i", "unsigned": "I", "unsigned int": "I", "uint32_t": "I",
+    "long long": "q", "long long int": "q", "int64_t": "q", "unsigned long long": "Q",
+    "unsigned long long int": "Q", "uint64_t": "Q", "size_t": "Q", "long": "q", "unsigned long": "Q",
+    "short": "h", "unsigned short": "H", "char": "b", "signed char": "b", "unsigned char": "B",
+    "uint8_t": "B", "float": "f", "double": "d", "bool": "?",
+}
+_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "__grid_constant__", "struct"}
+
+
+def _macro_table(source: str) -> dict:
+    table = {}
+    for name, value in _DEFINE_RE.findall(source):
+        table.setdefault(name, value)  # the injected #define comes first and wins over the #ifndef default
+    return table
+
+
+def signature(source: str, function: str) -> str:
+    """The prepare() argument string of `function`, read off its declaration in `source`."""
+    match = re.search(r"__global__[^;{]*?\b" + re.escape(function) + r"\s*\(", source)
+    if not match:
+        raise AttributeError(function)
+    depth, start = 1, match.end()
+    end = start
+    while depth:
+        depth += {"(": 1, ")": -1}.get(source[end], 0)
+        end += 1
+    params = source[start:end - 1].strip()
+    if params in ("", "void"):
+        return ""
+    macros, aliases = _macro_table(source), dict(re.findall(r"\busing\s+(\w+)\s*=\s*(\w[\w ]*?)\s*;", source))
+    codes = []
+    for param in params.split(","):
+        if "*" in param or "[" in param:
+            codes.append("P")
+            continue
+        words = [w for w in param.split() if w not in _QUALIFIERS][:-1]  # drop qualifiers and the name
+        type_name = " ".join(words)
+        for _ in range(8):  # resolve `T` -> ELEM_TYPE -> "float"
+            resolved = aliases.get(type_name) or macros.get(type_name)
+            if not resolved:
+                break
+            type_name = resolved
+        if type_name not in _C_TYPE_CODES:
+            raise TypeError(f"{function}: cannot map parameter {param.strip()!r} (type {type_name!r}) to a prepare() code")
+        codes.append(_C_TYPE_CODES[type_name])
+    return "".join(codes)
+
+
+_cache: dict = {}
+
+
+def _context_key(drv):
+    context = drv.Context.get_current()
+    device = drv.Context.get_device()
+    return (device.pci_bus_id(), getattr(context, "handle", id(context)))
+
+
+def get_module(relpath: str, *, options: tuple = (), **defines):
+    """The compiled pycuda SourceModule of a kernel file, cached (see the module docstring)."""
+    drv = driver()
+    source = build_source(relpath, **defines)
+    options = tuple(COMPILE_OPTIONS) + tuple(options)
+    key = (source, options, _context_key(drv))
+    module = _cache.get(key)
+    if module is None:
+        from pycuda.compiler import SourceModule
+
+        try:
+            module = SourceModule(source, options=list(options), no_extern_c=True)
+        except drv.CompileError as exc:
+            log = exc.stderr or exc.stdout or str(exc)
+            raise KernelCompileError(f"nvcc could not compile kernels/{relpath} with {defines}:\n{log}") from None
+        _cache[key] = module
+    return module, source
+
+
+def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: str | None = None, **defines):
+    """A prepared kernel function of a kernel file, specialised by `defines`; cached, so calls are cheap.
+
+    `relpath` is relative to kernels/; unknown files raise FileNotFoundError listing the kernel files, unknown
+    functions raise AttributeError listing the file's __global__ functions, and nvcc errors raise
+    KernelCompileError with nvcc's log.  `arg_types` overrides the argument types read off the signature.
+    """
+    key = ("function", relpath, function, tuple(options), arg_types, tuple(sorted(defines.items())))
+    drv = driver()
+    cached = _cache.get(key + (_context_key(drv),))
+    if cached is not None:
+        return cached
+    source = build_source(relpath, **defines)
+    functions = global_functions(source)
+    if function not in functions:
+        raise AttributeError(f"kernels/{relpath} has no __global__ function {function!r}; it has: {', '.join(functions)}")
+    module, _ = get_module(relpath, options=options, **defines)
+    fn = module.get_function(function)
+    fn.prepare(arg_types if arg_types is not None else signature(source, function))
+    _cache[key + (_context_key(drv),)] = fn
+    return fn
+
+
+def cache_size() -> int:
+    """How many modules and functions the in-process cache holds (for tests of the cache)."""
+    return len(_cache)

@@ -1,0 +1,47 @@
+"""scalar_multiply (Hands-On ch. 4) against NumPy."""
+
+import numpy as np
+import pytest
+
+import pyscan
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [0, 1, 1000, 10**6 + 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_scalar_multiply_numpy(n, dtype, rng):
+    x = (rng.standard_normal(n) * 100).astype(dtype)
+    a = 3 if np.dtype(dtype).kind == "i" else 2.5
+    out = pyscan.scalar_multiply(x, a)
+    assert isinstance(out, np.ndarray) and out.dtype == x.dtype and out.shape == x.shape
+    np.testing.assert_array_equal(out, (x * dtype(a)).astype(dtype))  # one rounding, exact in both
+
+
+@pytest.mark.gpu
+def test_scalar_multiply_gpuarray_stays_on_gpu(rng):
+    import pycuda.gpuarray as ga
+
+    x = rng.standard_normal(4097).astype(np.float32)
+    out = pyscan.scalar_multiply(ga.to_gpu(x), np.float32(-1.5))
+    assert isinstance(out, ga.GPUArray)
+    np.testing.assert_array_equal(out.get(), x * np.float32(-1.5))
+
+
+@pytest.mark.gpu
+def test_scalar_multiply_non_contiguous_copied(rng):
+    x = rng.standard_normal(2001).astype(np.float32)
+    np.testing.assert_array_equal(pyscan.scalar_multiply(x[::2], 2.0), x[::2] * 2)
+
+
+@pytest.mark.parametrize("bad, exc", [(None, TypeError), ([1.0, 2.0], TypeError), (np.ones((2, 2)), ValueError),
+                                      (np.ones(3, np.float16), TypeError), (np.float32(1.0), TypeError)])
+def test_scalar_multiply_bad_input(bad, exc):
+    with pytest.raises(exc):
+        pyscan.scalar_multiply(bad, 2.0)
+
+
+def test_scalar_multiply_bad_factor():
+    with pytest.raises(ValueError, match="not integral"):
+        pyscan.scalar_multiply(np.ones(3, np.int32), 2.5)
+    with pytest.raises(TypeError, match="real number"):
+        pyscan.scalar_multiply(np.ones(3, np.float32), "2")

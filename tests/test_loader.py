@@ -1,0 +1,122 @@
+"""The kernel loader: define injection, include expansion, signatures, errors, cache."""
+
+import re
+
+import numpy as np
+import pytest
+
+import pyscan
+from pyscan import loader
+
+
+def test_kernel_files_relative_and_sorted():
+    files = loader.kernel_files()
+    assert files == sorted(files)
+    assert all(f.endswith(".cu") and not f.startswith("/") for f in files)
+
+
+def test_defines_injected_first():
+    src = loader.build_source("basics/scalar_multiply.cu", ELEM_TYPE="double", BLOCK=128)
+    lines = src.splitlines()
+    assert lines[0] == "#define BLOCK 128"
+    assert lines[1] == "#define ELEM_TYPE double"
+    assert lines[2].startswith("#line 1 ") and lines[2].endswith('scalar_multiply.cu"')
+
+
+@pytest.mark.parametrize("name", ["1ABC", "A-B", "A B", "", "X;"])
+def test_invalid_macro_name_rejected(name):
+    with pytest.raises(ValueError, match="invalid macro name"):
+        loader.build_source("basics/scalar_multiply.cu", **{name: 1})
+
+
+@pytest.mark.parametrize("value", ["float; int x", "a\nb", "1+1", "", "x)"])
+def test_invalid_macro_value_rejected(value):
+    with pytest.raises(ValueError, match="not a C type name"):
+        loader.build_source("basics/scalar_multiply.cu", ELEM_TYPE=value)
+
+
+@pytest.mark.parametrize("value", [1.5, None, True, [1]])
+def test_macro_value_type_rejected(value):
+    with pytest.raises(TypeError, match="expected an int or a C type name"):
+        loader.build_source("basics/scalar_multiply.cu", ELEM_TYPE=value)
+
+
+def test_unknown_file_lists_kernel_files():
+    with pytest.raises(FileNotFoundError) as err:
+        loader.build_source("scan/no_such_kernel.cu")
+    assert "basics/scalar_multiply.cu" in str(err.value)
+
+
+def test_includes_inlined_with_line_markers(tmp_path, monkeypatch):
+    (tmp_path / "common").mkdir()
+    (tmp_path / "x").mkdir()
+    (tmp_path / "common" / "h.cuh").write_text("#pragma once\nint helper;\n")
+    (tmp_path / "x" / "k.cu").write_text('#include "../common/h.cuh"\n#include "../common/h.cuh"\nint body;\n')
+    monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
+    src = loader.build_source("x/k.cu")
+    assert src.count("int helper;") == 1  # included once, as #pragma once would
+    k = tmp_path / "x" / "k.cu"
+    assert f'#line 3 "{k}"\nint body;' in src  # nvcc's line numbers point back into k.cu
+
+
+@pytest.mark.parametrize("elem, expected", [("float", "PPfq"), ("double", "PPdq"), ("int", "PPiq"),
+                                            ("long long", "PPqq")])
+def test_signature_follows_element_type(elem, expected):
+    src = loader.build_source("basics/scalar_multiply.cu", ELEM_TYPE=elem)
+    assert loader.signature(src, "scalar_multiply") == expected
+
+
+def test_signature_default_type():
+    src = loader.build_source("basics/scalar_multiply.cu")
+    assert loader.signature(src, "scalar_multiply") == "PPfq"
+
+
+def test_global_functions_listed():
+    src = "extern \"C\" __global__ void __launch_bounds__(256) a(int* x) {}\n__global__ void b(float y) {}"
+    assert loader.global_functions(src) == ["a", "b"]
+
+
+def test_import_without_gpu_and_clear_error():
+    reason = pyscan.gpu.gpu_unavailable_reason()
+    if reason is not None:
+        with pytest.raises(pyscan.GPUUnavailableError, match=re.escape(reason[:40])):
+            pyscan.scalar_multiply(np.ones(3, np.float32), 2.0)
+
+
+# --- on the GPU ---------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_cache_hit_compiles_nothing(monkeypatch):
+    fn1 = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="float")
+    import pycuda.compiler
+
+    def no_compile(*a, **k):
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(pycuda.compiler, "SourceModule", no_compile)
+    fn2 = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="float")
+    assert fn1 is fn2
+
+
+@pytest.mark.gpu
+def test_different_defines_different_function():
+    f = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="float")
+    d = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="double")
+    assert f is not d
+
+
+@pytest.mark.gpu
+def test_unknown_function_lists_globals():
+    with pytest.raises(AttributeError, match="it has: scalar_multiply"):
+        pyscan.get_kernel("basics/scalar_multiply.cu", "no_such_function")
+
+
+@pytest.mark.gpu
+def test_compile_error_points_into_kernel_file(tmp_path, monkeypatch):
+    (tmp_path / "bad").mkdir()
+    bad = tmp_path / "bad" / "broken.cu"
+    bad.write_text('extern "C" __global__ void broken(int* x) {\n    x[0] = undeclared_name;\n}\n')
+    monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
+    with pytest.raises(pyscan.KernelCompileError) as err:
+        pyscan.get_kernel("bad/broken.cu", "broken")
+    assert f"{bad}(2)" in str(err.value) and "undeclared_name" in str(err.value)
