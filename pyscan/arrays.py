@@ -48,8 +48,31 @@ def to_device(x):
     return gpu.gpuarray().to_gpu(x)
 
 
+_pool = None
+
+
+def device_pool():
+    """pyscan's device memory pool (pycuda.tools.DeviceMemoryPool): results and scratch buffers come from it, so
+    repeated calls reuse memory instead of paying cudaMalloc/cudaFree each time (PyCUDA's scan and reduction
+    kernels leave that to the caller)."""
+    global _pool
+    if _pool is None:
+        gpu.driver()
+        from pycuda.tools import DeviceMemoryPool
+
+        _pool = DeviceMemoryPool()
+    return _pool
+
+
+def free_pool():
+    """Give the memory the pool holds (but no live array uses) back to the driver."""
+    if _pool is not None:
+        _pool.free_held()
+
+
 def empty(shape, dtype):
-    return gpu.gpuarray().empty(shape, dtype)
+    """An uninitialised GPUArray from pyscan's memory pool."""
+    return gpu.gpuarray().empty(shape, dtype, allocator=device_pool().allocate)
 
 
 def like_input(result, on_gpu: bool):
