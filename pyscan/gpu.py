@@ -66,10 +66,25 @@ def driver():
 
 
 def _release_context():
+    """At exit: drop everything pyscan holds on the device *before* popping the context.
+
+    Compiled modules (the loader's cache), the memory pool's held blocks and any unreachable GPUArrays are
+    released while the context is still current; freeing them after the pop makes pycuda abort the process
+    ("explicit_context_dependent failed: invalid device context").
+    """
     global _pushed_context
     if _pushed_context is not None:
+        import gc
+
         from pycuda.tools import clear_context_caches
 
+        from . import arrays, loader
+
+        loader._cache.clear()
+        gc.collect()
+        arrays.free_pool()
+        if arrays._pool is not None:
+            arrays._pool.stop_holding()
         _pushed_context.pop()
         clear_context_caches()
         _pushed_context = None

@@ -1,0 +1,179 @@
+"""Timing of the Game of Life kernels per generation, in Gcell/s, against the book's conway_ker and a
+device-to-device copy of the lattice bytes (CUDA events, warm-up, the median of the timed runs).
+
+    python -m pyscan.life.bench [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
+    python -m pyscan.life.bench --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
+
+Each row times `driver.advance(1)` -- one generation, the lattice staying on the device (for `fast`, on its
+packed words: packing happens once, outside the timing) -- in batches of BATCH launches between two CUDA events.
+`book` is conway_ker exactly as printed (int32 cells, N divisible by 32).  Every kernel starts from the same
+random lattice (25 % alive) and runs the same number of generations; its final lattice is compared with the one
+of `global`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from .. import arrays, gpu
+from ..loader import get_kernel
+from . import LIFE, LIFE_KERNELS, _upload, reference_step
+
+BATCH = 10  # launches between two CUDA events: keeps the GPU's queue full, so the host's launch cost is not timed
+
+
+def time_launches(launch, *, repeats: int, warmup: int, batch: int = BATCH) -> float:
+    """Seconds per `launch()`: the median over `repeats` samples, each `batch` back-to-back launches bracketed by
+    CUDA events, after `warmup` untimed batches."""
+    drv = gpu.driver()
+    for _ in range(warmup * batch):
+        launch()
+    start, end = drv.Event(), drv.Event()
+    times = []
+    for _ in range(repeats):
+        start.record()
+        for _ in range(batch):
+            launch()
+        end.record()
+        end.synchronize()
+        times.append(start.time_till(end) * 1e-3 / batch)
+    return statistics.median(times)
+
+
+def random_lattice(size: int, dtype=np.int32, density: float = 0.25, seed: int = 0) -> np.ndarray:
+    return (np.random.default_rng(seed).random((size, size)) < density).astype(dtype)
+
+
+def time_kernel(name: str, lattice: np.ndarray, *, repeats: int, warmup: int, **driver_options):
+    driver = LIFE.get(name).driver(_upload(lattice), **driver_options)
+    seconds = time_launches(lambda: driver.advance(1), repeats=repeats, warmup=warmup)
+    return seconds, driver.cells().get()
+
+
+def time_book(lattice: np.ndarray, *, repeats: int, warmup: int):
+    """The book's conway_ker (kernels/life/global.cu: conway_ker_book) on int32 cells, grid (N/32, N/32) of 32x32."""
+    n = lattice.shape[0]
+    if lattice.shape != (n, n) or n % 32:
+        raise ValueError("the book's kernel needs an N x N lattice with N divisible by 32")
+    fn = get_kernel("life/global.cu", "conway_ker_book")
+    buffers = [_upload(lattice.astype(np.int32)), arrays.empty(lattice.shape, np.int32)]
+
+    def launch():
+        fn.prepared_call((n // 32, n // 32, 1), (32, 32, 1), buffers[1].gpudata, buffers[0].gpudata)
+        buffers.reverse()
+
+    seconds = time_launches(launch, repeats=repeats, warmup=warmup)
+    return seconds, buffers[0].get()
+
+
+def time_copy(nbytes: int, *, repeats: int, warmup: int) -> float:
+    drv = gpu.driver()
+    src, dst = arrays.empty((nbytes,), np.uint8), arrays.empty((nbytes,), np.uint8)
+    drv.memset_d8(int(src.gpudata), 1, nbytes)
+    src_ptr, dst_ptr = int(src.gpudata), int(dst.gpudata)
+    return time_launches(lambda: drv.memcpy_dtod_async(dst_ptr, src_ptr, nbytes), repeats=repeats, warmup=warmup)
+
+
+def run(sizes, *, repeats=20, warmup=3, sweep_rows=False, progress=print):
+    info = gpu.device_attributes()
+    rows = []
+    for size in sizes:
+        cells = size * size
+        base = random_lattice(size)
+        generations = (warmup + repeats) * BATCH
+        copy4 = time_copy(4 * cells, repeats=repeats, warmup=warmup)
+        copy1 = time_copy(cells, repeats=repeats, warmup=warmup)
+        entries = [("copy int32 lattice (4 B/cell)", copy4, None), ("copy uint8 lattice (1 B/cell)", copy1, None)]
+        seconds, expected = time_kernel("global", base, repeats=repeats, warmup=warmup)
+        expected = expected.astype(np.uint8)
+        entries.append(("global (int32)", seconds, True))
+        if size % 32 == 0:
+            seconds, out = time_book(base, repeats=repeats, warmup=warmup)
+            entries.insert(2, ("book conway_ker (int32)", seconds, bool(np.array_equal(out, expected))))
+        plan = [("global", np.uint8, {}), ("tiled", np.int32, {}), ("tiled", np.uint8, {}), ("fast", np.uint8, {})]
+        if sweep_rows:
+            plan += [("fast", np.uint8, {"rows": r}) for r in (1, 2, 4, 8, 16, 32)]
+        for name, dtype, options in plan:
+            progress(f"  {size}x{size}: {name} {np.dtype(dtype)} {options or ''}", file=sys.stderr)
+            seconds, out = time_kernel(name, base.astype(dtype), repeats=repeats, warmup=warmup, **options)
+            label = f"{name} ({np.dtype(dtype)})" if name != "fast" else "fast (bit-packed)"
+            if options:
+                label += "".join(f" {k}={v}" for k, v in options.items())
+            elif name == "fast":
+                from .drivers import FastDriver
+
+                label += f" rows={FastDriver.default_rows(size, -(-size // 32))}"
+            entries.append((label, seconds, bool(np.array_equal(out.astype(np.uint8), expected))))
+        book = next((s for label, s, _ in entries if label.startswith("book")), None)
+        for label, seconds, ok in entries:
+            rows.append({
+                "size": size, "kernel": label, "ms": seconds * 1e3, "gcells_per_s": cells / seconds / 1e9,
+                "vs_book": (book / seconds) if book else None, "vs_copy_int32": copy4 / seconds,
+                "equal_to_global": ok, "generations": generations,
+            })
+    return {"device": info["name"], "date": time.strftime("%Y-%m-%d %H:%M:%S"), "repeats": repeats,
+            "warmup": warmup, "rows": rows}
+
+
+def format_table(result) -> str:
+    lines = [f"Game of Life, one generation, {result['device']}, {result['date']}, median of {result['repeats']} "
+             f"after {result['warmup']} warm-up",
+             "(Gcell/s = cells / seconds per generation; x copy4 = time of a device-to-device copy of the int32 lattice "
+             "/ the kernel's time)",
+             f"{'size':>7} {'kernel':<34} {'ms':>9} {'Gcell/s':>9} {'x book':>7} {'x copy4':>8} {'== global':>9}"]
+    for r in result["rows"]:
+        vs_book = f"{r['vs_book']:.2f}" if r["vs_book"] else "-"
+        ok = {None: "-", True: "yes", False: "NO"}[r["equal_to_global"]]
+        lines.append(f"{r['size']:>7} {r['kernel']:<34} {r['ms']:>9.4f} {r['gcells_per_s']:>9.1f} {vs_book:>7} "
+                     f"{r['vs_copy_int32']:>8.2f} {ok:>9}")
+    return "\n".join(lines)
+
+
+def smoke(generations=30) -> bool:
+    """Every kernel on a few small, odd sizes against the reference; short enough for compute-sanitizer."""
+    ok = True
+    rng = np.random.default_rng(1)
+    for shape in [(1, 1), (3, 5), (32, 32), (17, 31), (37, 100), (33, 65)]:
+        lattice = (rng.random(shape) < 0.25).astype(np.uint8)
+        expected = reference_step(lattice, generations)
+        for name in LIFE_KERNELS:
+            limit = LIFE.get(name).options.get("max_cells")
+            if limit is not None and lattice.size > limit:
+                continue
+            from . import step
+
+            good = np.array_equal(step(lattice, generations, kernel=name), expected)
+            ok &= good
+            print(f"smoke {name:<16} {shape}: {'ok' if good else 'MISMATCH'}")
+    return ok
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 16384])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--json")
+    parser.add_argument("--sweep-rows", action="store_true", help="also time fast with 1..32 rows per thread")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        return 0 if smoke() else 1
+    if args.repeats < 10:
+        parser.error("--repeats: at least 10")
+    result = run(args.sizes, repeats=args.repeats, warmup=args.warmup, sweep_rows=args.sweep_rows)
+    print(format_table(result))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""Host-side drivers of the Game of Life kernels (see the package docstring for the driver interface).
+
+Every driver owns the device state of one lattice: two cell buffers swapped between launches for the multi-block
+kernels (double buffering), one buffer updated in place for the single-block kernels, two bit-packed buffers for
+`fast`.  Nothing goes through the host between generations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays, gpu
+from ..loader import get_kernel
+
+# dtype of the device cells -> the C type injected as ELEM_TYPE.  bool lattices travel as uint8 (same bytes).
+CELL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.uint8): "unsigned char"}
+MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y
+MAX_LAUNCH_GENERATIONS = 2**31 - 1  # `int iters` of the single-block kernels
+COUNT_BLOCK = 256
+
+
+def _cell_type(cells) -> str:
+    try:
+        return CELL_TYPES[np.dtype(cells.dtype)]
+    except KeyError:
+        raise TypeError(f"life drivers take int32 or uint8 device cells, got {cells.dtype}") from None
+
+
+def _count_grid(n: int) -> tuple:
+    return (max(1, min(-(-n // COUNT_BLOCK), 8 * gpu.multiprocessor_count())), 1, 1)
+
+
+class _Counter:
+    """A 64-bit device counter for the population kernels (kernels/life/population.cu)."""
+
+    def __init__(self):
+        self.total = arrays.empty((1,), np.uint64)
+
+    def count(self, function: str, data, n: int, **defines) -> int:
+        drv = gpu.driver()
+        drv.memset_d32(int(self.total.gpudata), 0, 2)
+        fn = get_kernel("life/population.cu", function, **defines)
+        fn.prepared_call(_count_grid(n), (COUNT_BLOCK, 1, 1), self.total.gpudata, data.gpudata, np.int64(n))
+        return int(self.total.get()[0])
+
+
+class CellDriver:
+    """Base of the drivers on one-cell-per-element lattices (int32 or uint8), double-buffered."""
+
+    kernel_file = ""
+    function = ""
+    block = (32, 32, 1)
+
+    def __init__(self, cells):
+        self.height, self.width = (int(s) for s in cells.shape)
+        self.cell_type = _cell_type(cells)
+        self._grid = (-(-self.width // self.block[0]), -(-self.height // self.block[1]), 1)  # ceil: any H x W
+        if self._grid[1] > MAX_GRID_Y:
+            raise ValueError(f"{type(self).__name__}: a lattice of {self.height} rows needs {self._grid[1]} rows of "
+                             f"blocks, more than CUDA's {MAX_GRID_Y}; use kernel='fast'")
+        self._current = cells  # the driver owns it
+        self._other = None
+        self._counter = None
+        self._fn = get_kernel(self.kernel_file, self.function, ELEM_TYPE=self.cell_type)  # fetched once
+
+    def advance(self, generations: int) -> int:
+        if generations == 0:
+            return 0
+        if self._other is None:
+            self._other = arrays.empty(self._current.shape, self._current.dtype)
+        fn = self._fn
+        h, w = np.int32(self.height), np.int32(self.width)
+        for _ in range(generations):
+            fn.prepared_call(self._grid, self.block, self._other.gpudata, self._current.gpudata, h, w)
+            self._current, self._other = self._other, self._current
+        return generations
+
+    def cells(self):
+        return self._current
+
+    def population(self) -> int:
+        if self._counter is None:
+            self._counter = _Counter()
+        return self._counter.count("count_cells", self._current, self.height * self.width, ELEM_TYPE=self.cell_type)
+
+
+class GlobalDriver(CellDriver):
+    kernel_file, function, block = "life/global.cu", "conway_global", (32, 32, 1)  # the book's 32x32 blocks
+
+
+class TiledDriver(CellDriver):
+    kernel_file, function, block = "life/tiled.cu", "conway_tiled", (32, 16, 1)  # = (TILE_W, TILE_H) of tiled.cu
+
+
+class SingleBlockDriver(CellDriver):
+    """The book's single-block iterative kernels: the lattice is updated in place, one launch for many generations."""
+
+    max_cells = 1024
+
+    def __init__(self, cells):
+        super().__init__(cells)
+        if self.height * self.width > self.max_cells:
+            raise ValueError(f"{self.function} runs in one block, one thread per cell: at most {self.max_cells} cells")
+        self.block, self._grid = (self.width, self.height, 1), (1, 1, 1)
+
+    def advance(self, generations: int) -> int:
+        fn = self._fn
+        launches = 0
+        while generations > 0:
+            chunk = min(generations, MAX_LAUNCH_GENERATIONS)
+            fn.prepared_call(self._grid, self.block, self._current.gpudata, np.int32(self.height), np.int32(self.width),
+                             np.int32(chunk))
+            generations -= chunk
+            launches += 1
+        return launches
+
+
+class IterativeBlockDriver(SingleBlockDriver):
+    kernel_file, function = "life/iterative_block.cu", "conway_iterative"
+
+
+class SharedDriver(SingleBlockDriver):
+    kernel_file, function = "life/shared.cu", "conway_shared"
+
+
+class FastDriver:
+    """Bit-packed lattice (32 cells a word, kernels/life/fast.cu), double-buffered; packed once at the start,
+    unpacked only when cells() is asked for."""
+
+    block = 128  # = BLOCK of fast.cu
+    pack_block = 256
+
+    def __init__(self, cells, *, rows: int | None = None):
+        self.height, self.width = (int(s) for s in cells.shape)
+        self.cell_type = _cell_type(cells)
+        self.words_per_row = -(-self.width // 32)
+        self.rows = int(rows) if rows else self.default_rows(self.height, self.words_per_row)
+        strips = -(-self.height // self.rows)
+        self._grid = (-(-strips * self.words_per_row // self.block), 1, 1)
+        self._pack_grid = (max(1, min(-(-self.height * self.words_per_row * 32 // self.pack_block),
+                                      16 * gpu.multiprocessor_count())), 1, 1)
+        self._cells = cells  # reused as the unpack target
+        self._current = arrays.empty((self.height, self.words_per_row), np.uint32)
+        self._other = arrays.empty((self.height, self.words_per_row), np.uint32)
+        self._cells_valid = True  # _cells holds the current generation
+        self._counter = None
+        self._step_fn = get_kernel("life/fast.cu", "life_bitpacked")
+        self._unpack_fn = get_kernel("life/pack.cu", "unpack_cells", ELEM_TYPE=self.cell_type)
+        fn = get_kernel("life/pack.cu", "pack_cells", ELEM_TYPE=self.cell_type)
+        fn.prepared_call(self._pack_grid, (self.pack_block, 1, 1), self._current.gpudata, cells.gpudata,
+                         *self._dims())
+
+    @staticmethod
+    def default_rows(height: int, words_per_row: int) -> int:
+        """Rows per thread: up to 16 (each row's horizontal sums serve three output rows; a longer strip spends
+        fewer loads on its two extra rows), but few enough to keep ~2 threads per resident-thread slot of the GPU."""
+        slots = 2 * 2048 * gpu.multiprocessor_count()
+        return int(max(1, min(16, height * words_per_row // slots)))
+
+    def _dims(self):
+        return np.int32(self.height), np.int32(self.width), np.int32(self.words_per_row)
+
+    def advance(self, generations: int) -> int:
+        if generations == 0:
+            return 0
+        fn = self._step_fn
+        dims, rows = self._dims(), np.int32(self.rows)
+        for _ in range(generations):
+            fn.prepared_call(self._grid, (self.block, 1, 1), self._other.gpudata, self._current.gpudata, *dims, rows)
+            self._current, self._other = self._other, self._current
+        self._cells_valid = False
+        return generations
+
+    def cells(self):
+        if not self._cells_valid:
+            self._unpack_fn.prepared_call(self._pack_grid, (self.pack_block, 1, 1), self._cells.gpudata, self._current.gpudata,
+                             *self._dims())
+            self._cells_valid = True
+        return self._cells
+
+    def population(self) -> int:
+        if self._counter is None:
+            self._counter = _Counter()
+        return self._counter.count("count_bits", self._current, self.height * self.words_per_row)

@@ -1,0 +1,199 @@
+"""Game of Life on the CPU: the NumPy reference on its own, the NumPy model of the bit-packed kernel, input
+validation (all of which must fail before any GPU is touched), and the registry."""
+
+import numpy as np
+import pytest
+
+import pyscan
+from pyscan import life
+from pyscan.loader import kernel_files
+
+GLIDER = np.array([[0, 1, 0],
+                   [0, 0, 1],
+                   [1, 1, 1]], dtype=np.uint8)
+
+
+def place(pattern, shape, at=(0, 0), dtype=np.uint8):
+    lattice = np.zeros(shape, dtype=dtype)
+    y, x = at
+    lattice[y:y + pattern.shape[0], x:x + pattern.shape[1]] = pattern
+    return lattice
+
+
+def loop_step(lattice):
+    """A plain-loop Game of Life on a torus, written independently of the np.roll reference."""
+    height, width = lattice.shape
+    out = np.zeros_like(lattice)
+    for y in range(height):
+        for x in range(width):
+            n = 0
+            for dy in (-1, 0, 1):
+                for dx in (-1, 0, 1):
+                    if dy or dx:
+                        n += int(lattice[(y + dy) % height, (x + dx) % width])
+            alive = lattice[y, x] == 1
+            out[y, x] = 1 if (n == 3 or (alive and n == 2)) else 0
+    return out
+
+
+@pytest.mark.parametrize("shape", [(10, 14), (8, 8), (7, 23)])
+def test_glider_moves_one_cell_diagonally_every_four_generations(shape):
+    start = place(GLIDER, shape, at=(2, 3))
+    state = start
+    for k in range(1, 2 * max(shape) + 1):  # long enough to cross both edges of the torus
+        state = life.reference_step(state, 4)
+        np.testing.assert_array_equal(state, np.roll(start, (k, k), axis=(0, 1)))
+        assert state.sum() == 5
+    # and the intermediate phases are not the glider shifted (it really moves through its phases)
+    one = life.reference_step(start, 1)
+    assert not any(np.array_equal(one, np.roll(start, (a, b), axis=(0, 1))) for a in range(shape[0]) for b in range(shape[1]))
+
+
+def test_blinker_has_period_two():
+    start = place(np.ones((1, 3), np.uint8), (9, 9), at=(4, 3))  # horizontal, centred at (4, 4)
+    one = life.reference_step(start, 1)
+    np.testing.assert_array_equal(one, start.T)  # vertical through the same centre
+    assert not np.array_equal(one, start)
+    np.testing.assert_array_equal(life.reference_step(start, 2), start)
+    np.testing.assert_array_equal(life.reference_step(start, 101), start.T)
+
+
+@pytest.mark.parametrize("at", [(3, 3), (0, 0), (5, 7)])  # (5, 7): the block wraps around both edges of 6x8
+def test_block_is_still(at):
+    shape = (6, 8)
+    block = np.roll(place(np.ones((2, 2), np.uint8), shape), at, axis=(0, 1))
+    for generations in (1, 2, 17):
+        np.testing.assert_array_equal(life.reference_step(block, generations), block)
+
+
+@pytest.mark.parametrize("shape", [(13, 17), (1, 1), (2, 5), (1, 9), (6, 1)])
+def test_reference_agrees_with_plain_loops(shape, rng):
+    lattice = (rng.random(shape) < 0.3).astype(np.int32)
+    expected = lattice
+    for generations in range(1, 6):
+        expected = loop_step(expected)
+        np.testing.assert_array_equal(life.reference_step(lattice, generations), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int32])
+def test_reference_keeps_shape_and_dtype_and_input(dtype, rng):
+    lattice = (rng.random((20, 30)) < 0.25).astype(dtype)
+    before = lattice.copy()
+    out = life.reference_step(lattice, 3)
+    assert out.dtype == lattice.dtype and out.shape == lattice.shape
+    np.testing.assert_array_equal(lattice, before)
+    np.testing.assert_array_equal(out.astype(np.int32), life.reference_step(lattice.astype(np.int32), 3))
+    zero = life.reference_step(lattice, 0)
+    np.testing.assert_array_equal(zero, lattice)
+    assert zero is not lattice
+
+
+def test_reference_accepts_non_contiguous(rng):
+    big = (rng.random((40, 60)) < 0.25).astype(np.uint8)
+    view = big[::2, 1::3]
+    np.testing.assert_array_equal(life.reference_step(view, 5), life.reference_step(view.copy(), 5))
+
+
+# ---- The NumPy model of kernels/life/fast.cu: its word logic, wrap-around and padding, for any width ----
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 2), (2, 1), (3, 3), (37, 37), (100, 37), (5, 64), (3, 33), (7, 32),
+                                   (9, 31), (40, 65), (16, 96), (1, 100), (100, 1), (33, 127)])
+def test_bitpacked_model_equals_reference(shape, rng):
+    lattice = (rng.random(shape) < 0.25).astype(np.uint8)
+    np.testing.assert_array_equal(life.bitpacked_model(lattice, 12), life.reference_step(lattice, 12))
+
+
+@pytest.mark.parametrize("width", [1, 5, 31, 32, 33, 64, 70])
+def test_pack_unpack_round_trip_and_zero_padding(width, rng):
+    lattice = (rng.random((4, width)) < 0.5).astype(np.uint8)
+    words = life.pack_bits(lattice)
+    assert words.dtype == np.uint32 and words.shape == (4, -(-width // 32))
+    np.testing.assert_array_equal(life.unpack_bits(words, width), lattice)
+    assert sum(bin(int(w)).count("1") for w in words.ravel()) == lattice.sum()  # padding bits are 0
+    assert (words[:, 0] & 1 == lattice[:, 0]).all()  # bit 0 of word 0 is column 0
+
+
+def test_bitpacked_glider_crosses_word_and_torus_edges():
+    shape = (9, 37)  # two words per row, the second holding 5 columns
+    start = place(GLIDER, shape, at=(1, 28))
+    state = start
+    for k in range(1, 40):
+        state = life.bitpacked_model(state, 4)
+        np.testing.assert_array_equal(state, np.roll(start, (k, k), axis=(0, 1)))
+
+
+# ---- Validation: errors name what was expected, and come before any GPU work (this machine has no GPU) ----
+
+BAD_LATTICES = [
+    ([[0, 1], [1, 0]], TypeError, "numpy.ndarray"),
+    (None, TypeError, "numpy.ndarray"),
+    (np.zeros(5, np.uint8), ValueError, "2-D"),
+    (np.zeros((2, 2, 2), np.uint8), ValueError, "2-D"),
+    (np.zeros((4, 4), np.float32), TypeError, "bool, uint8 or int32"),
+    (np.zeros((4, 4), np.int64), TypeError, "bool, uint8 or int32"),
+    (np.full((4, 4), 2, np.int32), ValueError, "0s and 1s"),
+    (np.array([[0, 1], [-1, 0]], np.int32), ValueError, "0s and 1s"),
+    (np.array([[0, 1], [255, 0]], np.uint8), ValueError, "0s and 1s"),
+    (np.zeros((0, 4), np.uint8), ValueError, "at least one row"),
+]
+
+
+@pytest.mark.parametrize("bad, exc, message", BAD_LATTICES)
+@pytest.mark.parametrize("entry", ["reference", "step", "Life", "model"])
+def test_bad_lattice(entry, bad, exc, message):
+    call = {"reference": life.reference_step, "step": life.step, "Life": life.Life, "model": life.bitpacked_model}[entry]
+    with pytest.raises(exc, match=message):
+        call(bad)
+
+
+@pytest.mark.parametrize("generations, exc", [(-1, ValueError), (1.5, TypeError), (2.0, TypeError), (True, TypeError),
+                                              ("3", TypeError), (None, TypeError)])
+def test_bad_generations(generations, exc):
+    lattice = np.zeros((4, 4), np.uint8)
+    for call in (life.reference_step, life.step):
+        with pytest.raises(exc, match="non-negative int"):
+            call(lattice, generations)
+
+
+def test_numpy_integer_generations_accepted():
+    lattice = place(np.ones((1, 3), np.uint8), (5, 5), at=(2, 1))
+    np.testing.assert_array_equal(life.reference_step(lattice, np.int64(2)), lattice)
+
+
+def test_unknown_kernel():
+    with pytest.raises(ValueError, match="'auto', 'global', 'iterative_block', 'shared', 'tiled', 'fast'"):
+        life.step(np.zeros((4, 4), np.uint8), kernel="nope")
+    with pytest.raises(ValueError, match="unknown life algorithm"):
+        life.Life(np.zeros((4, 4), np.uint8), kernel="conway")
+
+
+@pytest.mark.parametrize("kernel", ["iterative_block", "shared"])
+@pytest.mark.parametrize("shape", [(33, 32), (100, 37), (1, 1025), (1025, 1)])
+def test_one_block_limit_error(kernel, shape):
+    with pytest.raises(ValueError, match=r"at most 1024 cells.*Kernels without this limit: global, tiled, fast"):
+        life.step(np.zeros(shape, np.uint8), kernel=kernel)
+    with pytest.raises(ValueError, match=f"{shape[0]}x{shape[1]}"):
+        life.Life(np.zeros(shape, np.uint8), kernel=kernel)
+
+
+def test_zero_generations_needs_no_gpu():
+    lattice = np.eye(5, dtype=np.bool_)
+    out = life.step(lattice, 0, kernel="shared")
+    assert out.dtype == np.bool_ and out is not lattice
+    np.testing.assert_array_equal(out, lattice)
+
+
+# ---- Registry ----
+
+def test_registry_and_names():
+    assert life.LIFE_KERNELS == ("global", "iterative_block", "shared", "tiled", "fast")
+    assert pyscan.LIFE_KERNELS == life.LIFE_KERNELS
+    assert pyscan.REGISTRIES["life"] is life.LIFE
+    files = set(kernel_files())
+    for algorithm in life.LIFE:
+        assert set(algorithm.kernels) <= files, algorithm.name
+        assert algorithm.model is life.reference_step
+        assert algorithm.source and algorithm.summary
+        assert algorithm.options["max_cells"] == (1024 if algorithm.name in ("iterative_block", "shared") else None)
+    assert [a.name for a in life.LIFE if a.fast] == ["fast"]
+    assert life.choose_auto((16384, 16384)) == "fast"
