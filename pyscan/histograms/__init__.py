@@ -1,14 +1,119 @@
-"""Histogram (PMPP ch. 9).  Placeholder until issue 4 lands."""
+# ruff: noqa: I001  (the submodule imports below are in registration order, on purpose)
+"""Histogram (PMPP ch. 9): every kernel of the chapter behind one function, plus a fast one.
 
+    pyscan.histogram(data, bins=256, *, algorithm="auto")    -> np.ndarray of uint64, shape (bins,)
+    pyscan.text_histogram(text, *, algorithm="auto")         -> np.ndarray of uint64, shape (7,)
+
+Counts are uint64.  They cannot overflow for any input that fits in memory (2^64 bytes); in particular not for
+inputs of up to 2^32 elements.  On the device, blocks count into 32-bit shared-memory counters (the drivers
+size the grids so that no block counts more than 2^30 bytes) and add them to 64-bit global counters with the
+unsigned long long atomicAdd.
+
+Each algorithm is registered in HISTOGRAMS (pyscan.registry) with its driver, kernel files and NumPy model
+(pyscan.histograms.models).  A driver has the signature
+
+    driver(data: GPUArray of uint8, bins: int, *, letters: bool = False) -> GPUArray of `bins` uint64 counts
+
+and is only called with a validated, contiguous, non-empty 1-D uint8 GPUArray and 1 <= bins <= 256; with
+letters=True, bins is 7 and the kernels use the letter mapping (compiled with LETTERS=1).  A model has the
+signature
+
+    model(data: np.ndarray of uint8, bins: int, *, letters=False, sms=132, return_stats=False)
+        -> counts, or (counts, stats) with return_stats (stats: the global and shared atomics it costs)
+
+The bin of byte v is v * bins // 256 (integer division), exactly np.histogram(data, bins, range=(0, 256));
+the letter histogram puts 'a'..'z' in bins of four letters (a-d, e-h, i-l, m-p, q-t, u-x, y-z) and ignores
+every other byte (pyscan.histograms.reference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays, gpu
 from ..registry import Registry
+from .reference import COUNT_DTYPE, LETTER_BINS, LETTER_LABELS, MAX_BINS, reference_histogram
 
 HISTOGRAMS = Registry("histogram")
-HISTOGRAM_ALGORITHMS: tuple = ()
+
+# Each import registers its algorithms, in the order of the issue's table (and the fast one after).
+from . import book  # noqa: E402,F401  atomic_block, atomic_interleaved, privatized, aggregated, coarsened
+from . import fast  # noqa: E402,F401  fast
+
+HISTOGRAM_ALGORITHMS = HISTOGRAMS.names()
+
+
+def choose_auto() -> str:
+    """The algorithm `auto` runs: the first registered fast one, else the aggregated kernel."""
+    fast_names = [a.name for a in HISTOGRAMS if a.fast]
+    return fast_names[0] if fast_names else "aggregated"
+
+
+def _algorithm(algorithm):
+    if not isinstance(algorithm, str):
+        raise TypeError(f"algorithm must be a str, got {arrays.describe(algorithm)}")
+    return HISTOGRAMS.get(choose_auto() if algorithm == "auto" else algorithm)
+
+
+def _check_bins(bins) -> int:
+    if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer)):
+        raise TypeError(f"bins must be an int between 1 and {MAX_BINS}, got {arrays.describe(bins)}")
+    if not 1 <= bins <= MAX_BINS:
+        raise ValueError(f"bins must be between 1 and {MAX_BINS}, got {bins}")
+    return int(bins)
+
+
+def as_bytes(data, what: str):
+    """(uint8 array, on_gpu) for NumPy uint8, a uint8 GPUArray, or bytes / bytearray / a memoryview of bytes.
+    Raises before anything is launched."""
+    if isinstance(data, str):
+        raise TypeError(f"{what}: expected bytes or a uint8 array, got a str; encode it (or use text_histogram)")
+    if isinstance(data, (bytes, bytearray)):
+        return np.frombuffer(data, dtype=np.uint8), False
+    if isinstance(data, memoryview):
+        if data.ndim != 1 or data.itemsize != 1 or not data.c_contiguous:
+            raise TypeError(f"{what}: expected a contiguous 1-D memoryview of bytes, got one of format "
+                            f"{data.format!r}, itemsize {data.itemsize}, shape {data.shape}")
+        return np.frombuffer(data, dtype=np.uint8), False
+    return arrays.check_array(data, dtypes=(np.uint8,), what=what)
+
+
+def _count(data, bins: int, letters: bool, algorithm) -> np.ndarray:
+    gpu.driver()
+    if data.size == 0:
+        return np.zeros(bins, dtype=COUNT_DTYPE)
+    return algorithm.driver(arrays.to_device(data), bins, letters=letters).get()
 
 
 def histogram(data, bins=256, *, algorithm="auto"):
-    raise NotImplementedError("pyscan.histogram is not implemented yet")
+    """The histogram of a 1-D array of bytes on the GPU: `bins` equal bins over 0..255, byte v in bin
+    v * bins // 256, so the result equals np.histogram(data, bins=bins, range=(0, 256))[0].
+
+    data: a 1-D NumPy uint8 array (non-contiguous ones are copied), a contiguous uint8 GPUArray, or bytes,
+    bytearray or a memoryview of bytes.  bins: an int, 1 <= bins <= 256.  algorithm: "auto" (the fast kernel)
+    or one of HISTOGRAM_ALGORITHMS.  Returns a NumPy array of `bins` uint64 counts (uint64 cannot overflow for
+    inputs of up to 2^32 elements, nor for any that fits in memory).  Empty data gives zeros.
+    """
+    algorithm = _algorithm(algorithm)
+    bins = _check_bins(bins)
+    data, _ = as_bytes(data, "histogram: data")
+    return _count(data, bins, False, algorithm)
 
 
 def text_histogram(text, *, algorithm="auto"):
-    raise NotImplementedError("pyscan.text_histogram is not implemented yet")
+    """The letter histogram of PMPP ch. 9 (Fig. 9.1): lowercase ASCII letters 'a'..'z' counted in 7 bins of four
+    letters, a-d, e-h, i-l, m-p, q-t, u-x, y-z (LETTER_LABELS); every other byte (capitals, digits, spaces,
+    bytes of non-ASCII characters) is ignored.
+
+    text: a str (encoded as UTF-8), bytes, bytearray, a memoryview of bytes, or a 1-D uint8 NumPy array or
+    GPUArray.  Returns a NumPy array of 7 uint64 counts.
+    """
+    algorithm = _algorithm(algorithm)
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    data, _ = as_bytes(text, "text_histogram: text")
+    return _count(data, LETTER_BINS, True, algorithm)
+
+
+__all__ = ["HISTOGRAMS", "HISTOGRAM_ALGORITHMS", "LETTER_BINS", "LETTER_LABELS", "choose_auto", "histogram",
+           "reference_histogram", "text_histogram"]

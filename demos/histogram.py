@@ -1,0 +1,218 @@
+"""PMPP ch. 9: the letter histogram of Fig. 9.1, and the histogram kernels side by side.
+
+    python demos/histogram.py [FILE] [--save chart.png]   counts of a-d, e-h, ..., y-z and the bar chart
+    python demos/histogram.py --compare [--size N]        every algorithm on N text bytes (default 2^26):
+                                                          uniform letters, then one repeated letter
+    python demos/histogram.py --bench [--size N]          every algorithm and cupy.histogram on N uint8
+                                                          (default 2^28), 256 bins, uniform and all-equal
+                                                          (--variants adds the fast kernel's tuning sweep)
+
+The text is the phrase "programming massively parallel processors" unless a text file is named.  Times are
+CUDA-event times of the whole call (result buffer, zeroing, kernel), the median of --repeat runs after a
+warm-up.  Without a GPU the demo says so and draws the chart from the NumPy reference, labelled as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+import numpy as np
+
+import pyscan
+from pyscan.histograms import HISTOGRAMS, LETTER_LABELS, reference
+
+PHRASE = "programming massively parallel processors"
+
+
+def letter_counts(text: bytes):
+    """(counts, where they came from): the GPU's text_histogram, or the NumPy reference if there is no GPU."""
+    try:
+        return pyscan.text_histogram(text), "GPU, pyscan.text_histogram (auto)"
+    except pyscan.GPUUnavailableError as exc:
+        print(f"no GPU: {exc}\nshowing the NumPy reference instead (pyscan.histograms.reference).", file=sys.stderr)
+        return reference.reference_histogram(np.frombuffer(text, np.uint8), letters=True), "NumPy reference, no GPU"
+
+
+def print_counts(counts, origin):
+    width = 50 / max(1, int(counts.max()))
+    print(f"letter histogram ({origin}):")
+    for label, count in zip(LETTER_LABELS, counts):
+        print(f"  {label}  {int(count):>10}  {'#' * int(round(int(count) * width))}")
+
+
+def draw_chart(counts, title, origin, save):
+    try:
+        import matplotlib
+    except ImportError:
+        print("(matplotlib is not installed: no chart beyond the text one above)")
+        return
+    if save:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars = ax.bar(LETTER_LABELS, counts.astype(np.int64), color="#4477aa" if "GPU," in origin else "#999999")
+    ax.bar_label(bars, labels=[str(int(c)) for c in counts])
+    ax.set_xlabel("letter bin")
+    ax.set_ylabel("count")
+    ax.set_title(f"{title}\n({origin})", fontsize=10)
+    ax.margins(y=0.15)
+    fig.tight_layout()
+    if save:
+        fig.savefig(save, dpi=120)
+        print(f"chart saved to {save}")
+    elif matplotlib.get_backend().lower() == "agg":
+        print("(no display for the chart: use --save FILE to write it as a PNG)")
+    else:
+        plt.show()
+
+
+# ---- timing --------------------------------------------------------------------------------------------
+
+def time_ms(call, repeat):
+    """Median CUDA-event time of call() in ms, after two warm-up calls (compilation, caches, pools)."""
+    drv = pyscan.gpu.driver()
+    for _ in range(2):
+        call()
+    times = []
+    for _ in range(repeat):
+        start, end = drv.Event(), drv.Event()
+        start.record()
+        call()
+        end.record()
+        end.synchronize()
+        times.append(start.time_till(end))
+    return statistics.median(times)
+
+
+def compare(size, repeat):
+    """Every algorithm on `size` text bytes, uniform letters and one repeated letter, times side by side."""
+    import pycuda.gpuarray as ga
+
+    rng = np.random.default_rng(9)
+    inputs = {"uniform letters": rng.integers(ord("a"), ord("z") + 1, size, dtype=np.uint8),
+              "one letter ('e')": np.full(size, ord("e"), np.uint8)}
+    print(f"\nletter histogram of {size} bytes ({size / 2**20:.0f} MiB), median of {repeat} runs:")
+    print(f"{'algorithm':<20}" + "".join(f"{name:>28}" for name in inputs) + f"{'slowdown':>10}")
+    ok = True
+    for algorithm in HISTOGRAMS:
+        cells, times = [], []
+        for data in inputs.values():
+            data_gpu = ga.to_gpu(data)
+            expected = reference.reference_histogram(data, letters=True)
+            ok_here = np.array_equal(algorithm.driver(data_gpu, 7, letters=True).get(), expected)
+            ok &= ok_here
+            ms = time_ms(lambda a=algorithm, d=data_gpu: a.driver(d, 7, letters=True), repeat)
+            times.append(ms)
+            cells.append(f"{ms:9.3f} ms {size / ms / 1e6:7.1f} GB/s{'' if ok_here else ' WRONG'}")
+        print(f"{algorithm.name:<20}" + "".join(f"{c:>28}" for c in cells) + f"{times[1] / times[0]:>9.1f}x")
+    print("all results equal the NumPy reference" if ok else "SOME RESULTS ARE WRONG")
+    return ok
+
+
+def bench(size, repeat, variants):
+    """Every algorithm and cupy.histogram on `size` uint8, 256 bins, uniform and all-equal."""
+    import pycuda.gpuarray as ga
+
+    from pyscan.histograms import fast
+
+    drv = pyscan.gpu.driver()
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    rng = np.random.default_rng(10)
+    inputs = {"uniform": rng.integers(0, 256, size, dtype=np.uint8), "all-equal": np.full(size, 97, np.uint8)}
+    device = pyscan.gpu.device_attributes()["name"]
+    print(f"\nbyte histogram, 256 bins, {size} uint8 ({size / 2**20:.0f} MiB) on {device}; median of {repeat} runs")
+    copy_src = ga.to_gpu(inputs["uniform"])
+    copy_dst = ga.empty_like(copy_src)
+    copy_ms = time_ms(lambda: drv.memcpy_dtod(copy_dst.gpudata, copy_src.gpudata, size), repeat)
+    print(f"device-to-device copy of the input: {copy_ms:.3f} ms, {size / copy_ms / 1e6:.1f} Gelem/s (bytes)")
+    copy_src = copy_dst = None  # free the device memory
+    rows = {}
+    ok = True
+    candidates = [(a.name, a.driver) for a in HISTOGRAMS]
+    if variants:
+        for copies in (8, 16, 32):
+            for block in (256, 512, 1024):
+                for aggregate in (True, False):
+                    name = f"fast c{copies} b{block}{'' if aggregate else ' noagg'}"
+                    candidates.append((name, lambda d, b, c=copies, k=block, g=aggregate:
+                                       fast.run_fast(d, b, copies=c, block=k, aggregate=g)))
+        for per_sm in (1, 4):
+            candidates.append((f"fast {per_sm} blocks/SM", lambda d, b, p=per_sm: fast.run_fast(d, b, blocks_per_sm=p)))
+    for kind, data in inputs.items():
+        data_gpu = ga.to_gpu(data)
+        expected = np.bincount(data, minlength=256)  # = np.histogram(data, 256, (0, 256)) (tests/test_histogram.py)
+        for name, driver in candidates:
+            right = np.array_equal(driver(data_gpu, 256).get(), expected)
+            ok &= right
+            rows.setdefault(name, {})[kind] = (time_ms(lambda d=driver, x=data_gpu: d(x, 256), repeat), right)
+        if cupy is not None:
+            x = cupy.asarray(data)
+            right = np.array_equal(cupy.histogram(x, bins=256, range=(0, 256))[0].get(), expected)
+            rows.setdefault("cupy.histogram", {})[kind] = (
+                time_ms(lambda x=x: cupy.histogram(x, bins=256, range=(0, 256)), repeat), right)
+            x = None
+        data_gpu = None
+    reference_row = rows.get("cupy.histogram")
+    header = f"{'algorithm':<24}"
+    for kind in inputs:
+        header += f"{kind + ' ms':>14}{'Gelem/s':>10}{'x cupy':>8}"
+    print(header)
+    for name, cells in rows.items():
+        line = f"{name:<24}"
+        for kind in inputs:
+            ms, right = cells[kind]
+            ratio = f"{reference_row[kind][0] / ms:8.2f}" if reference_row else f"{'-':>8}"
+            line += f"{ms:14.3f}{size / ms / 1e6:10.1f}{ratio}"
+            if not right:
+                line += " WRONG"
+        print(line)
+    if cupy is None:
+        print("(cupy is not installed: no cupy.histogram row)")
+    print("all results equal NumPy" if ok else "SOME RESULTS ARE WRONG")
+    return ok
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file", nargs="?", help="a text file to count (default: the phrase of PMPP ch. 9)")
+    parser.add_argument("--save", metavar="FILE", help="write the bar chart to this PNG instead of showing it")
+    parser.add_argument("--compare", action="store_true", help="time every algorithm on a large text input")
+    parser.add_argument("--bench", action="store_true", help="time every algorithm and cupy.histogram on bytes")
+    parser.add_argument("--variants", action="store_true", help="with --bench: the fast kernel's tuning sweep")
+    parser.add_argument("--size", type=int, help="input length for --compare (2^26) or --bench (2^28)")
+    parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (median)")
+    parser.add_argument("--no-chart", action="store_true", help="print the counts only")
+    args = parser.parse_args()
+
+    if args.file:
+        with open(args.file, "rb") as f:
+            text = f.read()
+        title = f"letter histogram of {args.file}"
+    else:
+        text = PHRASE.encode()
+        title = f'PMPP Fig. 9.1: letter histogram of "{PHRASE}"'
+    counts, origin = letter_counts(text)
+    print_counts(counts, origin)
+    if not args.no_chart:
+        draw_chart(counts, title, origin, args.save)
+    ok = True
+    if args.compare or args.bench:
+        reason = pyscan.gpu.gpu_unavailable_reason()
+        if reason is not None:
+            print(f"--compare/--bench need a GPU: {reason}", file=sys.stderr)
+            return 1
+        if args.compare:
+            ok &= compare(args.size or 2**26, args.repeat)
+        if args.bench:
+            ok &= bench(args.size or 2**28, args.repeat, args.variants)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

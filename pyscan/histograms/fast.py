@@ -1,0 +1,28 @@
+"""The fast histogram (kernels/histogram/fast.cu, pyscan issue 6): several histogram copies per block, 16-byte
+loads, a grid sized to the device; run aggregation optional (measured slower there, so off by default).
+`auto` picks it."""
+
+from __future__ import annotations
+
+from . import HISTOGRAMS, launch
+from . import models as m
+
+
+def run_fast(data, bins, *, letters=False, block=m.FAST_BLOCK, copies=m.FAST_COPIES, aggregate=m.FAST_AGGREGATE,
+             blocks_per_sm=None):
+    """The fast kernel with its tuning knobs: threads per block, histogram copies per block (a power of two up
+    to 32), run aggregation on or off, blocks per SM of the grid (default: 2048 // block)."""
+    grid, block = m.fast_config(data.size, launch.sms(), block=block, blocks_per_sm=blocks_per_sm)
+    return launch.run_kernel("histogram/fast.cu", "histogram_fast", data, bins, letters, grid, block,
+                             shared=bins * copies * 4, BLOCK_SIZE=block, COPIES=copies, AGGREGATE=int(aggregate))
+
+
+def fast_driver(data, bins, *, letters=False):
+    return run_fast(data, bins, letters=letters)
+
+
+HISTOGRAMS.register(
+    "fast", fast_driver, kernels=("histogram/fast.cu",), source="beyond the book (PMPP ch. 9 ideas; issue 6)",
+    summary=f"{m.FAST_COPIES} histogram copies per block (no more than 2 lanes of a warp per counter), "
+            "16-byte loads, grid sized to the device",
+    model=m.fast_model, fast=True)

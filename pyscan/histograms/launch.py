@@ -1,0 +1,42 @@
+"""Launching a histogram kernel: the result buffer, the kernel and its arguments.  pycuda is imported lazily
+(through pyscan.gpu), so importing this module needs only NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays, gpu
+from ..loader import get_kernel
+from .reference import COUNT_DTYPE, LETTER_BINS, MAX_BINS
+
+_sms = None
+
+
+def sms() -> int:
+    """The multiprocessor count of the current device (cached)."""
+    global _sms
+    if _sms is None:
+        _sms = gpu.multiprocessor_count()
+    return _sms
+
+
+def zeroed_counts(nbins: int):
+    """A GPUArray of nbins uint64 zeros from pyscan's memory pool."""
+    drv = gpu.driver()
+    out = arrays.empty((nbins,), COUNT_DTYPE)
+    drv.memset_d32(int(out.gpudata), 0, 2 * nbins)  # 2 words per uint64
+    return out
+
+
+def run_kernel(relpath, function, data, bins, letters, grid, block, *, shared=0, **defines):
+    """Launch `function(data, n, bins, histo)` of kernels/`relpath` on a uint8 GPUArray and return the new
+    uint64 GPUArray of counts.  With `letters`, bins must be LETTER_BINS (the kernel ignores it)."""
+    if letters and bins != LETTER_BINS:
+        raise ValueError(f"the letter histogram has {LETTER_BINS} bins, got bins={bins}")
+    if not 1 <= bins <= MAX_BINS:
+        raise ValueError(f"bins must be between 1 and {MAX_BINS}, got {bins}")
+    fn = get_kernel(relpath, function, LETTERS=int(bool(letters)), **defines)
+    out = zeroed_counts(bins)
+    fn.prepared_call((int(grid), 1, 1), (int(block), 1, 1), data.gpudata, np.int64(data.size), np.int32(bins),
+                     out.gpudata, shared_size=int(shared))
+    return out
