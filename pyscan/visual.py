@@ -1,0 +1,334 @@
+"""Pictures of scan steps and of counted work (PMPP Figs. 11.2 and 11.5, Hands-On ch. 4's sweeps).
+
+    draw_steps(steps)            one algorithm: a row of boxes per step, arrows for the combines of that step
+    draw_step_panels(panels)     several algorithms stacked in one figure
+    draw_work(ns, measured)      additions against N beside the books' formulas
+
+A step is a pyscan.scans.steps.Step: `values` (the array after the step) and `edges` ((src, dst) pairs:
+values[dst] = op(old[src], old[dst])).  The pictures only read those, so the same function draws a NumPy
+step-model and a GPU trace (the trace's values with the model's edges).
+
+The books' work formulas (additions for an inclusive scan of N = 2^k elements, one section):
+
+    sequential    N - 1                 (PMPP §11.1)
+    Kogge-Stone   N log2 N - (N - 1)    (PMPP §11.3: step with stride s adds into the N - s elements i >= s)
+    Brent-Kung    2N - 2 - log2 N       (PMPP §11.4: N - 1 in the reduction tree, N - 1 - log2 N in the reverse tree)
+    Blelloch      2(N - 1)              (up-sweep N - 1, down-sweep N - 1: one combine per tree node per sweep;
+                                         the down-sweep's swap "left = old right" moves a value and is no addition.
+                                         Counted for the exclusive scan, Blelloch's natural result.)
+
+matplotlib is imported inside the drawing functions, so importing this module costs nothing; pass `ax=` to
+draw into your own axes, or use the Agg backend (MPLBACKEND=Agg) to draw with no display.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# --- counting --------------------------------------------------------------------------------------------------
+
+BOOK_FORMULAS = {
+    "sequential": ("N - 1", lambda n: n - 1),
+    "kogge_stone": ("N log2 N - (N - 1)", lambda n: n * _log2(n) - (n - 1)),
+    "brent_kung": ("2N - 2 - log2 N", lambda n: 2 * n - 2 - _log2(n)),
+    "blelloch": ("2(N - 1)", lambda n: 2 * (n - 1)),
+}
+
+# Which formula each registered scan follows (algorithms that do the same combines as a book one).
+FORMULA_OF = {
+    "sequential": "sequential",
+    "naive": "kogge_stone",  # Hillis-Steele: the same strides as Kogge-Stone
+    "kogge_stone": "kogge_stone",
+    "kogge_stone_double_buffer": "kogge_stone",
+    "brent_kung": "brent_kung",
+    "blelloch": "blelloch",
+    "blelloch_block": "blelloch",
+}
+
+FAMILY_NAMES = {
+    "sequential": "sequential",
+    "kogge_stone": "Kogge-Stone",
+    "brent_kung": "Brent-Kung",
+    "blelloch": "Blelloch",
+}
+
+
+def _log2(n: int) -> int:
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"the book formulas are for a power of two N, got {n}")
+    return n.bit_length() - 1
+
+
+def book_additions(algorithm: str, n: int) -> int:
+    """The book's count of additions for `algorithm` (a FORMULA_OF key) on n = 2^k elements."""
+    if algorithm not in FORMULA_OF:
+        raise ValueError(f"no book formula for {algorithm!r}: expected one of {', '.join(map(repr, FORMULA_OF))}")
+    return BOOK_FORMULAS[FORMULA_OF[algorithm]][1](n)
+
+
+def count_additions(steps) -> int:
+    """Combines (operator applications) a list of Steps performed: the number of edges."""
+    return sum(len(step.edges) for step in steps)
+
+
+def sequential_model(x, *, return_steps=True):
+    """The sequential scan (PMPP Fig. 11.1) as steps: one combine a step, N - 1 in all.  The work baseline."""
+    from .scans.steps import Step
+
+    a = np.array(x, copy=True)
+    steps = [Step("load", a.copy(), [])]
+    for i in range(1, a.size):
+        a[i] = a[i - 1] + a[i]
+        steps.append(Step(f"i = {i}", a.copy(), [(i - 1, i)]))
+    return (a, steps) if return_steps else a
+
+
+def reduction_warp_slots(kernel: str, n: int, warp_size: int = 32) -> tuple[int, list]:
+    """PMPP ch. 10's execution-resource count, derived from the kernel's index arithmetic (no GPU):
+    (additions, active warps per step) of a single-block sum reduction of n = 2^k elements by n/2 threads.
+
+    simple (Fig. 10.6):     step with stride s = 1, 2, ..., n/2: thread t is active if t % s == 0
+    convergent (Fig. 10.9): step with stride s = n/2, ..., 1:     thread t is active if t < s
+    A warp is counted in a step if any of its threads is active; the resources are 32 x active warps summed.
+    """
+    threads = n // 2
+    _log2(n)
+    t = np.arange(threads)
+    strides = [1 << k for k in range(_log2(n))]
+    if kernel == "convergent":
+        strides = strides[::-1]
+        masks = [t < s for s in strides]
+    elif kernel == "simple":
+        masks = [t % s == 0 for s in strides]
+    else:
+        raise ValueError(f"unknown reduction kernel {kernel!r}: expected 'simple' or 'convergent'")
+    additions = int(sum(m.sum() for m in masks))
+    warps = [int(np.unique(t[m] // warp_size).size) for m in masks]
+    return additions, warps
+
+
+# --- drawing the steps -----------------------------------------------------------------------------------------
+
+COMBINED = "#f4a259"  # a box that got op(old[src], old[dst]) in this step
+CHANGED = "#cfe3f5"  # a box whose value changed without a combine (Blelloch's swap, "zero last", a shifted load)
+PLAIN = "white"
+ARROW = "#b23a48"
+OWN = "#9a9a9a"
+MOVE = "#2a7ab0"
+
+_BOX_W, _BOX_H = 0.84, 0.62
+_INCH_PER_UNIT = 0.62  # figure inches per element column
+
+
+def _format(value) -> str:
+    if isinstance(value, (np.integer, int)):
+        return str(int(value))
+    value = float(value)
+    if math.isinf(value):
+        return "-inf" if value < 0 else "inf"
+    return f"{value:.3g}"
+
+
+def _wrap(label: str, width_units: float, fontsize: float) -> str:
+    """The step label broken into lines that fit the label column (an average character is ~0.55 em wide)."""
+    import textwrap
+
+    chars = max(8, int(width_units * _INCH_PER_UNIT * 72 / (0.55 * fontsize)))
+    return textwrap.fill(str(label), width=chars)
+
+
+def _row_gaps(steps) -> list:
+    """Vertical distance between row r-1 and row r: more room where arrows are long and slanted."""
+    gaps = []
+    for step in steps[1:]:
+        span = max((abs(d - s) for s, d in step.edges), default=0)
+        gaps.append(1.15 + 0.12 * min(span, 8) if step.edges else 1.0)
+    return gaps
+
+
+def steps_height(steps) -> float:
+    """Height of draw_steps' picture in data units (one element column = 1)."""
+    return sum(_row_gaps(steps)) + _BOX_H + 1.0
+
+
+def draw_steps(steps, *, ax=None, title=None, label_width=3.2, show_own_input=True, fontsize=None, valid=None):
+    """Draw a list of Steps: one row of boxes per step (top to bottom) holding the values, and for every combine
+    (src, dst) of a step an arrow from box src of the row above to box dst.  A thin grey line marks dst's own
+    operand.  Orange boxes are combine results; light blue boxes changed without a combine, with a dashed blue
+    arrow where the value came from a partner of a combine (Blelloch's swap).  The arrows' gid is "combine" or
+    "move".  valid: the number of real elements; boxes past it (the identity padding of a power-of-two section)
+    get a dashed grey outline and grey text.  Returns the axes.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    if not steps:
+        raise ValueError("draw_steps: no steps to draw")
+    n = len(steps[0].values)
+    gaps = _row_gaps(steps)
+    ys = [0.0]
+    for g in gaps:
+        ys.append(ys[-1] - g)
+    if ax is None:
+        width = (n + label_width + 0.6) * _INCH_PER_UNIT
+        height = (steps_height(steps) + (0.8 if title else 0.3)) * _INCH_PER_UNIT
+        _, ax = plt.subplots(figsize=(width, height))
+    if fontsize is None:
+        longest = max(len(_format(v)) for step in steps for v in step.values)
+        fontsize = 10 if longest <= 3 else 9 if longest <= 4 else 7.5 if longest <= 5 else 6
+    for i in range(n):  # element indices above the first row
+        ax.text(i, ys[0] + _BOX_H / 2 + 0.2, str(i), ha="center", va="bottom", fontsize=fontsize - 2, color="#666")
+    if valid is not None and valid < n:
+        ax.text((valid + n - 1) / 2, ys[0] + _BOX_H / 2 + 0.55, "identity padding", ha="center", va="bottom",
+                fontsize=fontsize - 2, color="#888", style="italic")
+    for r, step in enumerate(steps):
+        y = ys[r]
+        values = np.asarray(step.values)
+        if values.shape != (n,):
+            raise ValueError(f"draw_steps: step {r} ({step.label!r}) has {values.shape} values, expected ({n},)")
+        prev = np.asarray(steps[r - 1].values) if r else None
+        dsts = {int(d) for _, d in step.edges}
+        for i in range(n):
+            if i in dsts:
+                face = COMBINED
+            elif prev is not None and not _same(values[i], prev[i]):
+                face = CHANGED
+            else:
+                face = PLAIN
+            pad = valid is not None and i >= valid
+            ax.add_patch(Rectangle((i - _BOX_W / 2, y - _BOX_H / 2), _BOX_W, _BOX_H, facecolor=face,
+                                   edgecolor="#999" if pad else "#333", linewidth=0.8, linestyle="--" if pad else "-",
+                                   zorder=2))
+            ax.text(i, y, _format(values[i]), ha="center", va="center", fontsize=fontsize, zorder=3,
+                    color="#888" if pad else "black")
+        ax.text(-0.75, y, _wrap(step.label, label_width - 0.3, fontsize), ha="right", va="center", fontsize=fontsize,
+                color="#222", linespacing=1.0)
+        if r == 0:
+            continue
+        y_from, y_to = ys[r - 1] - _BOX_H / 2, y + _BOX_H / 2
+        for src, dst in _moves(step, prev, dsts):
+            ax.add_patch(FancyArrowPatch((src, y_from), (dst, y_to), arrowstyle="-|>", mutation_scale=9,
+                                         color=MOVE, linewidth=1.0, linestyle=(0, (3, 2)), shrinkA=0, shrinkB=1,
+                                         zorder=1.4, gid="move"))
+        for src, dst in step.edges:
+            src, dst = int(src), int(dst)
+            if show_own_input:
+                ax.plot([dst, dst], [y_from, y_to], color=OWN, linewidth=0.7, zorder=1)
+            ax.add_patch(FancyArrowPatch((src, y_from), (dst, y_to), arrowstyle="-|>", mutation_scale=9,
+                                         color=ARROW, linewidth=1.0, shrinkA=0, shrinkB=1, zorder=1.5,
+                                         gid="combine"))
+    ax.set_xlim(-label_width - 0.6, n - 0.4)
+    ax.set_ylim(ys[-1] - _BOX_H / 2 - 0.25, ys[0] + _BOX_H / 2 + 0.75)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=fontsize + 2, loc="left", fontweight="bold")
+    return ax
+
+
+def _moves(step, prev, dsts) -> list:
+    """Values a step moved without combining, as (from, to) pairs, inferred for pictures only: for a combine
+    (src, dst) whose src box changed without being combined into and now holds dst's old value, the step moved
+    old[dst] to src.  That is Blelloch's down-sweep swap (left = old right; right = old left + old right)."""
+    moves = []
+    values = np.asarray(step.values)
+    for src, dst in step.edges:
+        src, dst = int(src), int(dst)
+        if src not in dsts and not _same(values[src], prev[src]) and _same(values[src], prev[dst]):
+            moves.append((dst, src))
+    return moves
+
+
+def _same(a, b) -> bool:
+    return bool(a == b) or (isinstance(a, (float, np.floating)) and math.isnan(a) and math.isnan(b))
+
+
+def draw_step_panels(panels, *, suptitle=None, legend=True, label_width=3.2, valid=None):
+    """Draw several algorithms stacked in one figure.  panels: a list of (title, steps); valid as in draw_steps.
+    Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    if not panels:
+        raise ValueError("draw_step_panels: nothing to draw")
+    n = max(len(steps[0].values) for _, steps in panels)
+    heights = [steps_height(steps) + 0.9 for _, steps in panels]
+    extra = (1.3 if suptitle else 0) + (0.9 if legend else 0)
+    width = (n + label_width + 0.6) * _INCH_PER_UNIT
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, (sum(heights) + extra) * _INCH_PER_UNIT),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for ax, (title, steps) in zip(axes[:, 0], panels):
+        draw_steps(steps, ax=ax, title=title, label_width=label_width, valid=valid)
+    if legend:
+        handles = [Patch(facecolor=COMBINED, edgecolor="#333", label="combined this step (arrow: the other operand)"),
+                   Patch(facecolor=CHANGED, edgecolor="#333",
+                         label="changed without a combine edge: moved (dashed arrow: from where), cleared or stored")]
+        fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=10)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=13, y=1 - 0.35 / (sum(heights) + extra), va="top")
+    top = 1 - 1.3 / (sum(heights) + extra) if suptitle else 0.99
+    bottom = 0.9 / (sum(heights) + extra) if legend else 0.01
+    fig.subplots_adjust(left=0.01, right=0.99, top=top, bottom=bottom, hspace=0.05)
+    return fig
+
+
+# --- drawing the work ------------------------------------------------------------------------------------------
+
+_STYLE = {"sequential": ("#555555", "o"), "kogge_stone": ("#b23a48", "s"), "brent_kung": ("#2a7ab0", "^"),
+          "blelloch": ("#3a9a5b", "D")}
+
+
+def draw_work(ns, measured, *, title=None, source="measured"):
+    """Plot additions against N.  measured: {name: [count or None per N]} with names that FORMULA_OF knows
+    (counts drawn as markers, labelled with `source`: one string, or {name: string}); the book formula of each
+    family is drawn as a line.  Left: additions (log-log);
+    right: additions per element (log2 x), where O(N) work is flat and Kogge-Stone's N log2 N climbs.
+    Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    ns = [int(n) for n in ns]
+    fig, (ax_work, ax_per) = plt.subplots(1, 2, figsize=(12, 4.8))
+    families = []
+    for name in measured:
+        fam = FORMULA_OF.get(name)
+        if fam is not None and fam not in families:
+            families.append(fam)
+    for fam in families:
+        color, _ = _STYLE.get(fam, ("black", "o"))
+        text, formula = BOOK_FORMULAS[fam]
+        book = [formula(n) for n in ns]
+        label = f"book: {FAMILY_NAMES[fam]} {text}"
+        ax_work.plot(ns, book, "-", color=color, alpha=0.45, linewidth=2.5, label=label)
+        ax_per.plot(ns, [b / n for b, n in zip(book, ns)], "-", color=color, alpha=0.45, linewidth=2.5, label=label)
+    markers = ["o", "s", "^", "D", "v", "P", "X"]
+    for k, (name, counts) in enumerate(measured.items()):
+        fam = FORMULA_OF.get(name)
+        color = _STYLE.get(fam, ("black", "o"))[0]
+        pts = [(n, c) for n, c in zip(ns, counts) if c is not None]
+        if not pts:
+            continue
+        xs, cs = zip(*pts)
+        kw = dict(linestyle="none", marker=markers[k % len(markers)], color=color, markerfacecolor="none",
+                  markersize=7, label=f"{source.get(name, 'counted') if isinstance(source, dict) else source}: {name}")
+        ax_work.plot(xs, cs, **kw)
+        ax_per.plot(xs, [c / n for n, c in pts], **kw)
+    ax_work.set_xscale("log", base=2)
+    ax_work.set_yscale("log", base=2)
+    ax_work.set_xlabel("N (elements in the section)")
+    ax_work.set_ylabel("additions")
+    ax_work.set_title("work: additions performed")
+    ax_per.set_xscale("log", base=2)
+    ax_per.set_xlabel("N (elements in the section)")
+    ax_per.set_ylabel("additions per element")
+    ax_per.set_title("work per element (flat = work-efficient)")
+    for ax in (ax_work, ax_per):
+        ax.set_xticks(ns)
+        ax.set_xticklabels([str(n) for n in ns], fontsize=8)
+        ax.grid(True, which="major", alpha=0.3)
+    ax_per.legend(fontsize=8, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=12)
+    fig.tight_layout()
+    return fig
