@@ -39,8 +39,11 @@ class Registry:
         return tuple(self._algorithms)
 
     def get(self, name) -> Algorithm:
+        valid = ", ".join(map(repr, ("auto",) + self.names()))
+        if not isinstance(name, str):
+            raise TypeError(f"{self.pattern} algorithm must be a name (str), got {type(name).__name__} {name!r}; "
+                            f"expected one of {valid}")
         if name not in self._algorithms:
-            valid = ", ".join(map(repr, ("auto",) + self.names()))
             raise ValueError(f"unknown {self.pattern} algorithm {name!r}: expected one of {valid}")
         return self._algorithms[name]
 

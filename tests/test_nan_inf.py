@@ -1,0 +1,183 @@
+"""NaN and ±inf in float scans and reductions (issue 8, item 5): pyscan does what NumPy does.
+
+The behaviour, for float32 and float64, every algorithm, inclusive and exclusive:
+* add: a NaN makes its prefix and every later one NaN (np.cumsum); +inf stays +inf until a -inf (or a NaN)
+  arrives, and +inf + -inf = NaN from there on; reductions likewise (np.sum).
+* max / min: NaN propagates, as np.maximum.accumulate / np.minimum.accumulate / np.max / np.min do (the kernels
+  use max_nan/min_nan of kernels/common/operators.cuh, not fmax/fmin, which would drop the NaN); +inf wins a max,
+  -inf wins a min; a -inf in a max (+inf in a min) is the identity and changes nothing.
+* An exclusive scan starts from the identity (0, -inf for max, +inf for min) and is the inclusive scan shifted
+  by one, so a NaN at position i shows from position i + 1.
+Which positions are NaN or infinite does not depend on the order in which a parallel algorithm combines the
+elements (NaN absorbs everything; inf + finite = inf; +inf meets -inf in every order), so the comparisons are
+exact: the finite values are small integers, whose sums are exact in float32 and float64 in any order, and
+np.testing.assert_array_equal counts NaN == NaN.  (NaN's sign bit may differ from NumPy's: not compared.)
+
+CPU tests run the NumPy step-models of every algorithm (pyscan.scans.SCANS[...].model,
+pyscan.reductions.REDUCTIONS[...].model); GPU tests run every algorithm.
+"""
+
+import numpy as np
+import pytest
+
+import pyscan
+from pyscan.types import identity
+
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+
+FLOATS = (np.float32, np.float64)
+OPS = ("add", "max", "min")
+NAN, INF = np.nan, np.inf
+
+
+def patterns(n, dtype, rng):
+    """(name, x) pairs: finite small integers with NaN / ±inf planted at the start, middle, end and spread."""
+    base = rng.integers(-8, 9, n).astype(dtype)
+    out = []
+
+    def plant(name, where):
+        x = base.copy()
+        for i, v in where:
+            if 0 <= i < n:
+                x[i] = v
+        out.append((name, x))
+
+    mid = n // 2
+    plant("finite", [])
+    plant("nan_first", [(0, NAN)])
+    plant("nan_middle", [(mid, NAN)])
+    plant("nan_last", [(n - 1, NAN)])
+    plant("pos_inf_middle", [(mid, INF)])
+    plant("neg_inf_middle", [(mid, -INF)])
+    plant("inf_then_neg_inf", [(n // 3, INF), (2 * n // 3, -INF)])
+    plant("neg_inf_then_inf", [(n // 4, -INF), (n // 2 + 1, INF)])
+    plant("inf_then_nan", [(n // 3, INF), (2 * n // 3 + 1, NAN)])
+    plant("nan_then_inf", [(n // 3, NAN), (2 * n // 3 + 1, INF)])
+    if n > 1:
+        out.append(("all_nan", np.full(n, NAN, dtype)))
+        out.append(("all_pos_inf", np.full(n, INF, dtype)))
+        out.append(("all_neg_inf", np.full(n, -INF, dtype)))
+        x = base.copy()
+        x[rng.choice(n, size=max(1, n // 50), replace=False)] = rng.choice([NAN, INF, -INF], size=max(1, n // 50))
+        out.append(("scattered", x))
+    return out
+
+
+def scan_reference(x, op, exclusive):
+    if op == "add":
+        inclusive = np.cumsum(x, dtype=x.dtype)
+    else:
+        inclusive = (np.maximum if op == "max" else np.minimum).accumulate(x, dtype=x.dtype)
+    if not exclusive:
+        return inclusive
+    out = np.empty_like(inclusive)
+    out[:1] = identity(op, x.dtype)
+    out[1:] = inclusive[:-1]
+    return out
+
+
+def reduce_reference(x, op):
+    return {"add": np.sum, "max": np.max, "min": np.min}[op](x)
+
+
+def test_reference_behaviour_is_numpys():
+    """The facts the module docstring states, checked on NumPy itself (so the documentation cannot drift)."""
+    x = np.array([1, INF, 2, -INF, 3], np.float32)
+    np.testing.assert_array_equal(np.cumsum(x), [1, INF, INF, NAN, NAN])
+    y = np.array([1, NAN, 5, INF], np.float64)
+    np.testing.assert_array_equal(np.maximum.accumulate(y), [1, NAN, NAN, NAN])
+    np.testing.assert_array_equal(np.minimum.accumulate(y), [1, NAN, NAN, NAN])
+    assert np.isnan(np.max(y)) and np.isnan(np.min(y)) and np.isnan(np.sum(y))
+    assert np.max(np.array([-INF, 3.0])) == 3.0 and np.min(np.array([INF, 3.0])) == 3.0
+    np.testing.assert_array_equal(scan_reference(y, "max", True), [-INF, 1, NAN, NAN])
+
+
+# --------------------------------------------------------------------------------------------- CPU: models
+
+
+def _scan_models():
+    from pyscan.scans import SCANS
+
+    return [a for a in SCANS if a.model is not None]
+
+
+def _reduce_models():
+    from pyscan.reductions import REDUCTIONS
+
+    return [a for a in REDUCTIONS if a.model is not None]
+
+
+@pytest.mark.parametrize("algorithm", _scan_models(), ids=lambda a: a.name)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_scan_models_nan_inf(algorithm, dtype, rng):
+    for n in (1, 2, 37, 1100):
+        for name, x in patterns(n, dtype, rng):
+            keep = x.copy()
+            for op in OPS:
+                for exclusive in (False, True):
+                    got = algorithm.model(x, op=op, exclusive=exclusive)
+                    np.testing.assert_array_equal(
+                        got, scan_reference(keep, op, exclusive),
+                        err_msg=f"model {algorithm.name} {np.dtype(dtype).name} {op} exclusive={exclusive} "
+                                f"n={n} {name}")
+                    assert np.asarray(got).dtype == x.dtype
+            np.testing.assert_array_equal(x, keep)
+
+
+@pytest.mark.parametrize("algorithm", _reduce_models(), ids=lambda a: a.name)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_reduce_models_nan_inf(algorithm, dtype, rng):
+    for n in (1, 2, 37, 1100):
+        for name, x in patterns(n, dtype, rng):
+            for op in OPS:
+                got = algorithm.model(x, op=op)
+                np.testing.assert_array_equal(got, reduce_reference(x, op),
+                                              err_msg=f"model {algorithm.name} {op} n={n} {name}")
+
+
+def test_there_are_models():
+    assert _scan_models(), "no scan algorithm registers a model"
+    assert _reduce_models(), "no reduce algorithm registers a model"
+
+
+# ------------------------------------------------------------------------------------------------ GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("algorithm", ("auto",) + pyscan.SCAN_ALGORITHMS)
+def test_scan_nan_inf(algorithm, dtype, op, exclusive, rng):
+    for n in (1, 7, 1025, 4099):
+        for name, x in patterns(n, dtype, rng):
+            keep = x.copy()
+            got = pyscan.scan(x, algorithm=algorithm, exclusive=exclusive, op=op)
+            np.testing.assert_array_equal(got, scan_reference(keep, op, exclusive),
+                                          err_msg=f"{algorithm} {op} exclusive={exclusive} n={n} {name}")
+            np.testing.assert_array_equal(x, keep)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("algorithm", ("auto",) + pyscan.REDUCE_ALGORITHMS)
+def test_reduce_nan_inf(algorithm, dtype, op, rng):
+    for n in (1, 7, 1025, 4099, 70001):
+        for name, x in patterns(n, dtype, rng):
+            got = pyscan.reduce(x, algorithm=algorithm, op=op)
+            want = reduce_reference(x, op)
+            np.testing.assert_array_equal(got, want, err_msg=f"{algorithm} {op} n={n} {name}")
+            assert np.asarray(got).dtype == x.dtype
+
+
+@pytest.mark.gpu
+def test_scan_nan_inf_gpuarray_in_gpuarray_out(rng):
+    """The device path (no host round trip) behaves the same."""
+    import pycuda.gpuarray as ga
+
+    for name, x in patterns(3001, np.float32, rng):
+        for op in OPS:
+            got = pyscan.scan(ga.to_gpu(x), op=op)
+            assert isinstance(got, ga.GPUArray)
+            np.testing.assert_array_equal(got.get(), scan_reference(x, op, False), err_msg=f"{op} {name}")
