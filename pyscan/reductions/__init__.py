@@ -1,10 +1,163 @@
-"""Reduction (PMPP ch. 10).  Placeholder until issue 4 lands."""
+# ruff: noqa: I001  (the submodule imports below are in registration order, on purpose)
+"""Reduction (PMPP ch. 10): every kernel of the chapter, and a fast one, behind one function.
 
+    pyscan.reduce(x, *, algorithm="auto", op="add")  ->  a NumPy scalar of x's dtype
+
+Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
+
+    driver(x: GPUArray, *, op: str) -> NumPy scalar      # x validated, contiguous, 1-D, non-empty
+    model(x: np.ndarray, *, op="add", return_steps=False) -> result, or (result, steps: list[Step])
+
+and these options:
+
+    launch(x, *, op) -> GPUArray of one element       # the driver without the copy back (for timing; no sync)
+    error_depth(n) -> int                               # h in the float bound below
+    count_work(n) -> WorkCount, model_count_work(n)     # simple and convergent: the COUNT_WORK build on the GPU,
+                                                        # and the same counts from the model's index arithmetic
+
+Algorithms (PMPP §10.3 - §10.8, then beyond the book):
+
+    simple         §10.3  one block per 2*blockDim.x elements, stride doubling, in global memory (divergent)
+    convergent     §10.4  stride halving: the active threads stay contiguous
+    shared_memory  §10.6  the first combine from global memory, the rest in shared memory
+    segmented      §10.7  many blocks, one atomic per block into the result
+    coarsened      §10.8  COARSE_FACTOR*2 elements per thread before the tree, one atomic per block
+    fast           -      grid-stride, 16-byte loads, independent accumulators, warp shuffles, a second pass
+
+Floating-point error.  fl(a + b) = (a + b)(1 + d) with |d| <= u = eps/2.  A reduction evaluates a tree of
+additions; an input that passes through h additions on its way to the result is multiplied by at most
+(1 + u)^h, so |computed - exact| <= ((1 + u)^h - 1) * sum |x_i| <= h * eps * sum |x_i| (for h*u <= 1/2), whatever
+the tree's shape and whatever order the atomics happened in.  error_depth(n) is an upper bound on h for the
+algorithm's tree: the tree steps of each level, the serial runs of a thread, and -- for the atomic algorithms,
+whose block results are added one after the other in an unpredictable order -- the number of blocks.  The tests
+check every float sum against this bound and an exact reference (math.fsum).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays, gpu
 from ..registry import Registry
+from ..types import ELEMENT_TYPES, SUPPORTED_DTYPES, check_op
 
 REDUCTIONS = Registry("reduce")
-REDUCE_ALGORITHMS: tuple = ()
+
+# Each import registers its algorithms, in the order of the issue's table (the fast one last).
+from . import book  # noqa: E402,F401  simple, convergent, shared_memory, segmented, coarsened
+from . import fast  # noqa: E402,F401
+
+REDUCE_ALGORITHMS = REDUCTIONS.names()
+
+
+def choose_auto(n: int, dtype, op: str) -> str:
+    """The algorithm `auto` runs: the first one registered with fast=True, else the coarsened kernel."""
+    fast_names = [a.name for a in REDUCTIONS if a.fast]
+    return fast_names[0] if fast_names else "coarsened"
+
+
+def _check(x, algorithm, op):
+    if algorithm != "auto":
+        REDUCTIONS.get(algorithm)  # unknown names fail first, listing the valid ones
+    check_op(op)
+    return arrays.check_array(x, dtypes=ELEMENT_TYPES, what="reduce: x")
+
+
+def _empty_result(x, op):
+    """NumPy's answer for an empty array: np.sum gives 0, np.max / np.min raise."""
+    if op == "add":
+        return x.dtype.type(0)
+    raise ValueError(f"reduce: zero-size array to reduction operation {op} which has no identity "
+                     f"(as np.{op} raises; op='add' of an empty array is 0, as np.sum gives)")
 
 
 def reduce(x, *, algorithm="auto", op="add"):
-    raise NotImplementedError("pyscan.reduce is not implemented yet")
+    """Reduce a 1-D array with `op` ("add", "max" or "min") on the GPU; returns a NumPy scalar of x's dtype.
+
+    x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first) or a pycuda GPUArray
+    (used where it is; it must be contiguous, but may start anywhere, e.g. a slice x_gpu[3:]).  dtypes int32,
+    int64, float32, float64.  Everything is checked before anything is launched.
+
+    algorithm: "auto" (the fast kernel) or one of REDUCE_ALGORITHMS.  Every algorithm takes every length >= 1.
+    The book's one-block kernels (simple, convergent, shared_memory) are launched with one block per
+    2*blockDim.x-element segment, each writing its segment's result to a partials array, and then again on the
+    partials, level after level from the host, until one value is left (a 2^24-element array takes three
+    launches of 1024-thread blocks).  segmented and coarsened cover any length in one launch (plus a tiny launch
+    that sets the output to the identity); fast in one launch plus, when it used more than one block, a
+    one-block launch over the per-block results.
+
+    Semantics, as NumPy:
+    * length 0: add gives 0 (as np.sum); max and min raise ValueError (as np.max and np.min).
+    * integer add wraps modulo 2^32 / 2^64, as np.sum(x, dtype=x.dtype) (np.sum(x) of int32 would give int64).
+    * max/min are exact; a NaN anywhere makes the result NaN (as np.max / np.min; not np.nanmax).
+    * float add: the order of the additions is the algorithm's tree, not NumPy's, so the last bits differ from
+      np.sum; |result - exact sum| <= h * eps * sum|x_i| with h = REDUCTIONS.get(name).options["error_depth"](n)
+      (see the module docstring).  segmented and coarsened combine the blocks' results with atomics in whatever
+      order they arrive, so their float sums can differ between runs (within the bound); the others are
+      reproducible.
+    """
+    x, _ = _check(x, algorithm, op)
+    if x.size == 0:
+        return _empty_result(x, op)
+    name = choose_auto(x.size, x.dtype, op) if algorithm == "auto" else algorithm
+    gpu.driver()
+    return REDUCTIONS.get(name).driver(arrays.to_device(x), op=op)
+
+
+def reduce_device(x, *, algorithm="auto", op="add"):
+    """As reduce(), but the result stays on the device: a one-element GPUArray, and the host does not wait for
+    the kernels to finish (for timing and for chaining GPU work).  An empty x gives add's identity 0 on the
+    device; max/min of an empty x raise ValueError."""
+    x, _ = _check(x, algorithm, op)
+    if x.size == 0:
+        return arrays.to_device(np.array([_empty_result(x, op)], x.dtype))
+    name = choose_auto(x.size, x.dtype, op) if algorithm == "auto" else algorithm
+    gpu.driver()
+    return REDUCTIONS.get(name).options["launch"](arrays.to_device(x), op=op)
+
+
+def count_work(algorithm: str, n: int):
+    """WorkCount of the COUNT_WORK build of `algorithm` ("simple" or "convergent") on one block of n/2 threads
+    (n a power of two, 2 .. 2048), measured on the GPU: operator applications and warps active per step."""
+    return _work_option(algorithm, "count_work")(n)
+
+
+def model_count_work(algorithm: str, n: int):
+    """The same counts as count_work(), read off the NumPy model's index arithmetic (no GPU)."""
+    return _work_option(algorithm, "model_count_work")(n)
+
+
+def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
+    """Compile every kernel build the drivers of `names` use for `dtypes` x `ops` (default: all), nvcc running in
+    `workers` parallel processes, into pycuda's disk cache; later first calls then load instead of compiling.
+    (A cold process otherwise compiles each build on first use, one after the other, ~1 s each.)  Returns the
+    number of builds."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pycuda.compiler import compile as nvcc_compile
+
+    from ..loader import COMPILE_OPTIONS, build_source
+
+    drv = gpu.driver()
+    arch = "sm_%d%d" % drv.Context.get_device().compute_capability()  # what SourceModule would pick
+    sources = set()
+    for name in names or REDUCE_ALGORITHMS:
+        for dtype in dtypes or ELEMENT_TYPES:
+            for op in ops or ("add", "max", "min"):
+                for path, macros in REDUCTIONS.get(name).options["builds"](np.dtype(dtype), op):
+                    sources.add(build_source(path, **macros))
+    with ThreadPoolExecutor(max_workers=workers) as pool:  # threads: each waits on its own nvcc process
+        list(pool.map(lambda s: nvcc_compile(s, options=list(COMPILE_OPTIONS), no_extern_c=True, arch=arch), sources))
+    return len(sources)
+
+
+def _work_option(algorithm, key):
+    entry = REDUCTIONS.get(algorithm)
+    if key not in entry.options:
+        having = [a.name for a in REDUCTIONS if key in a.options]
+        raise ValueError(f"reduce algorithm {algorithm!r} has no work counting; these do: {', '.join(having)}")
+    return entry.options[key]
+
+
+__all__ = ["REDUCTIONS", "REDUCE_ALGORITHMS", "SUPPORTED_DTYPES", "count_work", "model_count_work", "prewarm", "reduce",
+           "reduce_device"]

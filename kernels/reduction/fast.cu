@@ -1,0 +1,123 @@
+// fast.cu -- a reduction tuned for memory bandwidth (beyond the book; the ideas of PMPP §10.8 taken further).
+//
+// A reduction reads every element once and does almost no arithmetic, so its speed limit is DRAM bandwidth.
+// The book's kernels fall short of it because each block reduces a small fixed segment (so the grid is huge
+// and every block pays a barrier-heavy tree), loads are 4 bytes wide, and results meet through atomics.  Here:
+//
+// * A grid-stride loop over a grid sized to the device (the host launches a few blocks per SM, as many as fit at
+//   once), so every thread streams through many elements and the tree is paid once per thread block, not once
+//   per 2*blockDim.x elements.
+// * 16-byte vector loads (one uint4 = 4 ints/floats or 2 long longs/doubles per load instruction) through the
+//   read-only path (__ldg; FAST_LOAD=1: __ldcs, streaming).  The array need not be 16-byte aligned (a GPUArray view can start anywhere): the
+//   elements before the first 16-byte boundary (the head) and after the last whole vector (the tail), fewer than
+//   2*16/sizeof(T) in all, are read one by one.
+// * FAST_UNROLL independent vector loads per loop iteration, each into its own set of accumulators: all the loads
+//   are issued before any of their values is used, so each thread keeps FAST_UNROLL*16 bytes in flight, and the
+//   combines form FAST_UNROLL*VEC independent chains instead of one.
+// * Warp shuffles (__shfl_down_sync) to reduce within a warp, one shared-memory slot per warp, and one warp to
+//   reduce those: two barrier-free trees and a single __syncthreads.
+// * Block b writes its result to out[b].  With one block, that is the answer; otherwise the host launches this
+//   same kernel once more, as one block over the per-block results (a tiny second pass).  No atomics: the
+//   result does not depend on timing, so floating-point sums are reproducible run to run on the same grid.
+//
+// The element order differs from a sequential loop, so float sums round differently from np.sum (see the bound
+// in pyscan/reductions/fast.py); integer add wraps (exact in any order); max/min are exact and propagate NaN.
+#include "../common/operators.cuh"
+
+#ifndef FAST_UNROLL
+#define FAST_UNROLL 4
+#endif
+// How the body is loaded: 0 = __ldg (read-only data cache), 1 = __ldcs (cache-streaming: the data is read once,
+// so it is marked evict-first and does not push other lines out of L2).
+#ifndef FAST_LOAD
+#define FAST_LOAD 0
+#endif
+
+constexpr int VEC = 16 / sizeof(T);  // elements per 16-byte vector
+static_assert(16 % sizeof(T) == 0, "the element size must divide 16");
+
+union Vector16 {  // the same 16 bytes seen as one vector load and as VEC elements
+    uint4 raw;
+    T lane[VEC];
+};
+
+__device__ __forceinline__ uint4 load16(const uint4* p) {
+#if FAST_LOAD == 1
+    return __ldcs(p);
+#else
+    return __ldg(p);
+#endif
+}
+
+__device__ __forceinline__ T warp_reduce(T value) {
+    // Full-warp shuffles: the host launches blocks of a multiple of 32 threads.
+    for (int offset = 16; offset >= 1; offset /= 2) {
+        value = op_combine(value, __shfl_down_sync(0xffffffffu, value, offset));
+    }
+    return value;  // lane 0 holds the warp's result
+}
+
+extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ out, const T* __restrict__ in,
+                                                                long long n) {
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    const long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+
+    // [0, n) = head (scalar, up to the first 16-byte boundary) + body (whole vectors) + tail (scalar).
+    const unsigned long long address = reinterpret_cast<unsigned long long>(in);
+    long long head = (long long)(((16 - (address & 15)) & 15) / sizeof(T));
+    if (head > n) head = n;
+    const long long vectors = (n - head) / VEC;
+    const long long tail_start = head + vectors * VEC;
+    const uint4* body = reinterpret_cast<const uint4*>(in + head);
+
+    T acc[FAST_UNROLL][VEC];
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[u][k] = op_identity();
+    }
+
+    long long v = gid;
+    // Main loop: FAST_UNROLL vectors per thread per iteration, `threads` vectors apart (so a warp's loads are
+    // 32 consecutive vectors: 512 contiguous bytes).  All loads first, then all combines.
+    for (; v + (long long)(FAST_UNROLL - 1) * threads < vectors; v += (long long)FAST_UNROLL * threads) {
+        Vector16 x[FAST_UNROLL];
+#pragma unroll
+        for (int u = 0; u < FAST_UNROLL; ++u) x[u].raw = load16(body + v + u * threads);
+#pragma unroll
+        for (int u = 0; u < FAST_UNROLL; ++u) {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) acc[u][k] = op_combine(acc[u][k], x[u].lane[k]);
+        }
+    }
+    // The last fewer than FAST_UNROLL vectors of this thread, one at a time.
+    for (; v < vectors; v += threads) {
+        Vector16 x;
+        x.raw = load16(body + v);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[0][k] = op_combine(acc[0][k], x.lane[k]);
+    }
+
+    // Fold the accumulators: a pairwise tree over the FAST_UNROLL*VEC of them.
+    T* flat = &acc[0][0];
+#pragma unroll
+    for (int width = FAST_UNROLL * VEC / 2; width >= 1; width /= 2) {
+#pragma unroll
+        for (int k = 0; k < width; ++k) flat[k] = op_combine(flat[k], flat[k + width]);
+    }
+    T value = flat[0];
+    if (gid < head) value = op_combine(value, in[gid]);
+    if (gid < n - tail_start) value = op_combine(value, in[tail_start + gid]);
+
+    // Block: shuffle within each warp, one slot per warp in shared memory, then the first warp reduces the slots.
+    __shared__ T warp_results[32];
+    const unsigned int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    value = warp_reduce(value);
+    if (lane == 0) warp_results[warp] = value;
+    __syncthreads();
+    if (warp == 0) {
+        value = lane < (blockDim.x >> 5) ? warp_results[lane] : op_identity();
+        value = warp_reduce(value);
+        if (lane == 0) out[blockIdx.x] = value;
+    }
+}

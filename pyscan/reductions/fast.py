@@ -1,0 +1,224 @@
+"""The fast reduction (kernels/reduction/fast.cu): grid-stride over a device-sized grid, 16-byte loads,
+FAST_UNROLL x VEC independent accumulators per thread, warp shuffles, and a one-block second pass over the
+per-block results.  No atomics: the order of the additions depends only on n, the grid and the array's
+alignment, so float sums are reproducible, and the NumPy model below (same index arithmetic, same order)
+gives the GPU's float result bit for bit when it is given the same grid and alignment.
+
+Tuning knobs (module globals, read at every call): FAST_BLOCK threads per block, FAST_UNROLL vector loads in
+flight per thread, FAST_LOAD (0: __ldg, 1: __ldcs), BLOCKS_PER_SM (None: as many as fit at once, from the
+kernel's registers).  demos/reduction.py --tune times the combinations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import arrays
+from ..loader import get_kernel
+from ..scans.steps import Step
+from ..types import defines, identity, ufunc
+from . import REDUCTIONS
+from ._common import ceil_div, check_model_input, log2, scalar_result
+
+KERNEL = "reduction/fast.cu"
+FAST_BLOCK = 256
+FAST_UNROLL = 4
+FAST_LOAD = 0  # 0: __ldg, 1: __ldcs
+BLOCKS_PER_SM = None
+NOMINAL_MAX_BLOCKS = 132 * 4  # the model's default grid: an H100 SXM (132 SMs) at the kernel's occupancy
+
+_max_blocks_cache: dict = {}
+
+
+def vector_width(dtype) -> int:
+    return 16 // np.dtype(dtype).itemsize
+
+
+def grid_for(n: int, dtype, max_blocks: int, block: int | None = None, unroll: int | None = None) -> int:
+    """Blocks for n elements: enough for FAST_UNROLL vectors per thread, at most the device's resident blocks."""
+    block, unroll = block or FAST_BLOCK, unroll or FAST_UNROLL
+    return max(1, min(max_blocks, ceil_div(n, block * vector_width(dtype) * unroll)))
+
+
+def head_of(address: int, n: int, dtype) -> int:
+    """Elements before the first 16-byte boundary (read one by one, like the tail)."""
+    itemsize = np.dtype(dtype).itemsize
+    return min(n, ((16 - address % 16) % 16) // itemsize)
+
+
+def kernel_builds(dtype, op) -> list:
+    """(kernel file, #defines) of every build the driver uses for dtype and op."""
+    return [(KERNEL, {"FAST_UNROLL": FAST_UNROLL, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)})]
+
+
+def _kernel(dtype, op):
+    path, macros = kernel_builds(dtype, op)[0]
+    return get_kernel(path, "reduce_fast", **macros)
+
+
+def max_blocks(fn) -> int:
+    """Blocks of FAST_BLOCK threads the device runs at once (SMs x blocks per SM), or SMs x BLOCKS_PER_SM."""
+    key = (id(fn), FAST_BLOCK, BLOCKS_PER_SM)  # the loader keeps fn alive (cached), so its id stays its own
+    cached = _max_blocks_cache.get(key)
+    if cached is None:
+        from ..gpu import driver
+
+        drv = driver()
+        dev = drv.Context.get_device()
+        attr = drv.device_attribute
+        sms = dev.get_attribute(attr.MULTIPROCESSOR_COUNT)
+        if BLOCKS_PER_SM is not None:
+            per_sm = BLOCKS_PER_SM
+        else:
+            regs = fn.get_attribute(drv.function_attribute.NUM_REGS)
+            regs_per_warp = ceil_div(max(regs, 1) * 32, 256) * 256  # registers are allocated per warp, 256 at a time
+            by_regs = dev.get_attribute(attr.MAX_REGISTERS_PER_MULTIPROCESSOR) // (regs_per_warp * (FAST_BLOCK // 32))
+            by_threads = dev.get_attribute(attr.MAX_THREADS_PER_MULTIPROCESSOR) // FAST_BLOCK
+            try:
+                by_blocks = dev.get_attribute(attr.MAX_BLOCKS_PER_MULTIPROCESSOR)
+            except (AttributeError, drv.Error):
+                by_blocks = 32
+            per_sm = max(1, min(by_regs, by_threads, by_blocks))
+        cached = _max_blocks_cache[key] = sms * per_sm
+    return cached
+
+
+def launch_grid(x, op="add") -> int:
+    """The number of blocks the driver launches for x (an array of that length and dtype) on this device."""
+    return grid_for(x.size, x.dtype, max_blocks(_kernel(np.dtype(x.dtype), op)))
+
+
+def launch(x, *, op, blocks=None):
+    dtype, n = x.dtype, x.size
+    fn = _kernel(dtype, op)
+    if blocks is None:
+        blocks = grid_for(n, dtype, max_blocks(fn))
+    out = arrays.empty((1,), dtype)
+    if blocks == 1:
+        fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, x.gpudata, np.int64(n))
+        return out
+    partials = arrays.empty((blocks,), dtype)
+    fn.prepared_call((blocks, 1, 1), (FAST_BLOCK, 1, 1), partials.gpudata, x.gpudata, np.int64(n))
+    fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, partials.gpudata, np.int64(blocks))
+    return out
+
+
+def driver(x, *, op):
+    return scalar_result(launch(x, op=op))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Model: the kernel's index arithmetic, every thread at once.
+
+def _pass(x, op, blocks, block, unroll, head, record, label):
+    """One launch of reduce_fast over x with `blocks` blocks: returns the per-block results (and Steps)."""
+    dtype, n, combine = x.dtype, x.size, ufunc(op)
+    e = identity(op, dtype)
+    vec = vector_width(dtype)
+    threads = blocks * block
+    gid = np.arange(threads)
+    vectors = (n - head) // vec
+    tail_start = head + vectors * vec
+    body = x[head:tail_start].reshape(vectors, vec)
+    acc = np.full((threads, unroll, vec), e, dtype)
+    owner = np.full(n, -1) if record else None  # which thread read each element (for the picture's edges)
+    v = gid.copy()
+    while True:  # the unrolled loop: each thread runs it while all `unroll` of its vectors exist
+        more = v + (unroll - 1) * threads < vectors
+        if not more.any():
+            break
+        for u in range(unroll):
+            rows = v[more] + u * threads
+            acc[more, u, :] = combine(acc[more, u, :], body[rows])
+            if record:
+                owner[head + (rows[:, None] * vec + np.arange(vec)).ravel()] = np.repeat(gid[more], vec)
+        v[more] += unroll * threads
+    while True:  # the remaining vectors, one at a time, into the first accumulator set
+        more = v < vectors
+        if not more.any():
+            break
+        acc[more, 0, :] = combine(acc[more, 0, :], body[v[more]])
+        if record:
+            owner[head + (v[more][:, None] * vec + np.arange(vec)).ravel()] = np.repeat(gid[more], vec)
+        v[more] += threads
+    flat = acc.reshape(threads, unroll * vec)
+    width = unroll * vec // 2
+    while width >= 1:  # pairwise fold of the accumulators
+        flat[:, :width] = combine(flat[:, :width], flat[:, width:2 * width])
+        width //= 2
+    value = flat[:, 0].copy()
+    lo = min(head, threads)
+    value[:lo] = combine(value[:lo], x[:lo])
+    tail = min(n - tail_start, threads)
+    value[:tail] = combine(value[:tail], x[tail_start:tail_start + tail])
+    steps = []
+    if record:
+        owner[:lo] = np.arange(lo)
+        owner[tail_start:tail_start + tail] = np.arange(tail)
+        steps.append(Step(f"{label}thread accumulators", value.copy(), [(i, int(t)) for i, t in enumerate(owner)]))
+
+    def warp_reduce(lanes):  # lanes: (warps, 32); __shfl_down_sync tree, lane 0 ends with the warp's result
+        offset = 16
+        while offset >= 1:
+            lanes[:, :32 - offset] = combine(lanes[:, :32 - offset], lanes[:, offset:])
+            offset //= 2
+        return lanes[:, 0].copy()
+
+    warp_results = warp_reduce(value.reshape(threads // 32, 32).copy())
+    if record:
+        steps.append(Step(f"{label}warp shuffles", warp_results.copy(), [(w * 32 + i, w) for w in range(threads // 32)
+                                                                           for i in range(32)]))
+    per_block = block // 32
+    slots = np.full((blocks, 32), e, dtype)
+    slots[:, :per_block] = warp_results.reshape(blocks, per_block)
+    block_results = warp_reduce(slots)
+    if record:
+        steps.append(Step(f"{label}block results", block_results.copy(),
+                          [(b * per_block + w, b) for b in range(blocks) for w in range(per_block)]))
+    return block_results, steps
+
+
+def model(x, *, op="add", return_steps=False, blocks=None, head=0, block=None, unroll=None):
+    """NumPy step-model of the fast reduction: any length >= 1.
+
+    blocks: the grid (default: what the driver would choose on a device running NOMINAL_MAX_BLOCKS blocks at
+    once); head: elements before the array's first 16-byte boundary (0 for an aligned array; head_of(address)).
+    With blocks > 1 a second pass reduces the per-block results in one block, as the driver does."""
+    x = check_model_input(x, op, "fast model: x")
+    block, unroll = block or FAST_BLOCK, unroll or FAST_UNROLL
+    if blocks is None:
+        blocks = grid_for(x.size, x.dtype, NOMINAL_MAX_BLOCKS, block, unroll)
+    if not 0 <= head < vector_width(x.dtype):
+        raise ValueError(f"fast model: head must be 0 .. {vector_width(x.dtype) - 1}, got {head}")
+    head = min(head, x.size)
+    partials, steps = _pass(x, op, blocks, block, unroll, head, return_steps, "pass 1: " if blocks > 1 else "")
+    if blocks > 1:
+        partials, more = _pass(partials, op, 1, block, unroll, 0, return_steps, "pass 2: ")
+        steps += more
+    result = partials[0]
+    return (result, steps) if return_steps else result
+
+
+def error_depth(n: int, blocks: int | None = None, dtype=None) -> int:
+    """An upper bound on the additions an input passes through (see the package docstring), for the grid the
+    driver would launch (blocks=None: NOMINAL_MAX_BLOCKS resident blocks; pass launch_grid(x) for the device's).
+    dtype=None: the larger of the float32 and float64 bounds."""
+    if dtype is None:
+        return max(error_depth(n, blocks, t) for t in (np.float32, np.float64))
+    vec = vector_width(dtype)
+    if blocks is None:
+        blocks = grid_for(n, dtype, NOMINAL_MAX_BLOCKS)
+
+    def one_pass(n, threads):
+        # each vector a thread reads lands in one accumulator: at most ceil(vectors / threads) per accumulator;
+        # then the accumulators' pairwise fold, the head and tail element, 5 shuffle steps, the block's warps.
+        return ceil_div(ceil_div(n, vec), threads) + log2(FAST_UNROLL * vec) + 2 + 5 + 5
+
+    depth = one_pass(n, blocks * FAST_BLOCK)
+    return depth + one_pass(blocks, FAST_BLOCK) if blocks > 1 else depth
+
+
+REDUCTIONS.register(
+    "fast", driver, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",
+    summary="grid-stride over a device-sized grid, 16-byte loads, independent accumulators, warp shuffles, "
+            "a one-block second pass", model=model, fast=True, launch=launch, error_depth=error_depth, builds=kernel_builds)
