@@ -1,1 +1,231 @@
-"""Placeholder: filled in by its owner."""
+"""The fast scan: single pass with decoupled look-back (Merrill & Garland 2016), kernels/scan/decoupled_lookback.cu.
+
+One launch (after one small memset of the tile-status words); one read and one write of every element, like a
+copy.  A tile is BLOCK_THREADS threads x ITEMS elements (CONFIG, per element size; by default 256 x 32 = 8192
+elements of a 32-bit type, 256 x 16 = 4096 of a 64-bit type: 32 KB);
+an array of one tile needs no status at all (one launch, no memset, no scratch): small calls are cheap.
+The kernel file's header explains the algorithm, the status-word protocols and why it cannot deadlock.
+
+Model (NumPy, `decoupled_lookback_model`): the kernel's arithmetic, vectorised over tiles and threads, for the
+schedule in which every tile finds its predecessor's inclusive prefix (P) at its first look: then the look-back
+gives tile t the prefix P[t-1] (the warp reduction of P[t-1] with 31 identities is P[t-1] exactly), so
+P = op.accumulate(tile aggregates).  Another schedule combines the same aggregates in another grouping: equal for
+integers (and max/min), within error_depth for floats.  Steps (one array of tiles * TILE values each, identity
+padding included): load; thread totals (each thread's last item holds the op over its ITEMS items); block scan
+(each thread's last item holds the inclusive scan of the thread totals within the tile, by warp shuffles and the
+warp totals); look-back (each thread's last item: the same, plus the tile's exclusive prefix); rescan (the
+result: each thread rescans its items from its prefix).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import arrays
+from ..loader import get_kernel
+from ..types import ELEMENT_TYPES, check_op, identity, ufunc
+from ..types import defines as type_defines
+from . import SCANS
+from .steps import Step
+
+KERNEL = "scan/decoupled_lookback.cu"
+FUNCTION = "decoupled_lookback_scan"
+STEP_LIMIT = 1 << 16
+
+
+@dataclass(frozen=True)
+class Config:
+    """The kernel's geometry for one element size (the #defines of decoupled_lookback.cu)."""
+
+    threads: int = 256  # BLOCK_THREADS
+    vecs: int = 4  # VECS_PER_THREAD: 16-byte vectors per thread (2, 4 or 8)
+    backoff: int = 0  # BACKOFF: ns a look-back sleeps before polling a predecessor again
+    min_blocks: int = 1  # MIN_BLOCKS: __launch_bounds__' minimum blocks per SM (caps the registers)
+
+    def defines(self) -> dict:
+        return {"BLOCK_THREADS": self.threads, "VECS_PER_THREAD": self.vecs, "BACKOFF": self.backoff,
+                "MIN_BLOCKS": self.min_blocks}
+
+
+# Per element size (bytes).  The defaults won `scripts/time_scan.py --tune` on an H100 (2026-11-22: 12 candidates,
+# int32 at 2^28 and int64 at 2^27): 256 threads x 8 vectors (32 KB tiles), at most 64 registers (4 blocks per SM);
+# int32 0.73-0.79 x copy there, int64 0.66-0.68 x (the 128 ns backoff won for 64-bit types by 1 %: noise).
+# PYSCAN_DECOUPLED_CONFIG='{"4": [256, 8, 0, 4], "8": [...]}' overrides them (`--tune` prints that line).
+CONFIG = {4: Config(256, 8, 0, 4), 8: Config(256, 8, 128, 4)}
+if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
+    for _size, _values in json.loads(os.environ["PYSCAN_DECOUPLED_CONFIG"]).items():
+        CONFIG[int(_size)] = Config(*_values)
+
+
+def config(dtype) -> Config:
+    return CONFIG[np.dtype(dtype).itemsize]
+
+
+def block_threads(dtype) -> int:
+    return config(dtype).threads
+
+
+def items_per_thread(dtype) -> int:
+    return config(dtype).vecs * (16 // np.dtype(dtype).itemsize)
+
+
+def tile_size(dtype) -> int:
+    """Elements per tile (8192 for 32-bit types, 4096 for 64-bit types with the default CONFIG)."""
+    return block_threads(dtype) * items_per_thread(dtype)
+
+
+def _check_model_input(x, op):
+    check_op(op)
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"expected a 1-D array, got shape {x.shape}")
+    if x.dtype not in ELEMENT_TYPES:
+        raise TypeError(f"unsupported dtype {x.dtype}: expected one of {', '.join(map(str, ELEMENT_TYPES))}")
+    return x
+
+
+def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False):
+    """NumPy step-model of `decoupled_lookback` (module docstring): any length."""
+    x = _check_model_input(x, op)
+    n = x.size
+    if n == 0:
+        return (x.copy(), []) if return_steps else x.copy()
+    if return_steps and n > STEP_LIMIT:
+        raise ValueError(f"decoupled_lookback: steps are recorded for at most {STEP_LIMIT} elements, got {n}")
+    f, e, dt = ufunc(op), identity(op, x.dtype), x.dtype
+    items, threads = items_per_thread(dt), block_threads(dt)
+    tile = threads * items
+    tiles = -(-n // tile)
+    flat = np.full(tiles * tile, e, dtype=dt)
+    flat[:n] = x
+    X = flat.reshape(tiles, threads, items)  # [tile, thread, item]: thread t owns items t*ITEMS ..
+
+    # 3. thread totals: a left-to-right loop over the items (accumulate, not reduce: NumPy's add.reduce sums
+    # floats pairwise, the kernel does not).
+    thread_total = f.accumulate(X, axis=2, dtype=dt)[:, :, -1]
+    # warp-shuffle inclusive scan (Kogge-Stone over 32 lanes: lane >= offset takes op(lane - offset, lane))
+    W = thread_total.reshape(tiles, threads // 32, 32).copy()
+    offset = 1
+    while offset < 32:
+        shifted = W[:, :, :-offset].copy()
+        W[:, :, offset:] = f(shifted, W[:, :, offset:])
+        offset *= 2
+    warp_totals = W[:, :, -1]
+    in_warp_exclusive = np.empty_like(W)  # shfl_up by 1, identity in lane 0
+    in_warp_exclusive[:, :, 0] = e
+    in_warp_exclusive[:, :, 1:] = W[:, :, :-1]
+    # each thread: warp_prefix = op over the totals of the warps before it, left to right from the identity
+    running = np.full(tiles, e, dtype=dt)
+    warp_prefix = np.empty_like(warp_totals)
+    for w in range(warp_totals.shape[1]):
+        warp_prefix[:, w] = running
+        running = f(running, warp_totals[:, w])
+    aggregate = running  # the tile aggregate
+    thread_prefix = f(warp_prefix[:, :, None], in_warp_exclusive).reshape(tiles, threads)
+    # 4. look-back, in the serial schedule: tile t gets P[t-1] (identity for tile 0)
+    tile_prefix = np.empty(tiles, dtype=dt)
+    tile_prefix[0] = e
+    if tiles > 1:
+        tile_prefix[1:] = f.accumulate(aggregate[:-1], dtype=dt)
+    # 5. rescan each thread's items from op(tile prefix, thread prefix)
+    start = f(tile_prefix[:, None], thread_prefix)
+    scanned = f.accumulate(np.concatenate([start[:, :, None], X], axis=2), axis=2, dtype=dt)
+    out = scanned[:, :, :-1] if exclusive else scanned[:, :, 1:]
+    result = out.reshape(-1)[:n].copy()
+    if not return_steps:
+        return result
+
+    def at_last_item(values):
+        A = X.copy()
+        A[:, :, -1] = values
+        return A.reshape(-1)
+
+    block_inclusive = f(thread_prefix, thread_total)
+    steps = [
+        Step("load (16-byte vectors through shared memory)", flat.copy(), []),
+        Step(f"thread totals ({items} items each)", at_last_item(thread_total), []),
+        Step("block scan of the thread totals (warp shuffles + warp totals)", at_last_item(block_inclusive), []),
+        Step("look-back: + the tile's exclusive prefix", at_last_item(f(tile_prefix[:, None], block_inclusive)), []),
+        Step("rescan each thread's items from its prefix" + (" (exclusive)" if exclusive else ""),
+             out.reshape(-1).copy(), []),
+    ]
+    return result, steps
+
+
+def decoupled_lookback_error_depth(n: int) -> int:
+    """Roundings on any path from an input to an output (an upper bound for every element size's Config):
+    a tile aggregate: <= ITEMS - 1 (thread loop) + 5 (warp scan) + WARPS (warp totals);
+    the look-back: P[t] = op(exclusive prefix, aggregate) with the exclusive prefix = a 5-level warp reduction of
+    the window holding the nearest P, combined last (1) with the windows after it: a path through P[j] reaches
+    P[t] with <= 7 more roundings per hop, <= 7 t over a chain of hops, t < tiles;
+    the output: op(tile prefix, thread prefix) (1) and the rescan (<= ITEMS), with the thread prefix
+    (<= ITEMS - 1 + 5 + WARPS + 1).  In all <= 7 tiles + 2 ITEMS + WARPS + 16."""
+    tile = min(tile_size(np.dtype(f"i{size}")) for size in CONFIG)
+    items = max(items_per_thread(np.dtype(f"i{size}")) for size in CONFIG)
+    warps = max(c.threads for c in CONFIG.values()) // 32
+    return 7 * -(-int(n) // tile) + 2 * items + warps + 16
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GPU.
+
+_kernels: dict = {}
+
+
+def kernel_defines(dtype, op, vector: bool = True) -> dict:
+    """The #defines of the kernel for dtype, op and 16-byte aligned (vector) or unaligned arrays."""
+    return {**config(dtype).defines(), "VECTOR_LOADS": int(vector), **type_defines(dtype, op)}
+
+
+def _kernel(dtype, op, vector: bool):
+    key = (dtype.str, op, vector)
+    fn = _kernels.get(key)
+    if fn is None:
+        fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector))
+        _kernels[key] = fn
+    return fn
+
+
+def status_words(tiles: int, itemsize: int) -> tuple:
+    """(64-bit words of tile status, of them the words the host zeroes): 32-bit types one packed word per tile;
+    64-bit types 32-bit flags (zeroed), then aggregates and inclusive prefixes (never read before their flag)."""
+    if itemsize == 4:
+        return tiles, tiles
+    flags = (tiles + 1) // 2
+    return flags + 2 * tiles, flags
+
+
+def decoupled_lookback_driver(x, out, *, op, exclusive):
+    from ..gpu import driver
+
+    n = int(x.size)
+    dtype = x.dtype
+    vector = int(x.gpudata) % 16 == 0 and int(out.gpudata) % 16 == 0  # else scalar loads for every tile
+    fn = _kernel(dtype, op, vector)
+    tiles = -(-n // tile_size(dtype))
+    threads = block_threads(dtype)
+    if tiles == 1:
+        fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
+                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1))
+        return 1
+    words, zeroed = status_words(tiles, dtype.itemsize)
+    scratch = arrays.empty((2 + words,), np.uint64)  # [0]: the tile counter (32 bits), [2:]: 16-byte aligned status
+    base = int(scratch.gpudata)
+    driver().memset_d32_async(base, 0, 2 * (2 + zeroed))
+    fn.prepared_call((tiles, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
+                     np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 16), np.int64(tiles))
+    return 1
+
+
+SCANS.register(
+    "decoupled_lookback", decoupled_lookback_driver, kernels=(KERNEL,),
+    source="Merrill & Garland 2016, single-pass parallel prefix scan with decoupled look-back",
+    summary="one pass: tiles of 128-512 threads x 8-32 items, vector loads, warp-shuffle block scan, status words "
+            "(flag + value), a warp looking back over 32 predecessors at once",
+    model=decoupled_lookback_model, trace=None, count_work=None, error_depth=decoupled_lookback_error_depth,
+    fast=True,
+)

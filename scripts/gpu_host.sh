@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
+#   bash scripts/gpu_host.sh tests|demos|bench|sanitize|stress   (logs and pictures under $OUT, or ./gpu-out)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
+bash .gpu-host/install.sh /tmp/site >/dev/null || exit 1
+# optional wheels carried in .whl/ (pytest-xdist for the parallel stage)
+ls .whl/*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+for stage in "$@"; do
+  case $stage in
+    tests)    python3 -m pyscan info > "$out/info.txt" 2>&1
+              python3 -m pytest -q -rs -m "not slow" 2>&1 | tee "$out/pytest.log" | tail -40 ;;
+    ptests)   python3 -m pyscan info > "$out/info.txt" 2>&1      # parallel: warms the kernel cache fast
+              python3 -m pytest -q -rfEs -n 12 -m "not slow" 2>&1 | tee "$out/pytest_parallel.log" | tail -60 ;;
+    full)     python3 -m pytest -q -rs 2>&1 | tee "$out/pytest_full.log" | tail -40 ;;
+    slow)     python3 -m pytest -q -rs -s -m slow 2>&1 | tee "$out/pytest_slow.log" | tail -30 ;;
+    demos)    { python3 demos/scalar_multiply.py
+                python3 demos/prefix_scan.py --size 16777216
+                python3 demos/reduction.py
+                python3 demos/histogram.py --save "$out/histogram.png"
+                python3 demos/histogram.py --compare
+                python3 demos/game_of_life.py --save "$out/life.gif" --generations 60
+                python3 demos/scan_steps.py --save "$out/scan_steps.png"
+                python3 demos/work_efficiency.py --save "$out/work_efficiency.png"; } 2>&1 | tee "$out/demos.log" | tail -120 ;;
+    bench)    python3 -m pyscan bench all --json "$out/bench.json" --plot "$out/bench.png" 2>"$out/bench_progress.log" \
+                | tee "$out/bench.txt" | tail -80 ;;
+    sanitize) python3 -m pyscan check --sanitize 2>&1 | tee "$out/sanitize.log" | tail -30 ;;
+  esac
+done

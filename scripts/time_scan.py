@@ -1,0 +1,299 @@
+"""Timing of the decoupled look-back scan (and the other single-pass / Blelloch scans) against a device-to-device
+copy and cupy.cumsum, and the cost of a small call against pycuda's InclusiveScanKernel.  Needs a GPU.
+
+    python scripts/time_scan.py [--sizes 24,28] [--reps 20] [--others] [--small]
+    python scripts/time_scan.py --tune            # time candidate geometries of decoupled_lookback (last line:
+                                                  # the JSON for PYSCAN_DECOUPLED_CONFIG)
+    python scripts/time_scan.py --prewarm         # compile every build the tests use, in parallel processes
+    python scripts/time_scan.py --exercise        # small odd sizes of every kernel of blelloch, blelloch_block,
+                                                  # single_pass, decoupled_lookback, checked (for compute-sanitizer)
+
+Times are CUDA-event medians of --reps runs after a warm-up; "x copy" = copy time / scan time (a scan reads and
+writes every element once, as the copy does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pyscan  # noqa: E402
+from pyscan import arrays, gpu  # noqa: E402
+from pyscan.scans import SCANS  # noqa: E402
+
+
+def event_ms(fn, reps):
+    drv = gpu.driver()
+    fn()
+    drv.Context.synchronize()
+    times = []
+    for _ in range(reps):
+        start, stop = drv.Event(), drv.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(stop.time_since(start))
+    return statistics.median(times)
+
+
+def time_one(k, dtype, args, cp):
+    drv = gpu.driver()
+    ga = gpu.gpuarray()
+    n = 1 << k
+    rng = np.random.default_rng(k)
+    host = (rng.integers(-100, 100, n) if dtype.kind == "i" else rng.standard_normal(n)).astype(dtype)
+    x = ga.to_gpu(host)
+    out = ga.empty_like(x)
+    copy_ms = event_ms(lambda: drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes), args.reps)
+
+    def row(what, ms):
+        print(f"{n:>10} {str(dtype):>8} {what:>32} {ms:9.4f} {n / ms / 1e6:9.1f} {copy_ms / ms:7.3f}", flush=True)
+
+    row("copy (memcpy_dtod)", copy_ms)
+    fast = SCANS.get("decoupled_lookback").driver
+    for op in ("add", "max") if args.ops else ("add",):
+        row(f"decoupled_lookback {op} (driver)", event_ms(lambda op=op: fast(x, out, op=op, exclusive=False), args.reps))
+    row("decoupled_lookback (scan())", event_ms(lambda: pyscan.scan(x, algorithm="decoupled_lookback"), args.reps))
+    if dtype.kind == "i":
+        fast(x, out, op="add", exclusive=False)
+        if not np.array_equal(out.get(), np.cumsum(host, dtype=dtype)):
+            print("   !!! decoupled_lookback result differs from np.cumsum")
+    if cp is not None:
+        xc = cp.asarray(host)
+        row("cupy.cumsum", event_ms(lambda: cp.cumsum(xc), args.reps))
+        del xc
+        cp.get_default_memory_pool().free_all_blocks()
+    if args.others and k <= 24:
+        for name in ("single_pass", "blelloch_block", "hierarchical", "blelloch"):
+            fn = SCANS.get(name).driver
+            row(name, event_ms(lambda fn=fn: fn(x, out, op="add", exclusive=False), max(3, args.reps // 4)))
+
+
+def table(args):
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    print(f"device: {gpu.device_attributes()['name']}")
+    print(f"{'n':>10} {'dtype':>8} {'what':>32} {'ms':>9} {'Gelem/s':>9} {'x copy':>7}")
+    for k in [int(s) for s in args.sizes.split(",")]:
+        for dtype in [np.dtype(d) for d in args.dtypes.split(",")]:
+            time_one(k, dtype, args, cp)
+            arrays.free_pool()
+
+
+def small(args):
+    """Per-call cost at 2^10 int32 on a GPUArray: host wall time per call, synchronised every call."""
+    drv = gpu.driver()
+    ga = gpu.gpuarray()
+    from pycuda.scan import InclusiveScanKernel
+
+    x = ga.to_gpu(np.arange(1 << 10, dtype=np.int32))
+    knl = InclusiveScanKernel(np.int32, "a+b")
+    y = ga.to_gpu(np.arange(1 << 10, dtype=np.int32))
+    out = ga.empty_like(x)
+    calls = {
+        "pycuda InclusiveScanKernel": lambda: knl(y),
+        "pyscan.scan(auto)": lambda: pyscan.scan(x),
+        "pyscan.scan(decoupled_lookback)": lambda: pyscan.scan(x, algorithm="decoupled_lookback"),
+        "decoupled driver (out given)": lambda: SCANS.get("decoupled_lookback").driver(x, out, op="add", exclusive=False),
+    }
+    results = {}
+    for name, fn in calls.items():
+        for _ in range(50):
+            fn()
+        drv.Context.synchronize()
+        per = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(400):
+                fn()
+                drv.Context.synchronize()
+            per.append((time.perf_counter() - t0) / 400 * 1e6)
+        results[name] = min(per)
+        print(f"2^10 int32 {name:>34}: {results[name]:7.1f} us per call (+ sync)", flush=True)
+    ratio = results["pyscan.scan(decoupled_lookback)"] / results["pycuda InclusiveScanKernel"]
+    print(f"pyscan.scan(decoupled_lookback) / InclusiveScanKernel = {ratio:.2f} (issue 6 target <= 2)")
+
+
+def exercise():
+    """Every kernel of the four algorithms on small odd sizes, checked against the models (for the sanitizers)."""
+    ga = gpu.gpuarray()
+    rng = np.random.default_rng(7)
+    bad = 0
+    for name in ("blelloch", "blelloch_block", "single_pass", "decoupled_lookback"):
+        for dtype in (np.int32, np.float64):
+            for n in (1, 33, 2049, 9001):
+                for op, exclusive in (("add", False), ("max", True)):
+                    host = rng.integers(-50, 50, n).astype(dtype)
+                    out = pyscan.scan(ga.to_gpu(host), algorithm=name, op=op, exclusive=exclusive).get()
+                    ref = SCANS.get(name).model(host, op=op, exclusive=exclusive)
+                    if not np.array_equal(out, ref):
+                        bad += 1
+                        print(f"MISMATCH {name} {np.dtype(dtype)} n={n} {op} exclusive={exclusive}")
+        base = ga.to_gpu(rng.integers(-50, 50, 5000).astype(np.int32))
+        view = base[1:4999]  # not 16-byte aligned
+        if not np.array_equal(pyscan.scan(view, algorithm=name).get(), np.cumsum(view.get(), dtype=np.int32)):
+            bad += 1
+            print(f"MISMATCH {name} unaligned view")
+    for name in ("blelloch", "blelloch_block"):
+        a = SCANS.get(name)
+        for n in (5, 16):
+            x = rng.integers(-9, 9, n).astype(np.int32)
+            _, steps = a.model(x, exclusive=True, return_steps=True)
+            trace = a.options["trace"](x, exclusive=True)
+            bad += sum(not np.array_equal(t, s.values) for t, s in zip(trace, steps))
+        bad += a.options["count_work"](64).additions != 126
+    print(f"exercise: {bad} mismatches")
+    return 1 if bad else 0
+
+
+def prewarm_builds() -> list:
+    """(kernel file, #defines) of every module the tests of these four algorithms compile."""
+    from pyscan.scans import blelloch as bl
+    from pyscan.scans import decoupled_lookback as dl
+    from pyscan.scans import single_pass as sp
+    from pyscan.scans.hierarchical import ADD_BLOCK_SUMS
+    from pyscan.types import OPERATOR_NAMES, SUPPORTED_DTYPES
+    from pyscan.types import defines as type_defines
+
+    builds = []
+    for dtype in SUPPORTED_DTYPES:
+        for op in OPERATOR_NAMES:
+            t = type_defines(dtype, op)
+            builds += [(dl.KERNEL, dl.kernel_defines(dtype, op, v)) for v in (False, True)]
+            builds += [(sp.KERNEL, {**t, "SECTION_SIZE": sp.SECTION_SIZE}), (bl.SWEEPS, bl.sweep_defines(dtype, op)),
+                       (bl.BLOCK_FILE, {**t, "SECTION_SIZE": bl.BLOCK_SECTION}), (ADD_BLOCK_SUMS, t)]
+    for op in OPERATOR_NAMES:
+        t = type_defines("int32", op)
+        builds += [(bl.BLOCK_FILE, {**t, "SECTION_SIZE": 1 << k, "TRACE": 1}) for k in range(1, 12)]
+    t = type_defines("int32", "add")
+    builds += [(bl.BLOCK_FILE, {**t, "SECTION_SIZE": 1 << k, "COUNT_WORK": 1}) for k in range(1, 12)]
+    builds += [(bl.SWEEPS, bl.sweep_defines("int32", "add", True))]
+    return builds
+
+
+def _compile(build):
+    from pyscan.loader import get_module
+
+    gpu.driver()
+    get_module(build[0], **build[1])
+    return build[0]
+
+
+def prewarm(jobs=14):
+    import multiprocessing as mp
+
+    builds = prewarm_builds()
+    t0 = time.perf_counter()
+    with mp.get_context("spawn").Pool(jobs) as pool:
+        pool.map(_compile, builds, chunksize=1)
+    print(f"prewarm: {len(builds)} modules compiled in {time.perf_counter() - t0:.1f} s")
+
+
+# Candidate geometries (threads, vecs, backoff ns, min blocks per SM) that --tune times for each element size.
+CANDIDATES = [
+    (256, 4, 0, 1), (256, 4, 0, 6), (256, 4, 0, 8), (256, 4, 128, 8),
+    (256, 8, 0, 1), (256, 8, 0, 4), (256, 8, 128, 4),
+    (128, 4, 0, 1), (128, 8, 0, 8),
+    (512, 4, 0, 1), (512, 4, 0, 4), (512, 2, 0, 4),
+]
+
+
+def _tune_builds():
+    from pyscan.scans import decoupled_lookback as dl
+    from pyscan.types import defines as type_defines
+
+    return [(dl.KERNEL, {**dl.Config(*c).defines(), "VECTOR_LOADS": 1, **type_defines(dt, "add")})
+            for c in CANDIDATES for dt in ("int32", "int64")]
+
+
+def _tune_size(size, dtype, k, args):
+    """Time every candidate for one element size; return the best that is right."""
+    from pyscan.scans import decoupled_lookback as dl
+
+    drv = gpu.driver()
+    ga = gpu.gpuarray()
+    rng = np.random.default_rng(k)
+    host = rng.integers(-100, 100, 1 << k).astype(dtype)
+    x = ga.to_gpu(host)
+    out = ga.empty_like(x)
+    m = (1 << 24) + 5
+    ref = np.cumsum(host[:m], dtype=dtype)
+    xs, outs = x[:m], out[:m]
+    x24, out24 = x[: 1 << 24], out[: 1 << 24]
+    copy_ms = event_ms(lambda: drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes), args.reps)
+    copy24 = event_ms(lambda: drv.memcpy_dtod(out24.gpudata, x24.gpudata, x24.nbytes), args.reps)
+    print(f"{dtype}: copy 2^{k} {copy_ms:.4f} ms, copy 2^24 {copy24:.4f} ms")
+    fn = dl.decoupled_lookback_driver
+    results = []
+    for c in CANDIDATES:
+        dl.CONFIG[size] = dl.Config(*c)
+        dl._kernels.clear()
+        fn(xs, outs, op="add", exclusive=False)
+        ok = np.array_equal(outs.get(), ref)
+        ms = event_ms(lambda: fn(x, out, op="add", exclusive=False), args.reps)
+        ms24 = event_ms(lambda: fn(x24, out24, op="add", exclusive=False), args.reps)
+        print(f"  {str(c):>22}: 2^{k} {ms:.4f} ms ({copy_ms / ms:.3f} x copy)  2^24 {ms24:.4f} ms "
+              f"({copy24 / ms24:.3f} x copy)  {'ok' if ok else 'WRONG'}", flush=True)
+        if ok:
+            results.append((ms + ms24 * (1 << (k - 24)) * 0.25, c))  # mostly the large size
+    best = min(results)[1]
+    dl.CONFIG[size] = dl.Config(*best)
+    dl._kernels.clear()
+    return list(best)
+
+
+def tune(args):
+    """Time every candidate Config of the decoupled look-back scan (int32 at 2^28, int64 at 2^27, and 2^24), check
+    each on 2^24 + 5 elements, print a table, and as the LAST line the JSON for PYSCAN_DECOUPLED_CONFIG."""
+    import json
+    import multiprocessing as mp
+
+    with mp.get_context("spawn").Pool(14) as pool:
+        pool.map(_compile, _tune_builds(), chunksize=1)
+    best = {}
+    for size, dtype, k in ((4, np.dtype(np.int32), 28), (8, np.dtype(np.int64), 27)):
+        best[str(size)] = _tune_size(size, dtype, k, args)
+        arrays.free_pool()
+    print(json.dumps(best))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="24,28", help="log2 of the lengths (default %(default)s)")
+    p.add_argument("--dtypes", default="int32,float32")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--ops", action="store_true", help="also time max")
+    p.add_argument("--others", action="store_true", help="also single_pass, blelloch_block, hierarchical, blelloch")
+    p.add_argument("--small", action="store_true", help="only the small-call comparison")
+    p.add_argument("--no-small", action="store_true", help="skip the small-call comparison")
+    p.add_argument("--exercise", action="store_true")
+    p.add_argument("--prewarm", action="store_true")
+    p.add_argument("--tune", action="store_true", help="time the candidate Configs of decoupled_lookback")
+    args = p.parse_args(argv)
+    if args.prewarm:
+        prewarm()
+        return 0
+    if args.tune:
+        tune(args)
+        return 0
+    if args.exercise:
+        return exercise()
+    if not args.small:
+        table(args)
+    if not args.no_small:
+        small(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

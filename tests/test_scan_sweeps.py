@@ -1,0 +1,434 @@
+"""blelloch, blelloch_block, single_pass and decoupled_lookback: their step-models in detail (no GPU), their
+kernels' builds (nvcc, no GPU), and on the GPU the things the general matrix (test_scan_gpu.py) does not do:
+tile and section boundaries, unaligned GPUArray views (the scalar path of the vector kernel), traces and counts
+of both Blelloch kernels, and repeated single-kernel scans on grids far larger than the GPU holds at once.
+
+Float bound (add): |out_i - ref_i| <= error_depth(n) * eps * sum_{j<=i} |x_j| with ref in float64 (each
+algorithm's error_depth documents the roundings on a path from an input to an output).
+"""
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from pyscan.loader import KERNEL_ROOT, build_source, signature
+from pyscan.scans import SCANS
+from pyscan.scans import blelloch as bl
+from pyscan.scans import decoupled_lookback as dl
+from pyscan.scans import single_pass as sp
+from pyscan.types import OPERATOR_NAMES, identity, ufunc
+
+MINE = ("blelloch", "blelloch_block", "single_pass", "decoupled_lookback")
+DTYPES = (np.int32, np.int64, np.float32, np.float64)
+
+
+def reference(x, op, exclusive):
+    """NumPy's scan: integer add wraps like np.cumsum(x, dtype=x.dtype); floats in float64."""
+    x = np.asarray(x)
+    f = ufunc(op)
+    inc = f.accumulate(x, dtype=x.dtype) if x.dtype.kind == "i" else f.accumulate(x.astype(np.float64))
+    if not exclusive or x.size == 0:
+        return inc
+    return np.concatenate([[identity(op, inc.dtype)], inc[:-1]]).astype(inc.dtype)
+
+
+def make_input(rng, n, dtype, op):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)  # add wraps
+    return rng.standard_normal(n).astype(dtype) * (100 if op != "add" else 1)
+
+
+def check(out, x, op, exclusive, depth, what):
+    out, x = np.asarray(out), np.asarray(x)
+    ref = reference(x, op, exclusive)
+    assert out.shape == x.shape and out.dtype == x.dtype, what
+    if x.dtype.kind == "i" or op != "add":
+        np.testing.assert_array_equal(out, ref.astype(x.dtype), err_msg=what)
+        return
+    mag = np.cumsum(np.abs(x.astype(np.float64)))
+    if exclusive:
+        mag = np.concatenate([[0.0], mag[:-1]])
+    bound = depth * np.finfo(x.dtype).eps * mag
+    err = np.abs(out.astype(np.float64) - ref)
+    assert np.all(err <= bound), f"{what}: worst error {err.max():.3g} > bound at {np.argmax(err - bound)}"
+
+
+# ------------------------------------------------------------------------------------------------- models (CPU)
+
+MODEL_LENGTHS = (0, 1, 2, 3, 31, 32, 33, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193, 65537)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("op", OPERATOR_NAMES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", MINE)
+def test_model_matches_numpy(name, dtype, op, exclusive, rng):
+    model, depth = SCANS.get(name).model, SCANS.get(name).options["error_depth"]
+    for n in MODEL_LENGTHS:
+        x = make_input(rng, n, dtype, op)
+        before = x.copy()
+        check(model(x, op=op, exclusive=exclusive), x, op, exclusive, depth(max(n, 1)), f"{name} n={n}")
+        np.testing.assert_array_equal(x, before)  # the input is untouched
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_model_float_bound_at_scale(name, rng):
+    """2^20 + 7 float32 elements of one sign (the worst case for cancellation-free growth of the error)."""
+    x = rng.random(2**20 + 7).astype(np.float32)
+    depth = SCANS.get(name).options["error_depth"]
+    for exclusive in (False, True):
+        check(SCANS.get(name).model(x, exclusive=exclusive), x, "add", exclusive, depth(x.size), name)
+
+
+def test_decoupled_model_is_serial_schedule_exactly():
+    """For integers the model equals np.cumsum across many tiles; for floats the serial schedule's tile prefixes
+    are the left-to-right accumulation of the tile aggregates (P[t] = P[t-1] + A[t])."""
+    x = np.ones(3 * dl.tile_size(np.float32) + 5, np.float32)  # exact: every partial sum < 2^24
+    np.testing.assert_array_equal(dl.decoupled_lookback_model(x), np.arange(1, x.size + 1, dtype=np.float32))
+
+
+@pytest.mark.parametrize("name", ["blelloch", "blelloch_block"])
+@pytest.mark.parametrize("op", OPERATOR_NAMES)
+def test_blelloch_steps(name, op, rng):
+    """2 log2 N + 3 steps of N padded values; the up-sweep leaves the total at the root; the clear step puts the
+    identity there; every edge is a combine op(old[src], old[dst]) and the down-sweep also moves old[r] to l;
+    the last step is the padded result."""
+    f, model = ufunc(op), SCANS.get(name).model
+    for n in (1, 2, 3, 13, 16, 100, 1000, 2048):
+        for exclusive in (False, True):
+            x = make_input(rng, n, np.int64, op)
+            result, steps = model(x, op=op, exclusive=exclusive, return_steps=True)
+            N = 1 << max(int(n - 1).bit_length(), 1 if name == "blelloch_block" else 0)
+            L = N.bit_length() - 1
+            e = identity(op, x.dtype)
+            assert len(steps) == bl.step_count(N) == 2 * L + 3
+            assert all(s.values.shape == (N,) and s.values.dtype == x.dtype for s in steps)
+            padded = np.full(N, e, x.dtype)
+            padded[:n] = x
+            np.testing.assert_array_equal(steps[0].values, padded)
+            assert steps[L].values[-1] == f.reduce(padded)
+            assert steps[L + 1].values[-1] == e and steps[L + 1].edges == []
+            for k, (prev, step) in enumerate(zip(steps, steps[1:]), start=1):
+                src = np.array([s for s, _ in step.edges], dtype=int)
+                dst = np.array([d for _, d in step.edges], dtype=int)
+                np.testing.assert_array_equal(step.values[dst], f(prev.values[src], prev.values[dst]))
+                if L + 2 <= k <= 2 * L + 1:  # down-sweep: l = r - s gets old[r]; nothing else changes
+                    np.testing.assert_array_equal(step.values[src], prev.values[dst])
+                    changed = np.zeros(N, bool)
+                    changed[src] = changed[dst] = True
+                    np.testing.assert_array_equal(step.values[~changed], prev.values[~changed])
+                elif 1 <= k <= L:
+                    assert len(step.edges) == N >> k
+            expected = reference(padded, op, exclusive)  # blelloch_block's store computes every position
+            if name == "blelloch":  # its store writes out[:n]; the trace row holds the identity past n
+                expected[n:] = e
+            np.testing.assert_array_equal(steps[-1].values, expected)
+            np.testing.assert_array_equal(result, expected[:n])
+
+
+def test_blelloch_block_steps_equal_blelloch_steps(rng):
+    """The shared-memory kernel and the level-by-level one do the same arithmetic on the same padded array."""
+    for n in (2, 5, 16, 77, 512):
+        x = rng.integers(-9, 9, n).astype(np.int32)
+        _, a = SCANS.get("blelloch").model(x, exclusive=True, return_steps=True)
+        _, b = SCANS.get("blelloch_block").model(x, exclusive=True, return_steps=True)
+        assert [s.label for s in a[1:]] == [s.label for s in b[1:]]
+        for s, t in zip(a[:-1], b[:-1]):
+            np.testing.assert_array_equal(s.values, t.values)
+            assert s.edges == t.edges
+        np.testing.assert_array_equal(a[-1].values[:n], b[-1].values[:n])  # the stores differ past n only
+
+
+@pytest.mark.parametrize("name", ["blelloch", "blelloch_block"])
+def test_blelloch_model_counts(name):
+    """2(N - 1) combines; active warps of a sweep level at stride s = ceil(N / 2s / 32); clear and exclusive store 0."""
+    count = SCANS.get(name).options["model_count_work"]
+    for k in range(4, 12):
+        n = 1 << k
+        work = count(n)
+        assert work.additions == 2 * (n - 1)
+        up = [-(-(n >> (j + 1)) // 32) for j in range(k)]
+        assert work.active_warps == up + [0] + up[::-1] + [0]
+    with pytest.raises(ValueError, match="power of two"):
+        count(100)
+
+
+def test_blelloch_block_multi_section_model(rng):
+    """Beyond one section: the hierarchical scheme; the steps are for one section only."""
+    x = rng.integers(-1000, 1000, 3 * bl.BLOCK_SECTION + 17).astype(np.int32)
+    np.testing.assert_array_equal(bl.blelloch_block_model(x), np.cumsum(x, dtype=np.int32))
+    with pytest.raises(ValueError, match="one section"):
+        bl.blelloch_block_model(x, return_steps=True)
+
+
+@pytest.mark.parametrize("op", OPERATOR_NAMES)
+def test_single_pass_steps_domino(op, rng):
+    """With small sections the domino shows: one step per section >= 1, each combining the previous section's last
+    (final) value into every element of the section; exclusive ends with the shift."""
+    f = ufunc(op)
+    for n, S in ((13, 4), (64, 8), (5, 2), (100, 128)):
+        for exclusive in (False, True):
+            x = make_input(rng, n, np.int64, op)
+            result, steps = sp.single_pass_model(x, op=op, exclusive=exclusive, return_steps=True, section_size=S)
+            blocks = -(-n // S)
+            log = S.bit_length() - 1
+            assert len(steps) == 1 + log + (log - 1) + (blocks - 1) + (1 if exclusive else 0)
+            assert sum(s.label.startswith("domino") for s in steps) == blocks - 1
+            for prev, step in zip(steps, steps[1:]):
+                if step.edges:
+                    src = np.array([s for s, _ in step.edges])
+                    dst = np.array([d for _, d in step.edges])
+                    np.testing.assert_array_equal(step.values[dst], f(prev.values[src], prev.values[dst]))
+            np.testing.assert_array_equal(result, reference(x, op, exclusive))
+            np.testing.assert_array_equal(steps[-1].values[:n], result)
+    with pytest.raises(ValueError, match="power of two"):
+        sp.single_pass_model(np.ones(4, np.int32), section_size=3)
+
+
+def test_decoupled_steps(rng):
+    tile, items = dl.tile_size(np.int32), dl.items_per_thread(np.int32)
+    x = rng.integers(-50, 50, 3 * tile + 9).astype(np.int32)
+    for exclusive in (False, True):
+        result, steps = dl.decoupled_lookback_model(x, exclusive=exclusive, return_steps=True)
+        assert len(steps) == 5 and "load" in steps[0].label
+        assert all(s.values.size == 4 * tile for s in steps)
+        np.testing.assert_array_equal(steps[-1].values[: x.size], result)
+        np.testing.assert_array_equal(result, reference(x, "add", exclusive))
+        # after the look-back, each thread's last item holds the inclusive scan up to it
+        lookback = steps[3].values.reshape(-1, items)[:, -1]
+        padded = np.zeros(4 * tile, np.int32)
+        padded[: x.size] = x
+        np.testing.assert_array_equal(lookback, np.cumsum(padded, dtype=np.int32)[items - 1::items])
+
+
+@pytest.mark.parametrize("values", [(128, 2, 0, 1), (512, 8, 100, 2)])
+def test_decoupled_model_other_geometry(values, monkeypatch, rng):
+    """The model follows CONFIG (what PYSCAN_DECOUPLED_CONFIG sets): other tiles, same integer results."""
+    monkeypatch.setitem(dl.CONFIG, 4, dl.Config(*values))
+    monkeypatch.setitem(dl.CONFIG, 8, dl.Config(*values))
+    assert dl.tile_size(np.int32) == values[0] * values[1] * 4 and dl.tile_size(np.int64) == values[0] * values[1] * 2
+    assert dl.kernel_defines(np.int64, "max", False)["VECS_PER_THREAD"] == values[1]
+    for dtype in (np.int32, np.int64):
+        x = make_input(rng, 5 * dl.tile_size(dtype) + 3, dtype, "add")
+        for exclusive in (False, True):
+            np.testing.assert_array_equal(dl.decoupled_lookback_model(x, exclusive=exclusive),
+                                          reference(x, "add", exclusive))
+
+
+def test_decoupled_geometry():
+    for dtype in DTYPES:
+        c = dl.config(dtype)
+        assert dl.items_per_thread(dtype) == c.vecs * 16 // np.dtype(dtype).itemsize
+        assert dl.tile_size(dtype) == c.threads * dl.items_per_thread(dtype)
+        assert c.threads % 32 == 0 and c.vecs in (2, 4, 8)
+    assert dl.status_words(10, 4) == (10, 10)
+    assert dl.status_words(11, 8) == (6 + 22, 6)  # 32-bit flags rounded up to 64-bit words, then two T arrays
+    assert SCANS.get("decoupled_lookback").fast
+    from pyscan.scans import choose_auto
+
+    assert choose_auto(1 << 20, np.int32, "add") == "decoupled_lookback"
+
+
+def test_error_depths_grow():
+    for name in MINE:
+        depth = SCANS.get(name).options["error_depth"]
+        assert depth(1) >= 1 and depth(2**31 - 1) >= depth(2**20) >= depth(2**10)
+    # the bound stays meaningful for float64 at the largest length
+    assert SCANS.get("decoupled_lookback").options["error_depth"](2**31 - 1) * np.finfo(np.float64).eps < 1e-8
+
+
+def test_section_scan_registered():
+    from pyscan.scans.hierarchical import SECTION_SCANS
+
+    s = SECTION_SCANS["blelloch_block"]
+    assert (s.file, s.function, s.section_size, s.threads) == (bl.BLOCK_FILE, bl.BLOCK_FUNCTION, 2048, 1024)
+
+
+# ------------------------------------------------------------------------------------------- kernel builds (nvcc)
+
+def test_plain_signatures_read_by_the_loader():
+    """The loader reads prepare() codes off the first declaration: the plain builds need no arg_types."""
+    assert signature(build_source("scan/blelloch_block.cu"), "blelloch_block_scan") == "PPPqi"
+    assert signature(build_source("scan/single_pass.cu"), "single_pass_scan") == "PPqiPPP"
+    assert signature(build_source("scan/decoupled_lookback.cu"), "decoupled_lookback_scan") == "PPqiPPq"
+    assert signature(build_source("scan/blelloch_sweeps.cu"), "blelloch_load") == "PPqq"
+
+
+NVCC = shutil.which("nvcc")
+VARIANTS = [
+    ("decoupled_lookback.cu", ["-DELEM_TYPE=double", "-DOP=OP_MIN"]),
+    ("decoupled_lookback.cu", ["-DELEM_TYPE=long long", "-DOP=OP_MAX", "-DVECTOR_LOADS=0"]),
+    ("decoupled_lookback.cu", ["-DELEM_TYPE=float", "-DBLOCK_THREADS=128", "-DVECS_PER_THREAD=8", "-DMIN_BLOCKS=8"]),
+    ("decoupled_lookback.cu", ["-DELEM_TYPE=int", "-DBLOCK_THREADS=512", "-DVECS_PER_THREAD=2", "-DBACKOFF=100"]),
+    ("single_pass.cu", ["-DELEM_TYPE=double", "-DOP=OP_MAX", "-DSECTION_SIZE=64"]),
+    ("blelloch_block.cu", ["-DTRACE=1", "-DCOUNT_WORK=1", "-DSECTION_SIZE=16", "-DELEM_TYPE=long long"]),
+    ("blelloch_block.cu", ["-DTRACE=1", "-DSECTION_SIZE=2", "-DELEM_TYPE=float", "-DOP=OP_MIN"]),
+    ("blelloch_block.cu", ["-DCOUNT_WORK=1"]),
+    ("blelloch_sweeps.cu", ["-DCOUNT_WORK=1", "-DELEM_TYPE=double", "-DOP=OP_MAX"]),
+]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_kernel_variants_compile(tmp_path):
+    procs = []
+    for k, (name, flags) in enumerate(VARIANTS):
+        cmd = [NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"{k}.cubin"), *flags,
+               str(KERNEL_ROOT / "scan" / name)]
+        procs.append((name, flags, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    failures = [(name, flags, p.communicate()[0]) for name, flags, p in procs if p.wait() != 0]
+    assert not failures, failures
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_bad_section_size_is_a_compile_error(tmp_path):
+    cmd = [NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "x.cubin"), "-DSECTION_SIZE=48",
+           str(KERNEL_ROOT / "scan" / "blelloch_block.cu")]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode != 0 and "power of two" in out.stdout + out.stderr
+
+
+# ------------------------------------------------------------------------------------------------------ GPU
+
+GPU_LENGTHS = (1, 2, 31, 33, 1023, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193, 3 * 8192 + 1, 65537,
+               2**20 + 7)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", MINE)
+def test_gpu_boundaries(name, dtype, exclusive, rng):
+    import pycuda.gpuarray as ga
+
+    import pyscan
+
+    depth = SCANS.get(name).options["error_depth"]
+    for op in OPERATOR_NAMES:
+        for n in GPU_LENGTHS:
+            x = make_input(rng, n, dtype, op)
+            out = pyscan.scan(ga.to_gpu(x), algorithm=name, op=op, exclusive=exclusive)
+            check(out.get(), x, op, exclusive, depth(n), f"{name} {np.dtype(dtype)} {op} n={n}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", MINE)
+def test_gpu_unaligned_views(name, dtype, rng):
+    """A GPUArray view starting 1..3 elements into an allocation (not 16-byte aligned): decoupled_lookback takes
+    its scalar path; the others do not care."""
+    import pycuda.gpuarray as ga
+
+    import pyscan
+
+    depth = SCANS.get(name).options["error_depth"]
+    tile = dl.tile_size(dtype)
+    base = make_input(rng, 3 * tile + 100, dtype, "add")
+    base_dev = ga.to_gpu(base)
+    for offset in (1, 2, 3):
+        for n in (1, tile + 1, 3 * tile + 7):
+            view = base_dev[offset:offset + n]
+            out = pyscan.scan(view, algorithm=name)
+            check(out.get(), base[offset:offset + n], "add", False, depth(n), f"{name} offset={offset} n={n}")
+    np.testing.assert_array_equal(base_dev.get(), base)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", OPERATOR_NAMES)
+@pytest.mark.parametrize("name", ["blelloch", "blelloch_block"])
+def test_gpu_trace_equals_model(name, op, rng):
+    a = SCANS.get(name)
+    for n in (1, 2, 3, 16, 100, 1000, 2048):
+        for exclusive in (False, True):
+            x = make_input(rng, n, np.int32, op)
+            trace = a.options["trace"](x, op=op, exclusive=exclusive)
+            _, steps = a.model(x, op=op, exclusive=exclusive, return_steps=True)
+            assert len(trace) == len(steps)
+            for k, (values, step) in enumerate(zip(trace, steps)):
+                np.testing.assert_array_equal(values, step.values, err_msg=f"{name} n={n} step {k} {step.label}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["blelloch", "blelloch_block"])
+def test_gpu_counted_work(name):
+    a = SCANS.get(name)
+    for k in range(4, 12):
+        n = 1 << k
+        gpu, model = a.options["count_work"](n), a.options["model_count_work"](n)
+        assert gpu.additions == 2 * (n - 1), (name, n, gpu)
+        assert gpu.active_warps == model.active_warps, (name, n)
+
+
+def _count_mismatches():
+    from pycuda.reduction import ReductionKernel
+
+    return ReductionKernel(np.int64, neutral="0", reduce_expr="a+b", map_expr="(long long)(a[i] != b[i])",
+                           arguments="const int *a, const int *b", name="pyscan_sweeps_mismatch")
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_gpu_single_pass_200_runs_at_2_to_the_24(rng):
+    """PMPP §11.7's domino on 8192 blocks (the H100 holds 132 x 2 of them at once), 200 times: no hang, every
+    element right (checked on the device against NumPy's result)."""
+    import pycuda.gpuarray as ga
+
+    import pyscan
+
+    n = 1 << 24
+    x = rng.integers(-2**31, 2**31, n, dtype=np.int32)
+    x_dev = ga.to_gpu(x)
+    ref = ga.to_gpu(np.cumsum(x, dtype=np.int32))
+    mismatches = _count_mismatches()
+    bad = []
+    for run in range(200):
+        out = pyscan.scan(x_dev, algorithm="single_pass")
+        wrong = int(mismatches(out, ref).get())
+        if wrong:
+            bad.append((run, wrong))
+    assert not bad, f"single_pass: runs with wrong elements (run, count): {bad[:10]}"
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_gpu_decoupled_lookback_repeated_many_tiles(exclusive, rng):
+    """500 runs of 2^24 + 3 int32 (2049 tiles of the default CONFIG; the H100 holds 132 x 4 at once) and 30 runs of
+    each other dtype at sizes with > 1000 tiles, every element checked."""
+    import pycuda.gpuarray as ga
+
+    import pyscan
+
+    n = (1 << 24) + 3
+    x = rng.integers(-2**31, 2**31, n, dtype=np.int32)
+    x_dev = ga.to_gpu(x)
+    ref = ga.to_gpu(reference(x, "add", exclusive))
+    mismatches = _count_mismatches()
+    bad = [(run, w) for run in range(500)
+           if (w := int(mismatches(pyscan.scan(x_dev, algorithm="decoupled_lookback", exclusive=exclusive), ref).get()))]
+    assert not bad, f"decoupled_lookback int32: runs with wrong elements: {bad[:10]}"
+    for dtype, op in ((np.int64, "add"), (np.float64, "max"), (np.float32, "min")):
+        m = 1000 * dl.tile_size(dtype) + 1
+        y = make_input(rng, m, dtype, op)
+        y_dev = ga.to_gpu(y)
+        expected = reference(y, op, exclusive).astype(dtype)
+        for run in range(30):
+            out = pyscan.scan(y_dev, algorithm="decoupled_lookback", op=op, exclusive=exclusive).get()
+            np.testing.assert_array_equal(out, expected, err_msg=f"{np.dtype(dtype)} {op} run {run}")
+
+
+@pytest.mark.gpu
+def test_gpu_decoupled_small_call_is_one_launch():
+    """One tile: one launch, no scratch, no memset."""
+    import pycuda.gpuarray as ga
+
+    import pyscan
+
+    x = ga.to_gpu(np.arange(1024, dtype=np.int32))
+    out = ga.empty_like(x)
+    assert dl.decoupled_lookback_driver(x, out, op="add", exclusive=False) == 1
+    np.testing.assert_array_equal(out.get(), np.cumsum(np.arange(1024, dtype=np.int32)))
+    np.testing.assert_array_equal(pyscan.scan(x, algorithm="decoupled_lookback").get(), out.get())
