@@ -66,3 +66,13 @@ def identity(op, dtype):
 def defines(dtype, op) -> dict:
     """The #defines that specialise a kernel for an element type and operator."""
     return {"ELEM_TYPE": c_type(dtype), "OP": op_macro(op)}
+
+
+def check_model_input(x, op):
+    """Validate the input of a NumPy step-model: a 1-D array of a supported dtype, and a known operator."""
+    check_op(op)
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"expected a 1-D array, got shape {x.shape}")
+    check_dtype(x.dtype)
+    return x

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import arrays
 from ..loader import get_kernel
-from ..types import ELEMENT_TYPES, check_op, identity, ufunc
+from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from ..types import defines as type_defines
 from . import SCANS
 from .hierarchical import (
@@ -79,14 +79,6 @@ def step_count(N: int) -> int:
 # NumPy: the sweeps on a (k, N) array, every row at once.
 
 
-def _check_model_input(x, op):
-    check_op(op)
-    x = np.asarray(x)
-    if x.ndim != 1:
-        raise ValueError(f"expected a 1-D array, got shape {x.shape}")
-    if x.dtype not in ELEMENT_TYPES:
-        raise TypeError(f"unsupported dtype {x.dtype}: expected one of {', '.join(map(str, ELEMENT_TYPES))}")
-    return x
 
 
 def sweeps(A, op, exclusive, record=None):
@@ -149,7 +141,7 @@ def _steps_of(x, N, op, exclusive, levels=False):
 def blelloch_model(x, *, op="add", exclusive=False, return_steps=False):
     """NumPy step-model of `blelloch` (one launch per level): any length, padded to N = the next power of two.
     With return_steps=True (n <= LEVEL_STEP_LIMIT) also the 2 log2 N + 3 Steps (module docstring)."""
-    x = _check_model_input(x, op)
+    x = check_model_input(x, op)
     n = x.size
     if n == 0:
         return (x.copy(), []) if return_steps else x.copy()
@@ -172,7 +164,7 @@ def blelloch_block_model(x, *, op="add", exclusive=False, return_steps=False):
     """NumPy step-model of `blelloch_block`: any length (the hierarchical scheme over sections of BLOCK_SECTION).
     With return_steps=True (n <= BLOCK_SECTION) also the Steps of one section of S = the next power of two >=
     max(n, 2) elements (module docstring), which is what the trace build runs."""
-    x = _check_model_input(x, op)
+    x = check_model_input(x, op)
     n = x.size
     if return_steps:
         if n == 0:

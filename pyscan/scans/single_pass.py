@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import arrays
 from ..loader import get_kernel
-from ..types import ELEMENT_TYPES, check_op, identity, ufunc
+from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
 from . import SCANS
 from .steps import Step
@@ -38,14 +38,6 @@ def _pow2_at_least(n: int, minimum: int = 2) -> int:
     return 1 << (max(int(n), minimum) - 1).bit_length()
 
 
-def _check_model_input(x, op):
-    check_op(op)
-    x = np.asarray(x)
-    if x.ndim != 1:
-        raise ValueError(f"expected a 1-D array, got shape {x.shape}")
-    if x.dtype not in ELEMENT_TYPES:
-        raise TypeError(f"unsupported dtype {x.dtype}: expected one of {', '.join(map(str, ELEMENT_TYPES))}")
-    return x
 
 
 def _edges(src, dst):
@@ -79,7 +71,7 @@ def brent_kung_rows(A, f, record=None):
 
 def single_pass_model(x, *, op="add", exclusive=False, return_steps=False, section_size=None):
     """NumPy step-model of `single_pass` for any length (see the module docstring for the steps)."""
-    x = _check_model_input(x, op)
+    x = check_model_input(x, op)
     n = x.size
     f, e = ufunc(op), identity(op, x.dtype)
     if n == 0:

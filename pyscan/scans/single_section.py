@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import arrays
-from ..types import ELEMENT_TYPES, check_op, identity, ufunc
+from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from . import SCANS
 from .steps import Step, WorkCount
 
@@ -190,14 +190,6 @@ def section_model(name, geometry: Geometry | None = None):
     return model
 
 
-def _check_model_input(x, op):
-    check_op(op)
-    x = np.asarray(x)
-    if x.ndim != 1:
-        raise ValueError(f"expected a 1-D array, got shape {x.shape}")
-    if x.dtype not in ELEMENT_TYPES:
-        raise TypeError(f"unsupported dtype {x.dtype}: expected one of {', '.join(map(str, ELEMENT_TYPES))}")
-    return x
 
 
 def _record_section(name, x, op, exclusive):
@@ -216,7 +208,7 @@ def _record_section(name, x, op, exclusive):
 
 def _make_model(name):
     def model(x, *, op="add", exclusive=False, return_steps=False):
-        x = _check_model_input(x, op)
+        x = check_model_input(x, op)
         if return_steps:
             if x.size == 0:
                 return x.copy(), []
