@@ -1,8 +1,8 @@
-"""Timing of the Game of Life kernels per generation, in Gcell/s, against the book's conway_ker and a
+"""Tuning script (pyscan bench life is the benchmark): timing of the Game of Life kernels per generation, in Gcell/s, against the book's conway_ker and a
 device-to-device copy of the lattice bytes (CUDA events, warm-up, the median of the timed runs).
 
-    python -m pyscan.life.bench [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
-    python -m pyscan.life.bench --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
+    python scripts/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
+    python scripts/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
 
 Each row times `driver.advance(1)` -- one generation, the lattice staying on the device (for `fast`, on its
 packed words: packing happens once, outside the timing) -- in batches of BATCH launches between two CUDA events.
@@ -21,9 +21,9 @@ import time
 
 import numpy as np
 
-from .. import arrays, gpu
-from ..loader import get_kernel
-from . import LIFE, LIFE_KERNELS, _upload, reference_step
+from pyscan import arrays, gpu
+from pyscan.life import LIFE, LIFE_KERNELS, _upload, reference_step
+from pyscan.loader import get_kernel
 
 BATCH = 10  # launches between two CUDA events: keeps the GPU's queue full, so the host's launch cost is not timed
 
