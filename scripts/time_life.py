@@ -1,5 +1,5 @@
-"""Tuning script (pyscan bench life is the benchmark): timing of the Game of Life kernels per generation, in Gcell/s, against the book's conway_ker and a
-device-to-device copy of the lattice bytes (CUDA events, warm-up, the median of the timed runs).
+"""Tuning script (`python -m pyscan bench life` is the benchmark): timing of the Game of Life kernels per
+generation, in Gcell/s, against the book's conway_ker and a device-to-device copy of the lattice bytes (CUDA events, warm-up, the median of the timed runs).
 
     python scripts/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
     python scripts/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
@@ -18,12 +18,15 @@ import json
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from pyscan import arrays, gpu
-from pyscan.life import LIFE, LIFE_KERNELS, _upload, reference_step
-from pyscan.loader import get_kernel
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pyscan import arrays, gpu  # noqa: E402
+from pyscan.life import LIFE, LIFE_KERNELS, _upload, reference_step  # noqa: E402
+from pyscan.loader import get_kernel  # noqa: E402
 
 BATCH = 10  # launches between two CUDA events: keeps the GPU's queue full, so the host's launch cost is not timed
 
