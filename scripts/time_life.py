@@ -1,5 +1,6 @@
 """Tuning script (`python -m pyscan bench life` is the benchmark): timing of the Game of Life kernels per
-generation, in Gcell/s, against the book's conway_ker and a device-to-device copy of the lattice bytes (CUDA events, warm-up, the median of the timed runs).
+generation, in Gcell/s, against the book's conway_ker and a device-to-device copy of the lattice bytes (CUDA events,
+warm-up, the median of the timed runs).
 
     python scripts/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
     python scripts/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
@@ -149,7 +150,7 @@ def smoke(generations=30) -> bool:
             limit = LIFE.get(name).options.get("max_cells")
             if limit is not None and lattice.size > limit:
                 continue
-            from . import step
+            from pyscan.life import step
 
             good = np.array_equal(step(lattice, generations, kernel=name), expected)
             ok &= good
