@@ -2,11 +2,13 @@
 copy and cupy.cumsum, and the cost of a small call against pycuda's InclusiveScanKernel.  Needs a GPU.
 
     python scripts/time_scan.py [--sizes 24,28] [--reps 20] [--others] [--small]
+    python scripts/time_scan.py --check           # the current CONFIG on all dtypes, many lengths (exact)
     python scripts/time_scan.py --tune            # time candidate geometries of decoupled_lookback (last line:
                                                   # the JSON for PYSCAN_DECOUPLED_CONFIG)
     python scripts/time_scan.py --prewarm         # compile every build the tests use, in parallel processes
     python scripts/time_scan.py --exercise        # small odd sizes of every kernel of blelloch, blelloch_block,
                                                   # single_pass, decoupled_lookback, checked (for compute-sanitizer)
+    (--prewarm / --exercise with --only decoupled_lookback: that algorithm only)
 
 Times are CUDA-event medians of --reps runs after a warm-up; "x copy" = copy time / scan time (a scan reads and
 writes every element once, as the copy does).
@@ -15,6 +17,7 @@ writes every element once, as the copy does).
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -124,12 +127,13 @@ def small(args):
     print(f"pyscan.scan(decoupled_lookback) / InclusiveScanKernel = {ratio:.2f} (issue 6 target <= 2)")
 
 
-def exercise():
-    """Every kernel of the four algorithms on small odd sizes, checked against the models (for the sanitizers)."""
+def exercise(only=None):
+    """Every kernel of the four algorithms (or only one) on small odd sizes, checked against the models (for the
+    sanitizers)."""
     ga = gpu.gpuarray()
     rng = np.random.default_rng(7)
     bad = 0
-    for name in ("blelloch", "blelloch_block", "single_pass", "decoupled_lookback"):
+    for name in [only] if only else ("blelloch", "blelloch_block", "single_pass", "decoupled_lookback"):
         for dtype in (np.int32, np.float64):
             for n in (1, 33, 2049, 9001):
                 for op, exclusive in (("add", False), ("max", True)):
@@ -144,7 +148,7 @@ def exercise():
         if not np.array_equal(pyscan.scan(view, algorithm=name).get(), np.cumsum(view.get(), dtype=np.int32)):
             bad += 1
             print(f"MISMATCH {name} unaligned view")
-    for name in ("blelloch", "blelloch_block"):
+    for name in ("blelloch", "blelloch_block") if not only else ():
         a = SCANS.get(name)
         for n in (5, 16):
             x = rng.integers(-9, 9, n).astype(np.int32)
@@ -189,22 +193,37 @@ def _compile(build):
     return build[0]
 
 
-def prewarm(jobs=14):
+def prewarm(jobs=14, only=None):
     import multiprocessing as mp
 
+    from pyscan.scans import decoupled_lookback as dl
+
     builds = prewarm_builds()
+    if only == "decoupled_lookback":
+        builds = [b for b in builds if b[0] == dl.KERNEL]
     t0 = time.perf_counter()
     with mp.get_context("spawn").Pool(jobs) as pool:
         pool.map(_compile, builds, chunksize=1)
     print(f"prewarm: {len(builds)} modules compiled in {time.perf_counter() - t0:.1f} s")
 
 
-# Candidate geometries (threads, vecs, backoff ns, min blocks per SM) that --tune times for each element size.
+# Candidate Configs that --tune times for each element size: (threads, vecs, backoff ns, min blocks per SM
+# [, pipeline, reload, l2_hint, grid_per_sm]); see pyscan.scans.decoupled_lookback.Config.
 CANDIDATES = [
-    (256, 4, 0, 1), (256, 4, 0, 6), (256, 4, 0, 8), (256, 4, 128, 8),
-    (256, 8, 0, 1), (256, 8, 0, 4), (256, 8, 128, 4),
-    (128, 4, 0, 1), (128, 8, 0, 8),
-    (512, 4, 0, 1), (512, 4, 0, 4), (512, 2, 0, 4),
+    (256, 8, 0, 4),  # one tile per block (the previous default)
+    (256, 4, 0, 6, 0, 1),
+    (256, 4, 0, 8, 0, 1),
+    (128, 8, 0, 8, 0, 1),
+    (512, 4, 0, 3, 0, 1),
+    (256, 4, 0, 5, 1, 1, 0, 0, 0),  # persistent, 1 tile prefetched, its A after the look-back (slow in run 1)
+    (256, 4, 0, 5, 1, 1, 0, 0, 1),  # ... its A before the look-back (waits for its loads)
+    (256, 2, 0, 8, 1, 1, 0, 0, 1),
+    (256, 2, 0, 7, 2, 1, 0, 7, 1),  # 2 tiles prefetched, the next one's A before the look-back
+    (256, 2, 0, 7, 2, 1, 1, 7, 1),
+    (256, 2, 0, 7, 2, 1, 0, 7, 0),
+    (256, 2, 0, 6, 3, 1, 0, 6, 1),
+    (128, 4, 0, 7, 2, 0, 0, 7, 1),
+    (128, 4, 0, 7, 2, 1, 0, 7, 1),
 ]
 
 
@@ -229,7 +248,10 @@ def _tune_size(size, dtype, k, args):
     m = (1 << 24) + 5
     ref = np.cumsum(host[:m], dtype=dtype)
     xs, outs = x[:m], out[:m]
+    ref_tail = np.cumsum(host, dtype=dtype)[-4096:]
     x24, out24 = x[: 1 << 24], out[: 1 << 24]
+    for _ in range(300):  # clocks up before the first candidate
+        drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes)
     copy_ms = event_ms(lambda: drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes), args.reps)
     copy24 = event_ms(lambda: drv.memcpy_dtod(out24.gpudata, x24.gpudata, x24.nbytes), args.reps)
     print(f"{dtype}: copy 2^{k} {copy_ms:.4f} ms, copy 2^24 {copy24:.4f} ms")
@@ -242,7 +264,11 @@ def _tune_size(size, dtype, k, args):
         ok = np.array_equal(outs.get(), ref)
         ms = event_ms(lambda: fn(x, out, op="add", exclusive=False), args.reps)
         ms24 = event_ms(lambda: fn(x24, out24, op="add", exclusive=False), args.reps)
-        print(f"  {str(c):>22}: 2^{k} {ms:.4f} ms ({copy_ms / ms:.3f} x copy)  2^24 {ms24:.4f} ms "
+        fn(x, out, op="add", exclusive=False)
+        ok = ok and np.array_equal(out[-4096:].get(), ref_tail)  # a wrong tile prefix spreads to the end
+        f = dl._kernel(dtype, "add", True)
+        regs = f"r{getattr(f, 'num_regs', '?')} l{getattr(f, 'local_size_bytes', '?')}"
+        print(f"  {str(c):>30} {regs}: 2^{k} {ms:.4f} ms ({copy_ms / ms:.3f} x copy)  2^24 {ms24:.4f} ms "
               f"({copy24 / ms24:.3f} x copy)  {'ok' if ok else 'WRONG'}", flush=True)
         if ok:
             results.append((ms + ms24 * (1 << (k - 24)) * 0.25, c))  # mostly the large size
@@ -252,10 +278,61 @@ def _tune_size(size, dtype, k, args):
     return list(best)
 
 
+def _check_builds():
+    from pyscan.scans import decoupled_lookback as dl
+
+    return [(dl.KERNEL, dl.kernel_defines(dt, op, v)) for dt, op, v in CHECKED]
+
+
+CHECKED = [("int32", "add", True), ("int32", "add", False), ("int64", "add", True), ("float32", "max", True),
+           ("float64", "min", True), ("int32", "min", True), ("float32", "add", True), ("float64", "add", True)]
+
+
+def check(args):
+    """The current CONFIG (PYSCAN_DECOUPLED_CONFIG) on CHECKED (dtype, op, aligned) at many lengths, inclusive and
+    exclusive, every element compared exactly with NumPy (float inputs are small integers: their sums are exact)."""
+    import multiprocessing as mp
+
+    from pyscan.scans import decoupled_lookback as dl
+    from pyscan.types import identity
+
+    with mp.get_context("spawn").Pool(14) as pool:
+        pool.map(_compile, _check_builds(), chunksize=1)
+    ga = gpu.gpuarray()
+    rng = np.random.default_rng(11)
+    bad = 0
+    for dtype, op, aligned in CHECKED:
+        dtype = np.dtype(dtype)
+        tile = dl.tile_size(dtype)
+        lengths = [1, 31, tile - 1, tile, tile + 1, 2 * tile + 5, 33 * tile + 17, 3000 * tile + 3]
+        if (dtype, op, aligned) == (np.dtype(np.int32), "add", True):
+            lengths += [1 << 28, (1 << 28) - 3]
+        for n in lengths:
+            lo, hi = (-1, 2) if dtype == np.float32 else (-1000, 1000)
+            host = rng.integers(lo, hi, n + 1).astype(dtype)
+            x = ga.to_gpu(host)
+            view = x[1:] if not aligned else x[:n]
+            src = host[1:] if not aligned else host[:n]
+            for exclusive in (False, True):
+                got = pyscan.scan(view, algorithm="decoupled_lookback", op=op, exclusive=exclusive).get()
+                f = {"add": np.add, "max": np.maximum, "min": np.minimum}[op]
+                ref = f.accumulate(src, dtype=dtype)
+                if exclusive:
+                    ref = np.concatenate([[identity(op, dtype)], ref[:-1]]).astype(dtype)
+                if not np.array_equal(got, ref):
+                    bad += 1
+                    first = int(np.flatnonzero(got != ref)[0])
+                    print(f"  MISMATCH {dtype} {op} aligned={aligned} n={n} exclusive={exclusive} first at {first}")
+            del x
+            arrays.free_pool()
+    print(f"check {json.dumps({k: list(v.__dict__.values()) for k, v in dl.CONFIG.items()})}: {bad} mismatches",
+          flush=True)
+    return 1 if bad else 0
+
+
 def tune(args):
     """Time every candidate Config of the decoupled look-back scan (int32 at 2^28, int64 at 2^27, and 2^24), check
     each on 2^24 + 5 elements, print a table, and as the LAST line the JSON for PYSCAN_DECOUPLED_CONFIG."""
-    import json
     import multiprocessing as mp
 
     with mp.get_context("spawn").Pool(14) as pool:
@@ -278,16 +355,20 @@ def main(argv=None):
     p.add_argument("--no-small", action="store_true", help="skip the small-call comparison")
     p.add_argument("--exercise", action="store_true")
     p.add_argument("--prewarm", action="store_true")
+    p.add_argument("--only", choices=["decoupled_lookback"], help="--prewarm / --exercise: only this algorithm")
     p.add_argument("--tune", action="store_true", help="time the candidate Configs of decoupled_lookback")
+    p.add_argument("--check", action="store_true", help="check the current CONFIG of decoupled_lookback, all dtypes")
     args = p.parse_args(argv)
     if args.prewarm:
-        prewarm()
+        prewarm(only=args.only)
         return 0
     if args.tune:
         tune(args)
         return 0
+    if args.check:
+        return check(args)
     if args.exercise:
-        return exercise()
+        return exercise(args.only)
     if not args.small:
         table(args)
     if not args.no_small:

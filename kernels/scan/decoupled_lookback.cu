@@ -5,9 +5,36 @@
 // has it (status A), and its inclusive prefix once it knows it (status P); a tile computes its exclusive prefix
 // by looking back over its predecessors, combining A aggregates until it meets a P.  No tile waits for a chain.
 //
-// One tile = BLOCK_THREADS threads x ITEMS items, ITEMS = VECS_PER_THREAD 16-byte vectors (defaults, as tuned on
-// an H100 by scripts/time_scan.py --tune: 256 x 32 = 8192 elements of a 32-bit type, 256 x 16 = 4096 of a 64-bit
-// type: 32 KB; MIN_BLOCKS = 4 caps the registers at 64 per thread).  Per tile:
+// Tuning notes (H100, 2^28 int32 add unless said; copy of 2^28 int32 = 0.72 ms; "x" = copy time / scan time;
+// two runs of scripts/time_scan.py --tune, 2026-11-22; run-to-run noise is a few %).
+// * Before (one block per tile, 256 x 8 vectors, 64 registers, 4 blocks/SM): 0.92-0.99 ms, 0.73-0.78 x.
+//   Diagnosis: a block's loads are in flight only from its start (after the tile-counter atomic) until they
+//   land; during its scan, look-back and stores its part of the SM's reads idles.
+// * PIPELINE = 1 (persistent blocks, cp.async double buffer: tile i+1's loads in flight during tile i's scan,
+//   look-back and stores).  Predicted 0.85-0.95 x.  Outcome: 1.45-1.59 ms, 0.45-0.50 x; PIPELINE 2, 3: 4.3-5.3 ms.
+//   Why (the prediction missed it): a block holds the index of the tile it prefetches, and published that
+//   tile's A only when its turn came, after the look-back of its current tile: look-backs waited on look-backs,
+//   a chain through the blocks, longer with every prefetched tile.
+// * EARLY_A = 1: the block waits for the prefetched tile's loads before its current look-back and publishes
+//   that tile's A first (bit for bit the aggregate it computes later).  Predicted: back to >= 0.85 x.
+//   Outcome: PIPELINE 1, 256 x 4 vectors, 5 blocks/SM: 0.825-0.850 ms, 0.85-0.87 x (best: the default for
+//   32-bit types); 128 x 4 or 256 x 2 with PIPELINE 2: 0.93-0.97 ms; 256 x 2 with PIPELINE 3: 1.10 ms.
+// * RELOAD = 1 (items re-read from shared memory for the rescan): 40-48 registers instead of 64, 5-8 blocks/SM.
+//   Predicted +0-3 %.  Outcome: one tile per block at 256 x 4 x 6/SM or x 8/SM: 0.98-1.01 ms, no gain; it is
+//   what lets the pipelined kernel run 5 blocks/SM (48 registers).
+// * L2_HINT = 1 (evict-first policy on the streamed loads).  Predicted +0-2 %.  Outcome: -12 % to +2 %: off.
+// * 64-bit types (int64 at 2^27 = 1 GiB): one tile per block, 256 x 8 vectors, 4/SM stays best: 1.10 ms,
+//   0.66 x; the pipelined kernels 0.43-0.57 x there (4-byte-type candidates; not tuned further).
+// * Not reached: 0.90 x (<= 0.80 ms).  Untried: more than 48 KB of (dynamic) shared memory for PIPELINE 2 at
+//   256 x 4; tiles in blockIdx order (no counter atomic: CUB's choice, but no forward-progress guarantee);
+//   the scan on the striped layout (no shared-memory transpose); no status memset (epoch-tagged flags).
+//
+// One tile = BLOCK_THREADS threads x ITEMS items, ITEMS = VECS_PER_THREAD 16-byte vectors (as tuned on an H100 by
+// scripts/time_scan.py --tune, see pyscan/scans/decoupled_lookback.py CONFIG: 32-bit types 256 x 16 = 4096
+// elements (16 KB) with PIPELINE 1, 5 blocks/SM; 64-bit types 256 x 16 = 4096 elements (32 KB), one tile per
+// block, 4 blocks/SM).  PIPELINE > 0: persistent blocks, each taking tile after tile from the counter, with the
+// next PIPELINE tiles' cp.async loads in flight while it works on one (and EARLY_A: their A published early).
+// Per tile:
 //   1. tile index from an atomic counter (not blockIdx.x: a tile only waits on tiles that took their index
 //      earlier, so they are running or finished: no deadlock, whatever order the hardware starts blocks in);
 //   2. each warp loads its own contiguous 32 x ITEMS elements with coalesced 16-byte vector loads (int4) into
@@ -46,7 +73,7 @@
 #define BLOCK_THREADS 256
 #endif
 #ifndef VECS_PER_THREAD
-#define VECS_PER_THREAD 8  // 16-byte vectors per thread (2, 4 or 8: the padding below is conflict-free for these)
+#define VECS_PER_THREAD 4  // 16-byte vectors per thread (2, 4 or 8: the padding below is conflict-free for these)
 #endif
 #ifndef VECTOR_LOADS
 #define VECTOR_LOADS 1  // the host passes 0 when `in` or `out` is not 16-byte aligned
@@ -55,7 +82,23 @@
 #define BACKOFF 0
 #endif
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 4  // __launch_bounds__' minimum resident blocks per SM: > 1 caps the registers per thread
+#define MIN_BLOCKS 5  // __launch_bounds__' minimum resident blocks per SM: > 1 caps the registers per thread
+#endif
+#ifndef PIPELINE
+#define PIPELINE 1  // > 0: persistent blocks, the next PIPELINE tiles' loads (cp.async) in flight during a tile's scan
+#endif
+#ifndef RELOAD
+#define RELOAD 1  // 1: the rescan reads the items from shared memory again (fewer registers live over the look-back)
+#endif
+#ifndef EARLY_A
+#define EARLY_A 1  // PIPELINE: publish the aggregate (A) of the next tile, already loaded, before this tile's look-back
+#endif
+#if !VECTOR_LOADS  // unaligned arrays: every tile takes the scalar path, nothing to prefetch
+#undef PIPELINE
+#define PIPELINE 0
+#endif
+#ifndef L2_HINT
+#define L2_HINT 0  // 1: the cp.async loads carry an L2 evict-first policy (PIPELINE only)
 #endif
 
 #if BLOCK_THREADS % 32 != 0 || BLOCK_THREADS > 1024
@@ -70,6 +113,10 @@ constexpr int WARP_VECS = 32 * VECS_PER_THREAD;
 constexpr int WARP_SMEM_VECS = WARP_VECS + WARP_VECS / 8;  // one padding vector after every 8
 constexpr int WARPS = BLOCK_THREADS / 32;
 constexpr unsigned FULL = 0xffffffffu;
+constexpr int STAGES = PIPELINE + 1;  // tile buffers in shared memory
+
+static_assert(STAGES * WARPS * WARP_SMEM_VECS * 16 <= 48 * 1024,
+              "static shared memory is limited to 48 KB: (PIPELINE + 1) * BLOCK_THREADS * VECS_PER_THREAD <= 2048");
 
 static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the element type must be 4 or 8 bytes");
 
@@ -144,6 +191,33 @@ struct Status<8> {  // separate flags / aggregates / inclusives with fences
     }
 };
 
+// ---- asynchronous copies (PIPELINE) -------------------------------------------------------------------------
+// cp.async (sm_80+): a 16-byte global -> shared copy that needs no register and does not block the thread; the
+// thread waits for its groups of copies with cp.async.wait_group.  .cg: cached in L2 only (read once).
+// L2_HINT: with an L2 "evict first" policy, so 1 GiB of streamed input does not push the tile status out of L2.
+
+__device__ __forceinline__ unsigned long long evict_first_policy() {
+    unsigned long long policy = 0;
+#if L2_HINT
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+    return policy;
+}
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, unsigned long long policy) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+#if L2_HINT
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "l"(policy)
+                 : "memory");
+#else
+    (void)policy;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
 // ---- the kernel ---------------------------------------------------------------------------------------------
 
 __device__ __forceinline__ T warp_reduce(T v) {
@@ -151,135 +225,246 @@ __device__ __forceinline__ T warp_reduce(T v) {
     return v;
 }
 
+// Is this warp's part of `tile` whole, and the arrays 16-byte aligned (the vector path)?
+__device__ __forceinline__ bool warp_part_full(long long n, int tile, int warp) {
+    return VECTOR_LOADS && n - ((long long)tile * TILE + (long long)warp * WARP_ITEMS) >= WARP_ITEMS;
+}
+
+// Starts this thread's cp.async copies of its warp's part of `tile` into `buffer` (the vector path only: a partial
+// or unaligned part is loaded by scalar loads when its turn comes).
+__device__ __forceinline__ void prefetch(T* buffer, const T* in, long long n, int tile, long long num_tiles, int warp,
+                                         int lane, unsigned long long policy) {
+    if (tile < num_tiles && warp_part_full(n, tile, warp)) {
+        const int4* src = reinterpret_cast<const int4*>(in + (long long)tile * TILE + (long long)warp * WARP_ITEMS);
+        int4* dst = reinterpret_cast<int4*>(buffer + warp * WARP_SMEM_VECS * VEC);
+#pragma unroll
+        for (int k = 0; k < VECS_PER_THREAD; ++k) cp_async16(&dst[pad_vec(lane + 32 * k)], src + lane + 32 * k, policy);
+    }
+}
+
+// Grid: PIPELINE 0: one block per tile.  PIPELINE 1: any number of blocks (the host launches a few per SM), each
+// looping over tiles taken from the counter; every index it takes, it processes in increasing order.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_scan(T* out, const T* in, long long n, int exclusive, unsigned int* tile_counter,
                             unsigned long long* status, long long num_tiles) {
-    __shared__ __align__(16) T smem[WARPS * WARP_SMEM_VECS * VEC];
+    __shared__ __align__(16) T smem[STAGES][WARPS * WARP_SMEM_VECS * VEC];
     __shared__ T warp_totals[WARPS];
     __shared__ T shared_prefix;
-    __shared__ int shared_tile;
+    __shared__ int shared_tile[STAGES];
+#if PIPELINE && EARLY_A
+    __shared__ T next_warp_totals[WARPS];
+#endif
 
     const int t = threadIdx.x;
     const int lane = t & 31;
     const int warp = t >> 5;
-    T* wsmem = smem + warp * WARP_SMEM_VECS * VEC;  // this warp's region
-    int4* wvec = reinterpret_cast<int4*>(wsmem);
+    const unsigned long long policy = evict_first_policy();
+    (void)policy;
 
-    // 1. Dynamic tile index.
-    if (t == 0) shared_tile = num_tiles > 1 ? (int)atomicAdd(tile_counter, 1u) : 0;
+    // 1. Dynamic tile index (not blockIdx.x: a tile only waits on tiles whose index was taken earlier, by a block
+    //    that is running, and each block works through its indices in order: no deadlock, whatever order the
+    //    hardware starts blocks in).
+#if PIPELINE
+    // Prologue: the first PIPELINE indices, and this thread's copies of its warp's part of each.
+    if (t == 0) {
+        for (int s = 0; s < PIPELINE; ++s)
+            shared_tile[s] = num_tiles > 1 ? (int)atomicAdd(tile_counter, 1u) : s == 0 ? (int)blockIdx.x : (int)num_tiles;
+    }
     __syncthreads();
-    const int tile = shared_tile;
-    const long long base = (long long)tile * TILE + (long long)warp * WARP_ITEMS;  // this warp's part
-    const long long remaining = n - base;  // may be <= 0 for warps past the end of a partial tile
-    const bool full = remaining >= WARP_ITEMS && VECTOR_LOADS;
-
-    // 2. This warp's part: striped coalesced loads into its region, then each lane reads its ITEMS (blocked).
-    if (full) {
-        const int4* src = reinterpret_cast<const int4*>(in + base);
-#pragma unroll
-        for (int k = 0; k < VECS_PER_THREAD; ++k) {
-            const int v = lane + 32 * k;
-            wvec[pad_vec(v)] = __ldcs(src + v);  // streamed: read once
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const int e = lane + 32 * k;
-            wsmem[pad_elem(e)] = e < remaining ? in[base + e] : op_identity();
-        }
+    for (int s = 0; s < PIPELINE; ++s) {
+        prefetch(smem[s], in, n, shared_tile[s], num_tiles, warp, lane, policy);
+        cp_async_commit();
     }
-    __syncwarp();
-    T items[ITEMS];
-#pragma unroll
-    for (int j = 0; j < VECS_PER_THREAD; ++j) {
-        Vec v;
-        v.raw = wvec[pad_vec(lane * VECS_PER_THREAD + j)];
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) items[j * VEC + i] = v.e[i];
-    }
-
-    // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.
-    T thread_total = items[0];
-#pragma unroll
-    for (int i = 1; i < ITEMS; ++i) thread_total = op_combine(thread_total, items[i]);
-    T inclusive = thread_total;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-        const T y = __shfl_up_sync(FULL, inclusive, offset);
-        if (lane >= offset) inclusive = op_combine(y, inclusive);
-    }
-    T thread_prefix = __shfl_up_sync(FULL, inclusive, 1);  // exclusive within the warp
-    if (lane == 0) thread_prefix = op_identity();
-    if (lane == 31) warp_totals[warp] = inclusive;
+#else
+    if (t == 0) shared_tile[0] = num_tiles > 1 ? (int)atomicAdd(tile_counter, 1u) : (int)blockIdx.x;
     __syncthreads();
-    T warp_prefix = op_identity();
-    T aggregate = op_identity();
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) {
-        if (w == warp) warp_prefix = aggregate;
-        aggregate = op_combine(aggregate, warp_totals[w]);
-    }
-    thread_prefix = op_combine(warp_prefix, thread_prefix);
+#endif
+    int tile = shared_tile[0];
+    int stage = 0;
+    bool a_published = false;  // EARLY_A: this tile's A was published in the previous iteration
 
-    // 4. Decoupled look-back (warp 0).
-    if (num_tiles > 1 && warp == 0) {
-        Status<sizeof(T)> st(status, num_tiles);
-        T exclusive_prefix = op_identity();
-        if (tile == 0) {
-            if (lane == 0) st.publish(0, STATUS_P, aggregate);
-        } else {
-            if (lane == 0) st.publish(tile, STATUS_A, aggregate);
-            // Lane i looks at tile (window - i): lane 0 the nearest predecessor.
-            for (int window = tile - 1;; window -= 32) {
-                unsigned flag;
-                T value;
-                st.read_window(window - lane, flag, value);
-                const unsigned p_lanes = __ballot_sync(FULL, flag == STATUS_P);
-                const int nearest_p = p_lanes ? __ffs(p_lanes) - 1 : 32;
-                // The lanes before the nearest P hold aggregates (A) of tiles between it and us; the P lane
-                // holds the inclusive prefix of everything up to its tile; the lanes past it are not needed.
-                const T window_total = warp_reduce(lane <= nearest_p ? value : op_identity());
-                exclusive_prefix = op_combine(window_total, exclusive_prefix);
-                if (p_lanes) break;
+    while (tile < num_tiles) {
+        T* wsmem = smem[stage] + warp * WARP_SMEM_VECS * VEC;  // this warp's region of this stage
+        int4* wvec = reinterpret_cast<int4*>(wsmem);
+        const long long base = (long long)tile * TILE + (long long)warp * WARP_ITEMS;  // this warp's part
+        const long long remaining = n - base;  // may be <= 0 for warps past the end of a partial tile
+        const bool full = warp_part_full(n, tile, warp);
+
+#if PIPELINE
+        // Take one more index now and start its copies into the stage the previous iteration used (the barrier
+        // tells every thread that that iteration is over): PIPELINE tiles' loads stay in flight while this tile
+        // is scanned, looked back and stored.
+        const int ahead = (stage + PIPELINE) % STAGES;
+        if (t == 0) shared_tile[ahead] = num_tiles > 1 ? (int)atomicAdd(tile_counter, 1u) : (int)num_tiles;
+        __syncthreads();
+        prefetch(smem[ahead], in, n, shared_tile[ahead], num_tiles, warp, lane, policy);
+        cp_async_commit();
+        // This thread's copies of the current tile (and with EARLY_A of the next one) have landed.
+        cp_async_wait<EARLY_A ? PIPELINE - 1 : PIPELINE>();
+        const int next = shared_tile[(stage + 1) % STAGES];
+#else
+        const int next = (int)num_tiles;
+        if (full) {
+            const int4* src = reinterpret_cast<const int4*>(in + base);
+#pragma unroll
+            for (int k = 0; k < VECS_PER_THREAD; ++k) {
+                const int v = lane + 32 * k;
+                wvec[pad_vec(v)] = __ldcs(src + v);  // streamed: read once
             }
-            if (lane == 0) st.publish(tile, STATUS_P, op_combine(exclusive_prefix, aggregate));
         }
-        if (lane == 0) shared_prefix = exclusive_prefix;
-    } else if (num_tiles <= 1 && t == 0) {
-        shared_prefix = op_identity();
-    }
-    __syncthreads();
+#endif
+        // 2. This warp's part: striped coalesced loads into its region (above), then each lane reads its ITEMS
+        //    (blocked).  Partial tile / unaligned arrays: scalar loads, the identity past the end.
+        if (!full) {
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                const int e = lane + 32 * k;
+                wsmem[pad_elem(e)] = e < remaining ? in[base + e] : op_identity();
+            }
+        }
+        __syncwarp();  // only this warp wrote its region
+        T items[ITEMS];
+#pragma unroll
+        for (int j = 0; j < VECS_PER_THREAD; ++j) {
+            Vec v;
+            v.raw = wvec[pad_vec(lane * VECS_PER_THREAD + j)];
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) items[j * VEC + i] = v.e[i];
+        }
 
-    // 5. Rescan the items from the thread's prefix, store the warp's part through its region.
-    T running = op_combine(shared_prefix, thread_prefix);
+        // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.
+        T thread_total = items[0];
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-        const T x = items[i];
-        const T next = op_combine(running, x);
-        items[i] = exclusive ? running : next;
-        running = next;
-    }
-    // Every lane read its blocked vectors before the __syncthreads above: the region can be overwritten.
+        for (int i = 1; i < ITEMS; ++i) thread_total = op_combine(thread_total, items[i]);
+        T inclusive = thread_total;
 #pragma unroll
-    for (int j = 0; j < VECS_PER_THREAD; ++j) {
-        Vec v;
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
-        wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
-    }
-    __syncwarp();
-    if (full) {
-        int4* dst = reinterpret_cast<int4*>(out + base);
-#pragma unroll
-        for (int k = 0; k < VECS_PER_THREAD; ++k) {
-            const int v = lane + 32 * k;
-            __stcs(dst + v, wvec[pad_vec(v)]);
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const T y = __shfl_up_sync(FULL, inclusive, offset);
+            if (lane >= offset) inclusive = op_combine(y, inclusive);
         }
-    } else {
+        T thread_prefix = __shfl_up_sync(FULL, inclusive, 1);  // exclusive within the warp
+        if (lane == 0) thread_prefix = op_identity();
+        if (lane == 31) warp_totals[warp] = inclusive;
+#if PIPELINE && EARLY_A
+        // The next tile's data are here too: its warp totals, by the same arithmetic as below (so the A published
+        // now is bit for bit the aggregate it will compute), and warp 0 publishes its A before this tile's
+        // look-back.  Why: a block holds the indices of the tiles it prefetches; if the next tile's A waited
+        // until this tile's look-back is over, look-backs would wait on look-backs, a chain through the blocks.
+        const bool early = num_tiles > 1 && next > 0 && next < num_tiles && (long long)(next + 1) * TILE <= n;
+        if (early) {
+            const int4* nvec = reinterpret_cast<const int4*>(smem[(stage + 1) % STAGES] + warp * WARP_SMEM_VECS * VEC);
+            T total = op_identity();
 #pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const int e = lane + 32 * k;
-            if (e < remaining) out[base + e] = wsmem[pad_elem(e)];
+            for (int j = 0; j < VECS_PER_THREAD; ++j) {
+                Vec v;
+                v.raw = nvec[pad_vec(lane * VECS_PER_THREAD + j)];
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) total = (j == 0 && i == 0) ? v.e[0] : op_combine(total, v.e[i]);
+            }
+#pragma unroll
+            for (int offset = 1; offset < 32; offset <<= 1) {
+                const T y = __shfl_up_sync(FULL, total, offset);
+                if (lane >= offset) total = op_combine(y, total);
+            }
+            if (lane == 31) next_warp_totals[warp] = total;
         }
+#else
+        const bool early = false;
+#endif
+        __syncthreads();
+        T warp_prefix = op_identity();
+        T aggregate = op_identity();
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) {
+            if (w == warp) warp_prefix = aggregate;
+            aggregate = op_combine(aggregate, warp_totals[w]);
+        }
+        thread_prefix = op_combine(warp_prefix, thread_prefix);
+
+        // 4. Decoupled look-back (warp 0).
+        if (num_tiles > 1 && warp == 0) {
+            Status<sizeof(T)> st(status, num_tiles);
+            T exclusive_prefix = op_identity();
+#if PIPELINE && EARLY_A
+            if (early && lane == 0) {
+                T next_aggregate = op_identity();
+#pragma unroll
+                for (int w = 0; w < WARPS; ++w) next_aggregate = op_combine(next_aggregate, next_warp_totals[w]);
+                st.publish(next, STATUS_A, next_aggregate);
+            }
+#endif
+            if (tile == 0) {
+                if (lane == 0) st.publish(0, STATUS_P, aggregate);
+            } else {
+                if (lane == 0 && !a_published) st.publish(tile, STATUS_A, aggregate);
+                // Lane i looks at tile (window - i): lane 0 the nearest predecessor.
+                for (int window = tile - 1;; window -= 32) {
+                    unsigned flag;
+                    T value;
+                    st.read_window(window - lane, flag, value);
+                    const unsigned p_lanes = __ballot_sync(FULL, flag == STATUS_P);
+                    const int nearest_p = p_lanes ? __ffs(p_lanes) - 1 : 32;
+                    // The lanes before the nearest P hold aggregates (A) of tiles between it and us; the P lane
+                    // holds the inclusive prefix of everything up to its tile; the lanes past it are not needed.
+                    const T window_total = warp_reduce(lane <= nearest_p ? value : op_identity());
+                    exclusive_prefix = op_combine(window_total, exclusive_prefix);
+                    if (p_lanes) break;
+                }
+                if (lane == 0) st.publish(tile, STATUS_P, op_combine(exclusive_prefix, aggregate));
+            }
+            if (lane == 0) shared_prefix = exclusive_prefix;
+        } else if (num_tiles <= 1 && t == 0) {
+            shared_prefix = op_identity();
+        }
+        __syncthreads();
+
+        // 5. Rescan the items from the thread's prefix, store the warp's part through its region.
+        T running = op_combine(shared_prefix, thread_prefix);
+#if RELOAD
+        // The items again from shared memory (still there): they need no registers across the look-back.
+#pragma unroll
+        for (int j = 0; j < VECS_PER_THREAD; ++j) {
+            Vec v;
+            v.raw = wvec[pad_vec(lane * VECS_PER_THREAD + j)];
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) items[j * VEC + i] = v.e[i];
+        }
+#endif
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            const T x = items[i];
+            const T nxt = op_combine(running, x);
+            items[i] = exclusive ? running : nxt;
+            running = nxt;
+        }
+        // Every lane read its blocked vectors before the __syncthreads above: the region can be overwritten.
+#pragma unroll
+        for (int j = 0; j < VECS_PER_THREAD; ++j) {
+            Vec v;
+#pragma unroll
+            for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
+            wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
+        }
+        __syncwarp();
+        if (full) {
+            int4* dst = reinterpret_cast<int4*>(out + base);
+#pragma unroll
+            for (int k = 0; k < VECS_PER_THREAD; ++k) {
+                const int v = lane + 32 * k;
+                __stcs(dst + v, wvec[pad_vec(v)]);
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                const int e = lane + 32 * k;
+                if (e < remaining) out[base + e] = wsmem[pad_elem(e)];
+            }
+        }
+        tile = next;
+        stage = (stage + 1) % STAGES;
+        a_published = early;
     }
+#if PIPELINE
+    cp_async_wait<0>();  // (nothing is pending: the last indices taken were past the end)
+#endif
 }

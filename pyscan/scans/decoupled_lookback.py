@@ -1,8 +1,9 @@
 """The fast scan: single pass with decoupled look-back (Merrill & Garland 2016), kernels/scan/decoupled_lookback.cu.
 
 One launch (after one small memset of the tile-status words); one read and one write of every element, like a
-copy.  A tile is BLOCK_THREADS threads x ITEMS elements (CONFIG, per element size; by default 256 x 32 = 8192
-elements of a 32-bit type, 256 x 16 = 4096 of a 64-bit type: 32 KB);
+copy.  A tile is BLOCK_THREADS threads x ITEMS elements (CONFIG, per element size; by default 256 x 16 = 4096
+elements of either size: 16 KB for 32-bit types, which run persistent blocks with a prefetched tile (PIPELINE),
+32 KB for 64-bit types);
 an array of one tile needs no status at all (one launch, no memset, no scratch): small calls are cheap.
 The kernel file's header explains the algorithm, the status-word protocols and why it cannot deadlock.
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from .. import arrays
 from ..loader import get_kernel
-from ..types import ELEMENT_TYPES, check_op, identity, ufunc
+from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
 from . import SCANS
 from .steps import Step
@@ -45,17 +46,44 @@ class Config:
     vecs: int = 4  # VECS_PER_THREAD: 16-byte vectors per thread (2, 4 or 8)
     backoff: int = 0  # BACKOFF: ns a look-back sleeps before polling a predecessor again
     min_blocks: int = 1  # MIN_BLOCKS: __launch_bounds__' minimum blocks per SM (caps the registers)
+    pipeline: int = 0  # PIPELINE: 1 = persistent blocks, the next tile's cp.async loads in flight (threads*vecs <= 1024)
+    reload: int = 0  # RELOAD: 1 = the rescan reads the items from shared memory again (fewer registers)
+    l2_hint: int = 0  # L2_HINT: 1 = an L2 evict-first policy on the cp.async loads
+    grid_per_sm: int = 0  # PIPELINE: blocks launched per SM (0: min_blocks)
+    early_a: int = 1  # EARLY_A: PIPELINE publishes the next tile's aggregate before this tile's look-back
 
     def defines(self) -> dict:
         return {"BLOCK_THREADS": self.threads, "VECS_PER_THREAD": self.vecs, "BACKOFF": self.backoff,
-                "MIN_BLOCKS": self.min_blocks}
+                "MIN_BLOCKS": self.min_blocks, "PIPELINE": self.pipeline, "RELOAD": self.reload,
+                "L2_HINT": self.l2_hint, "EARLY_A": self.early_a}
+
+    def grid(self, tiles: int, vector: bool = True) -> int:
+        """Blocks to launch for `tiles` tiles: one per tile, or with PIPELINE (aligned arrays only: the kernel for
+        unaligned ones has no pipeline) a few per SM, at most one per tile."""
+        if not self.pipeline or not vector or tiles <= 1:
+            return tiles
+        return min(tiles, _multiprocessors() * (self.grid_per_sm or self.min_blocks))
 
 
-# Per element size (bytes).  The defaults won `scripts/time_scan.py --tune` on an H100 (2026-11-22: 12 candidates,
-# int32 at 2^28 and int64 at 2^27): 256 threads x 8 vectors (32 KB tiles), at most 64 registers (4 blocks per SM);
-# int32 0.73-0.79 x copy there, int64 0.66-0.68 x (the 128 ns backoff won for 64-bit types by 1 %: noise).
-# PYSCAN_DECOUPLED_CONFIG='{"4": [256, 8, 0, 4], "8": [...]}' overrides them (`--tune` prints that line).
-CONFIG = {4: Config(256, 8, 0, 4), 8: Config(256, 8, 128, 4)}
+_sm_count: list = []
+
+
+def _multiprocessors() -> int:
+    if not _sm_count:
+        from ..gpu import multiprocessor_count
+
+        _sm_count.append(multiprocessor_count())
+    return _sm_count[0]
+
+
+# Per element size (bytes).  The defaults won `scripts/time_scan.py --tune` on an H100 (2026-11-22, two runs of
+# 14-18 candidates, int32 at 2^28 and int64 at 2^27; the kernel file's tuning notes have the numbers):
+# 32-bit types: persistent blocks with one tile prefetched and its A published early (PIPELINE 1, EARLY_A),
+#   256 threads x 4 vectors (16 KB tiles), 48 registers (RELOAD), 5 blocks per SM: int32 0.85-0.87 x copy;
+# 64-bit types: one tile per block, 256 threads x 8 vectors (32 KB tiles), 64 registers, 4 blocks per SM: 0.66 x.
+# PYSCAN_DECOUPLED_CONFIG='{"4": [256, 4, 0, 5, 1, 1, 0, 0, 1], "8": [...]}' overrides them (`--tune` prints that
+# line; the fields are Config's, in order, trailing ones optional).
+CONFIG = {4: Config(256, 4, 0, 5, 1, 1, 0, 0, 1), 8: Config(256, 8, 0, 4)}
 if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
     for _size, _values in json.loads(os.environ["PYSCAN_DECOUPLED_CONFIG"]).items():
         CONFIG[int(_size)] = Config(*_values)
@@ -74,23 +102,13 @@ def items_per_thread(dtype) -> int:
 
 
 def tile_size(dtype) -> int:
-    """Elements per tile (8192 for 32-bit types, 4096 for 64-bit types with the default CONFIG)."""
+    """Elements per tile (4096 for 32-bit and 64-bit types with the default CONFIG)."""
     return block_threads(dtype) * items_per_thread(dtype)
-
-
-def _check_model_input(x, op):
-    check_op(op)
-    x = np.asarray(x)
-    if x.ndim != 1:
-        raise ValueError(f"expected a 1-D array, got shape {x.shape}")
-    if x.dtype not in ELEMENT_TYPES:
-        raise TypeError(f"unsupported dtype {x.dtype}: expected one of {', '.join(map(str, ELEMENT_TYPES))}")
-    return x
 
 
 def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False):
     """NumPy step-model of `decoupled_lookback` (module docstring): any length."""
-    x = _check_model_input(x, op)
+    x = check_model_input(x, op)
     n = x.size
     if n == 0:
         return (x.copy(), []) if return_steps else x.copy()
@@ -216,7 +234,7 @@ def decoupled_lookback_driver(x, out, *, op, exclusive):
     scratch = arrays.empty((2 + words,), np.uint64)  # [0]: the tile counter (32 bits), [2:]: 16-byte aligned status
     base = int(scratch.gpudata)
     driver().memset_d32_async(base, 0, 2 * (2 + zeroed))
-    fn.prepared_call((tiles, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
+    fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
                      np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 16), np.int64(tiles))
     return 1
 
