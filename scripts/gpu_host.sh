@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
-#   bash scripts/gpu_host.sh tests|demos|bench|sanitize|stress   (logs and pictures under $OUT, or ./gpu-out)
+#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize)   (logs and pictures under $OUT, or ./gpu-out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -20,8 +20,10 @@ for stage in "$@"; do
                 python3 demos/prefix_scan.py --size 16777216
                 python3 demos/reduction.py
                 python3 demos/histogram.py --save "$out/histogram.png"
-                python3 demos/histogram.py --compare
+                python3 demos/histogram.py --compare --no-chart
                 python3 demos/game_of_life.py --save "$out/life.gif" --generations 60
+                python3 demos/game_of_life.py --iterative --save /tmp/life_iterative.png
+                python3 demos/game_of_life.py --iterative --save /tmp/life_iterative.png
                 python3 demos/scan_steps.py --save "$out/scan_steps.png"
                 python3 demos/work_efficiency.py --save "$out/work_efficiency.png"; } 2>&1 | tee "$out/demos.log" | tail -120 ;;
     bench)    python3 -m pyscan bench all --json "$out/bench.json" --plot "$out/bench.png" 2>"$out/bench_progress.log" \
