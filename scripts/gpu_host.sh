@@ -23,7 +23,6 @@ for stage in "$@"; do
                 python3 demos/histogram.py --compare --no-chart
                 python3 demos/game_of_life.py --save "$out/life.gif" --generations 60
                 python3 demos/game_of_life.py --iterative --save /tmp/life_iterative.png
-                python3 demos/game_of_life.py --iterative --save /tmp/life_iterative.png
                 python3 demos/scan_steps.py --save "$out/scan_steps.png"
                 python3 demos/work_efficiency.py --save "$out/work_efficiency.png"; } 2>&1 | tee "$out/demos.log" | tail -120 ;;
     bench)    python3 -m pyscan bench all --json "$out/bench.json" --plot "$out/bench.png" 2>"$out/bench_progress.log" \
