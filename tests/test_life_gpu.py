@@ -123,7 +123,13 @@ def test_fast_rows_per_thread(rows, shape, rng):
     np.testing.assert_array_equal(driver._current.get(), life.pack_bits(life.reference_step(lattice, 25)))
 
 
-def test_bench_smoke():
-    from pyscan.life import bench
+def test_tuning_script_smoke():
+    """scripts/time_life.py --smoke: every kernel on small odd sizes against the reference."""
+    import subprocess
+    import sys
+    from pathlib import Path
 
-    assert bench.smoke(generations=5)
+    script = Path(__file__).resolve().parent.parent / "scripts" / "time_life.py"
+    result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "MISMATCH" not in result.stdout and "smoke" in result.stdout
