@@ -9,9 +9,10 @@
 * **Includes.**  Kernel files include shared headers by relative path (`#include "../common/operators.cuh"`),
   which works for plain nvcc.  SourceModule compiles a string in a temporary folder, so the loader inlines
   those includes itself, with `#line` directives: nvcc's messages name the real `.cu` file and line.
-* **Cache.**  In-process on (source text, defines, options, device, context): a second call compiles nothing
-  and returns the same prepared function.  pycuda's own disk cache (~/.cache/pycuda) stays on, so a new
-  process skips nvcc for kernels it has built before.
+* **Cache.**  Modules in-process on (the expanded source text, options, context); prepared functions on (file,
+  function, defines, options, context), checked against the files' modification times, so a kernel file edited
+  in a running session is compiled again.  A second call compiles nothing and returns the same function.
+  pycuda's own disk cache (~/.cache/pycuda) stays on, so a new process skips nvcc for kernels built before.
 * **Prepared functions.**  The argument types are read off the `__global__` signature (pointers -> "P",
   `int` -> "i", `long long` -> "q", the element type as specialised, ...) and given to `prepare()` once.
 """
@@ -92,10 +93,17 @@ def _define_lines(defines: dict) -> list[str]:
     return lines
 
 
+def _build(relpath: str, defines: dict) -> tuple[str, frozenset]:
+    """(the source SourceModule compiles, the files it was read from)."""
+    path = kernel_path(relpath)
+    files = {path}
+    source = "\n".join(_define_lines(defines) + _expand(path, files)) + "\n"
+    return source, frozenset(files)
+
+
 def build_source(relpath: str, **defines) -> str:
     """The source SourceModule compiles: the #defines, then the file with its includes inlined."""
-    path = kernel_path(relpath)
-    return "\n".join(_define_lines(defines) + _expand(path, {path})) + "\n"
+    return _build(relpath, defines)[0]
 
 
 def global_functions(source: str) -> list[str]:
@@ -156,9 +164,14 @@ _cache: dict = {}
 
 
 def _context_key(drv):
+    """The current context's driver handle: modules and functions belong to one context."""
     context = drv.Context.get_current()
-    device = drv.Context.get_device()
-    return (device.pci_bus_id(), getattr(context, "handle", id(context)))
+    handle = getattr(context, "handle", None)
+    return handle if handle is not None else drv.Context.get_device().pci_bus_id()
+
+
+def _stamps(files) -> tuple:
+    return tuple(sorted((str(f), f.stat().st_mtime_ns) for f in files))
 
 
 def get_module(relpath: str, *, options: tuple = (), **defines):
@@ -187,19 +200,22 @@ def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: s
     functions raise AttributeError listing the file's __global__ functions, and nvcc errors raise
     KernelCompileError with nvcc's log.  `arg_types` overrides the argument types read off the signature.
     """
-    key = ("function", relpath, function, tuple(options), arg_types, tuple(sorted(defines.items())))
     drv = driver()
-    cached = _cache.get(key + (_context_key(drv),))
-    if cached is not None:
-        return cached
-    source = build_source(relpath, **defines)
+    key = ("function", relpath, function, tuple(options), arg_types, tuple(sorted(defines.items())), _context_key(drv))
+    cached = _cache.get(key)
+    # A hit costs a dict look-up and a stat of each source file: a kernel file edited in a running session (a
+    # notebook, say) is read and compiled again rather than served stale.
+    if cached is not None and _stamps(cached[1]) == cached[2]:
+        return cached[0]
+    source, files = _build(relpath, defines)
+    stamps = _stamps(files)
     functions = global_functions(source)
     if function not in functions:
         raise AttributeError(f"kernels/{relpath} has no __global__ function {function!r}; it has: {', '.join(functions)}")
     module, _ = get_module(relpath, options=options, **defines)
     fn = module.get_function(function)
     fn.prepare(arg_types if arg_types is not None else signature(source, function))
-    _cache[key + (_context_key(drv),)] = fn
+    _cache[key] = (fn, files, stamps)
     return fn
 
 

@@ -120,3 +120,24 @@ def test_compile_error_points_into_kernel_file(tmp_path, monkeypatch):
     with pytest.raises(pyscan.KernelCompileError) as err:
         pyscan.get_kernel("bad/broken.cu", "broken")
     assert f"{bad}(2)" in str(err.value) and "undeclared_name" in str(err.value)
+
+
+@pytest.mark.gpu
+def test_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch):
+    (tmp_path / "x").mkdir()
+    src = tmp_path / "x" / "k.cu"
+    src.write_text('extern "C" __global__ void k(int* x) { x[0] = 1; }\n')
+    monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
+    first = pyscan.get_kernel("x/k.cu", "k")
+    assert pyscan.get_kernel("x/k.cu", "k") is first  # unchanged: the cached function
+    import os
+
+    src.write_text('extern "C" __global__ void k(int* x) { x[0] = 2; }\n')
+    os.utime(src, ns=(src.stat().st_atime_ns, src.stat().st_mtime_ns + 10**9))
+    second = pyscan.get_kernel("x/k.cu", "k")
+    assert second is not first
+    import pycuda.gpuarray as ga
+
+    out = ga.zeros(1, np.int32)
+    second.prepared_call((1, 1, 1), (1, 1, 1), out.gpudata)
+    assert out.get()[0] == 2
