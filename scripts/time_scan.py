@@ -3,8 +3,9 @@ copy and cupy.cumsum, and the cost of a small call against pycuda's InclusiveSca
 
     python scripts/time_scan.py [--sizes 24,28] [--reps 20] [--others] [--small]
     python scripts/time_scan.py --check           # the current CONFIG on all dtypes, many lengths (exact)
-    python scripts/time_scan.py --tune            # time candidate geometries of decoupled_lookback (last line:
-                                                  # the JSON for PYSCAN_DECOUPLED_CONFIG)
+    python scripts/time_scan.py --tune            # time candidate geometries of decoupled_lookback for 32-bit
+                                                  # types against the current one (last line: the JSON for
+                                                  # PYSCAN_DECOUPLED_CONFIG)
     python scripts/time_scan.py --prewarm         # compile every build the tests use, in parallel processes
     python scripts/time_scan.py --exercise        # small odd sizes of every kernel of blelloch, blelloch_block,
                                                   # single_pass, decoupled_lookback, checked (for compute-sanitizer)
@@ -207,24 +208,27 @@ def prewarm(jobs=14, only=None):
     print(f"prewarm: {len(builds)} modules compiled in {time.perf_counter() - t0:.1f} s")
 
 
-# Candidate Configs that --tune times for each element size: (threads, vecs, backoff ns, min blocks per SM
-# [, pipeline, reload, l2_hint, grid_per_sm]); see pyscan.scans.decoupled_lookback.Config.
+# Candidate Configs that --tune times for 32-bit types: (threads, vecs, backoff ns, min blocks per SM [, pipeline,
+# reload, l2_hint, grid_per_sm, early_a, dynamic_smem, direct_store]); see pyscan.scans.decoupled_lookback.Config.
+# The current CONFIG[4] (the baseline) is timed first and last of every round, the others between.
 CANDIDATES = [
-    (256, 8, 0, 4),  # one tile per block (the previous default)
-    (256, 4, 0, 6, 0, 1),
-    (256, 4, 0, 8, 0, 1),
-    (128, 8, 0, 8, 0, 1),
-    (512, 4, 0, 3, 0, 1),
-    (256, 4, 0, 5, 1, 1, 0, 0, 0),  # persistent, 1 tile prefetched, its A after the look-back (slow in run 1)
-    (256, 4, 0, 5, 1, 1, 0, 0, 1),  # ... its A before the look-back (waits for its loads)
-    (256, 2, 0, 8, 1, 1, 0, 0, 1),
-    (256, 2, 0, 7, 2, 1, 0, 7, 1),  # 2 tiles prefetched, the next one's A before the look-back
-    (256, 2, 0, 7, 2, 1, 1, 7, 1),
-    (256, 2, 0, 7, 2, 1, 0, 7, 0),
-    (256, 2, 0, 6, 3, 1, 0, 6, 1),
-    (128, 4, 0, 7, 2, 0, 0, 7, 1),
-    (128, 4, 0, 7, 2, 1, 0, 7, 1),
+    (256, 4, 0, 4, 2, 1, 0, 0, 1, 1),  # 2 tiles prefetched at 4096 elements (54 KB dynamic), 4 blocks/SM
+    (256, 4, 0, 4, 2, 0, 0, 0, 1, 1),  # ... items kept in registers over the look-back (64 registers)
+    (256, 4, 0, 4, 2, 1, 0, 0, 1, 1, 1),  # ... stores straight from registers
+    (256, 4, 0, 3, 3, 1, 0, 0, 1, 1),  # 3 tiles prefetched (72 KB), 3 blocks/SM
+    (256, 8, 0, 3, 1, 1, 0, 0, 1, 1),  # 8192-element tiles, 1 prefetched (72 KB), 3 blocks/SM
+    (256, 8, 0, 2, 2, 1, 0, 0, 1, 1),  # 8192-element tiles, 2 prefetched (108 KB), 2 blocks/SM
+    (512, 4, 0, 2, 1, 1, 0, 0, 1, 1),  # 512 x 4 vectors (8192 elements), 1 prefetched, 2 blocks/SM
+    (512, 4, 0, 2, 2, 1, 0, 0, 1, 1),  # ... 2 prefetched (108 KB)
+    (256, 4, 0, 5, 1, 1, 0, 0, 1, 0, 1),  # the baseline with stores straight from registers
 ]
+TUNE_ROUNDS = 3
+
+
+def _baseline():
+    from pyscan.scans import decoupled_lookback as dl
+
+    return tuple(dl.CONFIG[4].__dict__.values())
 
 
 def _tune_builds():
@@ -232,50 +236,104 @@ def _tune_builds():
     from pyscan.types import defines as type_defines
 
     return [(dl.KERNEL, {**dl.Config(*c).defines(), "VECTOR_LOADS": 1, **type_defines(dt, "add")})
-            for c in CANDIDATES for dt in ("int32", "int64")]
+            for c in [_baseline()] + CANDIDATES for dt in ("int32", "float32")]
 
 
-def _tune_size(size, dtype, k, args):
-    """Time every candidate for one element size; return the best that is right."""
+class _Data:
+    """One 2^k array of a 32-bit dtype on the GPU, its output, and the references for the correctness checks."""
+
+    def __init__(self, dtype, k):
+        ga = gpu.gpuarray()
+        rng = np.random.default_rng(k)
+        lo, hi = (-100, 100) if dtype.kind == "i" else (-1, 2)  # float32: partial sums stay exact (< 2^24)
+        host = rng.integers(lo, hi, 1 << k).astype(dtype)
+        self.dtype, self.k = dtype, k
+        self.x = ga.to_gpu(host)
+        self.out = ga.empty_like(self.x)
+        m = (1 << 24) + 5
+        self.ref = np.cumsum(host[:m], dtype=dtype)
+        self.xs, self.outs = self.x[:m], self.out[:m]
+        self.ref_tail = np.cumsum(host, dtype=dtype)[-4096:]
+
+
+def _time_candidate(c, d, args):
+    """(ms at 2^k, correct) of Config c on _Data d; (inf, error text) when it fails to build or launch."""
+    from pyscan.scans import decoupled_lookback as dl
+
+    fn = dl.decoupled_lookback_driver
+    dl.CONFIG[4] = dl.Config(*c)
+    dl._kernels.clear()
+    try:
+        fn(d.xs, d.outs, op="add", exclusive=False)
+        ok = np.array_equal(d.outs.get(), d.ref)
+        ms = event_ms(lambda: fn(d.x, d.out, op="add", exclusive=False), args.reps)
+        fn(d.x, d.out, op="add", exclusive=False)
+        ok = ok and np.array_equal(d.out[-4096:].get(), d.ref_tail)  # a wrong tile prefix spreads to the end
+    except Exception as e:  # noqa: BLE001 -- a candidate that cannot run is reported, not fatal
+        return float("inf"), f"ERROR {type(e).__name__}: {str(e)[:120]}"
+    return ms, "ok" if ok else "WRONG"
+
+
+def _tune32(args):
+    """Every candidate (and the baseline, first and last) on int32 and float32 at 2^28, TUNE_ROUNDS interleaved
+    rounds, the copy timed in every round; returns the fastest correct candidate (by the sum of the medians)."""
     from pyscan.scans import decoupled_lookback as dl
 
     drv = gpu.driver()
-    ga = gpu.gpuarray()
-    rng = np.random.default_rng(k)
-    host = rng.integers(-100, 100, 1 << k).astype(dtype)
-    x = ga.to_gpu(host)
-    out = ga.empty_like(x)
-    m = (1 << 24) + 5
-    ref = np.cumsum(host[:m], dtype=dtype)
-    xs, outs = x[:m], out[:m]
-    ref_tail = np.cumsum(host, dtype=dtype)[-4096:]
-    x24, out24 = x[: 1 << 24], out[: 1 << 24]
+    base = _baseline()
+    entries = [("baseline", base)] + [(f"c{i}", c) for i, c in enumerate(CANDIDATES)] + [("baseline'", base)]
+    data = [_Data(np.dtype(np.int32), 28), _Data(np.dtype(np.float32), 28)]
     for _ in range(300):  # clocks up before the first candidate
-        drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes)
-    copy_ms = event_ms(lambda: drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes), args.reps)
-    copy24 = event_ms(lambda: drv.memcpy_dtod(out24.gpudata, x24.gpudata, x24.nbytes), args.reps)
-    print(f"{dtype}: copy 2^{k} {copy_ms:.4f} ms, copy 2^24 {copy24:.4f} ms")
-    fn = dl.decoupled_lookback_driver
-    results = []
-    for c in CANDIDATES:
-        dl.CONFIG[size] = dl.Config(*c)
+        drv.memcpy_dtod(data[0].out.gpudata, data[0].x.gpudata, data[0].x.nbytes)
+    times = {(name, d.dtype.name): [] for name, _ in entries for d in data}
+    status = {}
+    copies = []
+    d0 = data[0]
+    for r in range(TUNE_ROUNDS):
+        copies.append(event_ms(lambda: drv.memcpy_dtod(d0.out.gpudata, d0.x.gpudata, d0.x.nbytes), args.reps))
+        for name, c in entries:
+            for d in data:
+                ms, st = _time_candidate(c, d, args)
+                times[(name, d.dtype.name)].append(ms)
+                if st != "ok" or (name, d.dtype.name) not in status:
+                    status[(name, d.dtype.name)] = st
+        print(f"  round {r}: copy 2^28 int32 {copies[-1]:.4f} ms", flush=True)
+    copy_ms = statistics.median(copies)
+    print(f"copy 2^28 x 4 bytes: median {copy_ms:.4f} ms (rounds: {', '.join(f'{c:.4f}' for c in copies)}); "
+          f"target 0.90 x = {copy_ms / 0.9:.4f} ms")
+    print(f"{'':>10} {'config':>42} {'regs':>8} | {'int32 ms (min-max)':>24} {'x copy':>6} | "
+          f"{'float32 ms (min-max)':>24} {'x copy':>6} | ok")
+    score = {}
+    for name, c in entries:
+        cells = []
+        for d in data:
+            ts = times[(name, d.dtype.name)]
+            med = statistics.median(ts)
+            cells.append(f"{med:9.4f} ({min(ts):.4f}-{max(ts):.4f}) {copy_ms / med:6.3f}")
+        dl.CONFIG[4] = dl.Config(*c)
         dl._kernels.clear()
-        fn(xs, outs, op="add", exclusive=False)
-        ok = np.array_equal(outs.get(), ref)
-        ms = event_ms(lambda: fn(x, out, op="add", exclusive=False), args.reps)
-        ms24 = event_ms(lambda: fn(x24, out24, op="add", exclusive=False), args.reps)
-        fn(x, out, op="add", exclusive=False)
-        ok = ok and np.array_equal(out[-4096:].get(), ref_tail)  # a wrong tile prefix spreads to the end
-        f = dl._kernel(dtype, "add", True)
-        regs = f"r{getattr(f, 'num_regs', '?')} l{getattr(f, 'local_size_bytes', '?')}"
-        print(f"  {str(c):>30} {regs}: 2^{k} {ms:.4f} ms ({copy_ms / ms:.3f} x copy)  2^24 {ms24:.4f} ms "
-              f"({copy24 / ms24:.3f} x copy)  {'ok' if ok else 'WRONG'}", flush=True)
-        if ok:
-            results.append((ms + ms24 * (1 << (k - 24)) * 0.25, c))  # mostly the large size
-    best = min(results)[1]
-    dl.CONFIG[size] = dl.Config(*best)
+        try:
+            f, shared = dl._kernel(np.dtype(np.int32), "add", True)
+            regs = f"r{f.num_regs} {shared // 1024}K"
+        except Exception:  # noqa: BLE001
+            regs = "?"
+        oks = [status[(name, d.dtype.name)] for d in data]
+        print(f"{name:>10} {str(list(c)):>42} {regs:>8} | {cells[0]} | {cells[1]} | {' '.join(oks)}", flush=True)
+        if all(o == "ok" for o in oks):
+            score[name] = sum(statistics.median(times[(name, d.dtype.name)]) for d in data)
+    base_runs = times[("baseline", "int32")] + times[("baseline'", "int32")]
+    noise = (max(base_runs) - min(base_runs)) / statistics.median(base_runs)
+    best = min(score, key=score.get)
+    best_config = dict(entries)[best]
+    base_score = min(score.get("baseline", float("inf")), score.get("baseline'", float("inf")))
+    gain = 1 - score[best] / base_score
+    threshold = max(0.03, noise)
+    print(f"baseline int32 spread over {len(base_runs)} timings: {noise * 100:.1f} %; best: {best} {list(best_config)} "
+          f"{gain * 100:+.1f} % vs the better baseline (int32 + float32); switch threshold {threshold * 100:.1f} %")
+    print(f"DECISION: {'SWITCH to ' + best if gain > threshold and best_config != base else 'KEEP the baseline'}")
+    dl.CONFIG[4] = dl.Config(*base)
     dl._kernels.clear()
-    return list(best)
+    return list(best_config)
 
 
 def _check_builds():
@@ -331,16 +389,17 @@ def check(args):
 
 
 def tune(args):
-    """Time every candidate Config of the decoupled look-back scan (int32 at 2^28, int64 at 2^27, and 2^24), check
-    each on 2^24 + 5 elements, print a table, and as the LAST line the JSON for PYSCAN_DECOUPLED_CONFIG."""
+    """Time the candidate Configs of the decoupled look-back scan for 32-bit types (int32 and float32 at 2^28, against
+    the current CONFIG[4] timed in the same rounds, and the copy), check each, print a table, a DECISION line, and as
+    the LAST line the JSON for PYSCAN_DECOUPLED_CONFIG with the fastest correct candidate for 32-bit types."""
     import multiprocessing as mp
+
+    from pyscan.scans import decoupled_lookback as dl
 
     with mp.get_context("spawn").Pool(14) as pool:
         pool.map(_compile, _tune_builds(), chunksize=1)
-    best = {}
-    for size, dtype, k in ((4, np.dtype(np.int32), 28), (8, np.dtype(np.int64), 27)):
-        best[str(size)] = _tune_size(size, dtype, k, args)
-        arrays.free_pool()
+    best = {"4": _tune32(args), "8": list(dl.CONFIG[8].__dict__.values())}
+    arrays.free_pool()
     print(json.dumps(best))
 
 

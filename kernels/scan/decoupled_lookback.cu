@@ -25,15 +25,34 @@
 // * L2_HINT = 1 (evict-first policy on the streamed loads).  Predicted +0-2 %.  Outcome: -12 % to +2 %: off.
 // * 64-bit types (int64 at 2^27 = 1 GiB): one tile per block, 256 x 8 vectors, 4/SM stays best: 1.10 ms,
 //   0.66 x; the pipelined kernels 0.43-0.57 x there (4-byte-type candidates; not tuned further).
-// * Not reached: 0.90 x (<= 0.80 ms).  Untried: more than 48 KB of (dynamic) shared memory for PIPELINE 2 at
-//   256 x 4; tiles in blockIdx order (no counter atomic: CUB's choice, but no forward-progress guarantee);
-//   the scan on the striped layout (no shared-memory transpose); no status memset (epoch-tagged flags).
+// * Round 3 (one run, 2026-11-22: int32 and float32 at 2^28, 3 interleaved rounds, medians; the default timed
+//   first and last of each round: 0.824-0.825 ms int32, 0.824-0.826 ms float32, spread of its 6 int32 timings
+//   3.9 %; copy 0.7187 ms, so 0.90 x = 0.7986 ms).  DYNAMIC_SMEM = 1 (tile buffers past 48 KB):
+//   - PIPELINE 2 at 256 x 4, 4/SM (the previous round's hypothesis: it lost only to the 48 KB cap; predicted
+//     >= 0.90 x): 0.881-0.884 ms, 0.81 x, with or without RELOAD.  PIPELINE 3 at 256 x 4, 3/SM: 0.98 ms.
+//     Likely why (not measured): 5 blocks/SM with one prefetched tile already keep enough bytes in flight, and
+//     fewer blocks per SM mean fewer look-back warps to hide each other's waits.
+//   - 8192-element tiles, PIPELINE 1: 256 x 8, 3/SM (80 registers): int32 0.8225 ms (0.874 x), float32 0.8056 ms
+//     (0.892 x; best single timing 0.7997 ms): the best, but only 1.2 % (int32 + float32) ahead of the default,
+//     inside the noise: not switched.  512 x 4, 2/SM: 0.834 / 0.828 ms; with PIPELINE 2: 0.838 / 0.835 ms;
+//     256 x 8, PIPELINE 2, 2/SM: 0.842 / 0.832 ms.
+//   - DIRECT_STORE = 1 (the rescanned items stored from registers as blocked 16-byte vectors, no shared-memory
+//     transpose on the way out; the cheap half of "scan on the striped layout"; predicted +0-3 %): -20 % to -24 %
+//     (1.02-1.07 ms); probably because each store instruction writes 16 bytes every 64 (half sectors), so the
+//     L2 gets twice as many write requests (not profiled).
+//   All candidates exact (2^24 + 5 and the last 4096 of 2^28); 256 x 8 x 3/SM DYNAMIC_SMEM also passed --check
+//   (all dtypes/ops/alignments/lengths), the decoupled GPU tests (71 passed) and racecheck (0 hazards).
+// * Not reached: 0.90 x (<= 0.80 ms).  Untried: tiles in blockIdx order (no counter atomic: CUB's choice, but
+//   no forward-progress guarantee); a full scan on the striped layout (ITEMS warp scans per thread instead of one;
+//   the loads land in shared memory through cp.async anyway); no status memset (epoch-tagged flags: one 512 KB
+//   memset at 2^28, ~1 %).
 //
 // One tile = BLOCK_THREADS threads x ITEMS items, ITEMS = VECS_PER_THREAD 16-byte vectors (as tuned on an H100 by
 // scripts/time_scan.py --tune, see pyscan/scans/decoupled_lookback.py CONFIG: 32-bit types 256 x 16 = 4096
 // elements (16 KB) with PIPELINE 1, 5 blocks/SM; 64-bit types 256 x 16 = 4096 elements (32 KB), one tile per
 // block, 4 blocks/SM).  PIPELINE > 0: persistent blocks, each taking tile after tile from the counter, with the
 // next PIPELINE tiles' cp.async loads in flight while it works on one (and EARLY_A: their A published early).
+// DYNAMIC_SMEM: the (PIPELINE + 1) tile buffers in dynamic shared memory, sized by the host (Config.shared_bytes).
 // Per tile:
 //   1. tile index from an atomic counter (not blockIdx.x: a tile only waits on tiles that took their index
 //      earlier, so they are running or finished: no deadlock, whatever order the hardware starts blocks in);
@@ -100,6 +119,12 @@
 #ifndef L2_HINT
 #define L2_HINT 0  // 1: the cp.async loads carry an L2 evict-first policy (PIPELINE only)
 #endif
+#ifndef DYNAMIC_SMEM
+#define DYNAMIC_SMEM 0  // 1: the tile buffers are dynamic shared memory (the host passes their size; > 48 KB allowed)
+#endif
+#ifndef DIRECT_STORE
+#define DIRECT_STORE 0  // 1: a whole warp part is stored from registers (blocked 16-byte vectors), not through smem
+#endif
 
 #if BLOCK_THREADS % 32 != 0 || BLOCK_THREADS > 1024
 #error "BLOCK_THREADS must be a multiple of 32, at most 1024"
@@ -115,8 +140,13 @@ constexpr int WARPS = BLOCK_THREADS / 32;
 constexpr unsigned FULL = 0xffffffffu;
 constexpr int STAGES = PIPELINE + 1;  // tile buffers in shared memory
 
+constexpr int STAGE_ELEMS = WARPS * WARP_SMEM_VECS * VEC;  // one tile buffer (padded), in elements
+
+#if !DYNAMIC_SMEM
 static_assert(STAGES * WARPS * WARP_SMEM_VECS * 16 <= 48 * 1024,
-              "static shared memory is limited to 48 KB: (PIPELINE + 1) * BLOCK_THREADS * VECS_PER_THREAD <= 2048");
+              "static shared memory is limited to 48 KB: (PIPELINE + 1) * BLOCK_THREADS * VECS_PER_THREAD <= 2048 "
+              "(DYNAMIC_SMEM = 1 lifts the limit)");
+#endif
 
 static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the element type must be 4 or 8 bytes");
 
@@ -247,7 +277,14 @@ __device__ __forceinline__ void prefetch(T* buffer, const T* in, long long n, in
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_scan(T* out, const T* in, long long n, int exclusive, unsigned int* tile_counter,
                             unsigned long long* status, long long num_tiles) {
-    __shared__ __align__(16) T smem[STAGES][WARPS * WARP_SMEM_VECS * VEC];
+#if DYNAMIC_SMEM
+    // STAGES * STAGE_ELEMS elements, sized by the host (shared_size), which also raises the function's limit
+    // (MAX_DYNAMIC_SHARED_SIZE_BYTES) past 48 KB when needed.
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    T(*smem)[STAGE_ELEMS] = reinterpret_cast<T(*)[STAGE_ELEMS]>(dynamic_smem);
+#else
+    __shared__ __align__(16) T smem[STAGES][STAGE_ELEMS];
+#endif
     __shared__ T warp_totals[WARPS];
     __shared__ T shared_prefix;
     __shared__ int shared_tile[STAGES];
@@ -437,6 +474,22 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
             items[i] = exclusive ? running : nxt;
             running = nxt;
         }
+#if DIRECT_STORE
+        // Whole part: each lane stores its own VECS_PER_THREAD consecutive vectors (blocked: one instruction
+        // writes 16 bytes every 16 * VECS_PER_THREAD bytes; the instructions together fill every sector) and skips
+        // the write to shared memory, the __syncwarp and the striped re-read.
+        if (full) {
+            int4* dst = reinterpret_cast<int4*>(out + base);
+#pragma unroll
+            for (int j = 0; j < VECS_PER_THREAD; ++j) {
+                Vec v;
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
+                __stcs(dst + lane * VECS_PER_THREAD + j, v.raw);
+            }
+        } else
+#endif
+        {
         // Every lane read its blocked vectors before the __syncthreads above: the region can be overwritten.
 #pragma unroll
         for (int j = 0; j < VECS_PER_THREAD; ++j) {
@@ -459,6 +512,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
                 const int e = lane + 32 * k;
                 if (e < remaining) out[base + e] = wsmem[pad_elem(e)];
             }
+        }
         }
         tile = next;
         stage = (stage + 1) % STAGES;

@@ -51,11 +51,24 @@ class Config:
     l2_hint: int = 0  # L2_HINT: 1 = an L2 evict-first policy on the cp.async loads
     grid_per_sm: int = 0  # PIPELINE: blocks launched per SM (0: min_blocks)
     early_a: int = 1  # EARLY_A: PIPELINE publishes the next tile's aggregate before this tile's look-back
+    dynamic_smem: int = 0  # DYNAMIC_SMEM: 1 = tile buffers in dynamic shared memory (more than 48 KB allowed)
+    direct_store: int = 0  # DIRECT_STORE: 1 = whole warp parts stored from registers, not through shared memory
 
     def defines(self) -> dict:
         return {"BLOCK_THREADS": self.threads, "VECS_PER_THREAD": self.vecs, "BACKOFF": self.backoff,
                 "MIN_BLOCKS": self.min_blocks, "PIPELINE": self.pipeline, "RELOAD": self.reload,
-                "L2_HINT": self.l2_hint, "EARLY_A": self.early_a}
+                "L2_HINT": self.l2_hint, "EARLY_A": self.early_a, "DYNAMIC_SMEM": self.dynamic_smem,
+                "DIRECT_STORE": self.direct_store}
+
+    def shared_bytes(self, vector: bool = True) -> int:
+        """Dynamic shared memory per block (0 unless dynamic_smem): the kernel's STAGES tile buffers, each
+        threads / 32 warp regions of 32 * vecs 16-byte vectors plus one padding vector every 8.  The kernel for
+        unaligned arrays has no pipeline (one buffer)."""
+        if not self.dynamic_smem:
+            return 0
+        stages = (self.pipeline if vector else 0) + 1
+        warp_vecs = 32 * self.vecs
+        return stages * (self.threads // 32) * (warp_vecs + warp_vecs // 8) * 16
 
     def grid(self, tiles: int, vector: bool = True) -> int:
         """Blocks to launch for `tiles` tiles: one per tile, or with PIPELINE (aligned arrays only: the kernel for
@@ -81,6 +94,9 @@ def _multiprocessors() -> int:
 # 32-bit types: persistent blocks with one tile prefetched and its A published early (PIPELINE 1, EARLY_A),
 #   256 threads x 4 vectors (16 KB tiles), 48 registers (RELOAD), 5 blocks per SM: int32 0.85-0.87 x copy;
 # 64-bit types: one tile per block, 256 threads x 8 vectors (32 KB tiles), 64 registers, 4 blocks per SM: 0.66 x.
+# A third round (dynamic shared memory past 48 KB: 2-3 prefetched tiles, 8192-element tiles; stores from registers)
+# found nothing faster by more than the noise: best 256 x 8, PIPELINE 1, 3/SM, DYNAMIC_SMEM, +1.2 % (the kernel's
+# tuning notes); the defaults stay.
 # PYSCAN_DECOUPLED_CONFIG='{"4": [256, 4, 0, 5, 1, 1, 0, 0, 1], "8": [...]}' overrides them (`--tune` prints that
 # line; the fields are Config's, in order, trailing ones optional).
 CONFIG = {4: Config(256, 4, 0, 5, 1, 1, 0, 0, 1), 8: Config(256, 8, 0, 4)}
@@ -200,12 +216,18 @@ def kernel_defines(dtype, op, vector: bool = True) -> dict:
 
 
 def _kernel(dtype, op, vector: bool):
+    """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not."""
     key = (dtype.str, op, vector)
-    fn = _kernels.get(key)
-    if fn is None:
+    entry = _kernels.get(key)
+    if entry is None:
         fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector))
-        _kernels[key] = fn
-    return fn
+        shared = config(dtype).shared_bytes(vector)
+        if shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the function's limit is raised
+            from ..gpu import driver
+
+            fn.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        entry = _kernels[key] = (fn, shared)
+    return entry
 
 
 def status_words(tiles: int, itemsize: int) -> tuple:
@@ -223,19 +245,20 @@ def decoupled_lookback_driver(x, out, *, op, exclusive):
     n = int(x.size)
     dtype = x.dtype
     vector = int(x.gpudata) % 16 == 0 and int(out.gpudata) % 16 == 0  # else scalar loads for every tile
-    fn = _kernel(dtype, op, vector)
+    fn, shared = _kernel(dtype, op, vector)
     tiles = -(-n // tile_size(dtype))
     threads = block_threads(dtype)
     if tiles == 1:
         fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1))
+                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1), shared_size=shared)
         return 1
     words, zeroed = status_words(tiles, dtype.itemsize)
     scratch = arrays.empty((2 + words,), np.uint64)  # [0]: the tile counter (32 bits), [2:]: 16-byte aligned status
     base = int(scratch.gpudata)
     driver().memset_d32_async(base, 0, 2 * (2 + zeroed))
     fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                     np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 16), np.int64(tiles))
+                     np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 16), np.int64(tiles),
+                     shared_size=shared)
     return 1
 
 
