@@ -15,13 +15,13 @@ warm-up.  Without a GPU the demo says so and draws the chart from the NumPy refe
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 
 import numpy as np
 
 import pyscan
 from pyscan.histograms import HISTOGRAMS, LETTER_LABELS, reference
+from pyscan.timing import median_ms
 
 PHRASE = "programming massively parallel processors"
 
@@ -73,18 +73,7 @@ def draw_chart(counts, title, origin, save):
 
 def time_ms(call, repeat):
     """Median CUDA-event time of call() in ms, after two warm-up calls (compilation, caches, pools)."""
-    drv = pyscan.gpu.driver()
-    for _ in range(2):
-        call()
-    times = []
-    for _ in range(repeat):
-        start, end = drv.Event(), drv.Event()
-        start.record()
-        call()
-        end.record()
-        end.synchronize()
-        times.append(start.time_till(end))
-    return statistics.median(times)
+    return median_ms(call, repeat)
 
 
 def compare(size, repeat):

@@ -18,6 +18,7 @@ import numpy as np
 
 import pyscan
 from pyscan.scans import SCANS
+from pyscan.timing import median_ms
 from pyscan.types import identity, ufunc
 
 
@@ -47,19 +48,9 @@ def make_input(rng, n, dtype):
     return rng.standard_normal(n).astype(dtype)
 
 
-def time_gpu(run, repeat, drv):
+def time_gpu(run, repeat, drv=None):
     """Median milliseconds of run() between two CUDA events, after two warm-up runs (compile, pool, clocks)."""
-    run()
-    run()
-    start, end = drv.Event(), drv.Event()
-    times = []
-    for _ in range(repeat):
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.time_till(end))
-    return statistics.median(times)
+    return median_ms(run, repeat)
 
 
 def main():

@@ -24,23 +24,12 @@ import numpy as np
 
 import pyscan
 from pyscan.reductions.reference import check_result, reference
+from pyscan.timing import median_ms
 
 
 def time_gpu(fn, repeat, warmup=3):
     """Median milliseconds of fn() between two CUDA events, after `warmup` untimed calls."""
-    drv = pyscan.gpu.driver()
-    for _ in range(warmup):
-        fn()
-    drv.Context.synchronize()
-    times = []
-    start, end = drv.Event(), drv.Event()
-    for _ in range(repeat):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.time_till(end))
-    return float(np.median(times))
+    return median_ms(fn, repeat, warmup)
 
 
 def make_data(size, dtype, seed=0):

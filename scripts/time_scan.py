@@ -31,21 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import pyscan  # noqa: E402
 from pyscan import arrays, gpu  # noqa: E402
 from pyscan.scans import SCANS  # noqa: E402
+from pyscan.timing import median_ms  # noqa: E402
 
 
 def event_ms(fn, reps):
-    drv = gpu.driver()
-    fn()
-    drv.Context.synchronize()
-    times = []
-    for _ in range(reps):
-        start, stop = drv.Event(), drv.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(stop.time_since(start))
-    return statistics.median(times)
+    return median_ms(fn, reps, warmup=1)
 
 
 def time_one(k, dtype, args, cp):
