@@ -81,6 +81,12 @@ def _expand(path: Path, seen: set[Path]) -> list[str]:
 
 
 def _define_lines(defines: dict) -> list[str]:
+    if "T" in defines:
+        # T= is accepted for the element type, as students write it, but injected as ELEM_TYPE: a macro named T
+        # would rewrite every `template <typename T>` in CUDA's own headers.
+        if "ELEM_TYPE" in defines:
+            raise ValueError("give the element type once: T= and ELEM_TYPE= are the same macro")
+        defines = {("ELEM_TYPE" if k == "T" else k): v for k, v in defines.items()}
     lines = []
     for name, value in sorted(defines.items()):
         if not _NAME_RE.match(name):

@@ -141,3 +141,11 @@ def test_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch):
     out = ga.zeros(1, np.int32)
     second.prepared_call((1, 1, 1), (1, 1, 1), out.gpudata)
     assert out.get()[0] == 2
+
+
+def test_T_is_an_alias_of_ELEM_TYPE():
+    assert loader.build_source("basics/scalar_multiply.cu", T="double") == \
+        loader.build_source("basics/scalar_multiply.cu", ELEM_TYPE="double")
+    assert "#define T " not in loader.build_source("basics/scalar_multiply.cu", T="double")
+    with pytest.raises(ValueError, match="same macro"):
+        loader.build_source("basics/scalar_multiply.cu", T="double", ELEM_TYPE="float")
