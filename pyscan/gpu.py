@@ -65,6 +65,15 @@ def driver():
     return drv
 
 
+_release_hooks: list = []
+
+
+def at_release(hook) -> None:
+    """Calls hook() at exit before the context is popped (for device memory a module keeps between calls)."""
+    if hook not in _release_hooks:
+        _release_hooks.append(hook)
+
+
 def _release_context():
     """At exit: drop everything pyscan holds on the device *before* popping the context.
 
@@ -81,6 +90,8 @@ def _release_context():
         from . import arrays, loader
 
         loader._cache.clear()
+        for hook in _release_hooks:
+            hook()
         gc.collect()
         arrays.free_pool()
         if arrays._pool is not None:

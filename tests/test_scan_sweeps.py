@@ -254,7 +254,7 @@ def test_plain_signatures_read_by_the_loader():
     """The loader reads prepare() codes off the first declaration: the plain builds need no arg_types."""
     assert signature(build_source("scan/blelloch_block.cu"), "blelloch_block_scan") == "PPPqi"
     assert signature(build_source("scan/single_pass.cu"), "single_pass_scan") == "PPqiPPP"
-    assert signature(build_source("scan/decoupled_lookback.cu"), "decoupled_lookback_scan") == "PPqiPPq"
+    assert signature(build_source("scan/decoupled_lookback.cu"), "decoupled_lookback_scan") == "PPqiPPqqI"
     assert signature(build_source("scan/blelloch_sweeps.cu"), "blelloch_load") == "PPqq"
 
 
@@ -432,3 +432,53 @@ def test_gpu_decoupled_small_call_is_one_launch():
     assert dl.decoupled_lookback_driver(x, out, op="add", exclusive=False) == 1
     np.testing.assert_array_equal(out.get(), np.cumsum(np.arange(1024, dtype=np.int32)))
     np.testing.assert_array_equal(pyscan.scan(x, algorithm="decoupled_lookback").get(), out.get())
+
+
+@pytest.mark.gpu
+def test_gpu_decoupled_status_kept_between_calls(rng):
+    """EPOCH: the status buffer is kept between calls and never zeroed again; calls of growing and shrinking
+    lengths, of each element size (their own buffers), aligned and unaligned, all exact, and after each the
+    kernel's last block has put the tile counter and the finished-blocks count back to 0."""
+    import pycuda.driver as drv
+    import pycuda.gpuarray as ga
+
+    import pyscan
+
+    if not all(dl.CONFIG[size].epoch for size in dl.CONFIG):
+        pytest.skip("CONFIG does not keep the status between calls (epoch = 0)")
+    lengths = [2**20 + 7, 3 * 8192 + 1, 65537, 2**22 + 3, 8193, 2**20 + 7]
+    for n in lengths:
+        for dtype in (np.int32, np.int64, np.float64):
+            x = make_input(rng, n + 1, dtype, "max")
+            for view, host in ((ga.to_gpu(x)[:n], x[:n]), (ga.to_gpu(x)[1:], x[1:])):
+                for op, exclusive in (("add", False), ("max", True)):
+                    out = pyscan.scan(view, algorithm="decoupled_lookback", op=op, exclusive=exclusive).get()
+                    check(out, host, op, exclusive, dl.decoupled_lookback_error_depth(n), f"{dtype} n={n} {op}")
+                buffer = dl._status_buffers[np.dtype(dtype).itemsize]
+                counters = np.empty(2, np.uint32)
+                drv.memcpy_dtoh(counters, buffer.allocation)
+                assert counters.tolist() == [0, 0], f"{dtype} n={n}: counter and finished blocks {counters}"
+    assert dl._status_buffers[4].capacity >= -(-(2**22 + 3) // dl.tile_size(np.int32))
+
+
+@pytest.mark.gpu
+def test_gpu_decoupled_epoch_wraps(rng):
+    """After 2^30 - 1 calls the epochs start over at 1 with the flags zeroed again: calls across the wrap stay
+    exact (a flag of an old epoch that happened to equal the new one would give wrong prefixes or a hang)."""
+    import pycuda.gpuarray as ga
+
+    import pyscan
+
+    if not dl.CONFIG[4].epoch:
+        pytest.skip("CONFIG does not keep the status between calls (epoch = 0)")
+    x = make_input(rng, 2**20 + 5, np.int32, "add")
+    x_dev = ga.to_gpu(x)
+    pyscan.scan(x_dev, algorithm="decoupled_lookback")
+    buffer = dl._status_buffers[4]
+    buffer.epoch = buffer.EPOCHS - 3
+    seen = []
+    for _ in range(6):
+        out = pyscan.scan(x_dev, algorithm="decoupled_lookback").get()
+        seen.append(buffer.epoch)
+        np.testing.assert_array_equal(out, reference(x, "add", False))
+    assert seen == [buffer.EPOCHS - 2, buffer.EPOCHS - 1, 1, 2, 3, 4]

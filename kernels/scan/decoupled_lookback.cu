@@ -42,15 +42,34 @@
 //     L2 gets twice as many write requests (not profiled).
 //   All candidates exact (2^24 + 5 and the last 4096 of 2^28); 256 x 8 x 3/SM DYNAMIC_SMEM also passed --check
 //   (all dtypes/ops/alignments/lengths), the decoupled GPU tests (71 passed) and racecheck (0 hazards).
-// * Not reached: 0.90 x (<= 0.80 ms).  Untried: tiles in blockIdx order (no counter atomic: CUB's choice, but
-//   no forward-progress guarantee); a full scan on the striped layout (ITEMS warp scans per thread instead of one;
-//   the loads land in shared memory through cp.async anyway); no status memset (epoch-tagged flags: one 512 KB
-//   memset at 2^28, ~1 %).
+// * Round 3 did not reach 0.90 x (<= 0.80 ms).
+// * Round 4 (2026-11-22, scripts/scan_lab.py: variants interleaved in 3-5 rounds with copies and CUB in the same
+//   process; int32 at 2^28; memcpy_dtod 0.718-0.725 ms; spreads 0.3-1 % except after a machine restart, ~3 %).
+//   - References: a grid-stride int4 copy kernel 0.93 x memcpy_dtod (plain or streaming, 1 or 4 vectors in
+//     flight per thread); CUB's scan (torch.cumsum int32) 0.70 x; cupy.cumsum 0.25 x (also with the CUB
+//     accelerator); a memset of the status words alone 7-8 us (~1 % of the scan).
+//   - Diagnostic LOOKBACK = 0 (no look-back, wrong results): 0.92-0.94 x at 4096 and 8192 elements per tile: the
+//     loads, block scan and stores alone; the look-back costs the rest.
+//   - DIAG_STATS (thread 0's clock64() per phase): per iteration ~40 % in the look-back for only 1.3-1.75 windows
+//     and 0.1-0.3 extra polls: one window read takes ~5000 cycles, as long as the wait for a just-issued tile's
+//     loads; likely (not proven) because the status loads queue behind the SM's own outstanding tile copies.
+//   - EPOCH = 1 (flags tagged with the call's epoch, status kept between calls, no memset; the last block resets
+//     the counter): predicted +1 % (the memset); outcome +2-3 % (0.855 -> 0.881 x at 4096, 0.881 -> 0.897 x at 8192
+//     in one run), also one pool allocation less per call.  Kept.
+//   - 8192-element tiles (256 x 8, 3/SM, dynamic shared memory), which round 3 called noise: with EPOCH 0.897-0.906 x,
+//     ahead of 4096 (0.864-0.881 x) in every run: half the look-backs.  Kept.
+//   - L2_PREFETCH 128 (the cp.async loads ask the L2 for 128-byte lines): +0.3 to +1 % at 8192 (0.904, 0.909, 0.914,
+//     0.904 x, and 0.881 x in the run after a restart where the same kernel without it gave 0.880 x); 64 and 256
+//     no better.  Kept.
+//   - Lost: 2 or 4 predecessors per look-back lane (fewer windows, 1.09 per look-back, but each slower: -2 to
+//     -5 %); the look-back moved beside the block scan or the next tile's loads (the next tile's A then waits for
+//     a look-back: 40-90 extra polls per look-back, 0.37-0.80 x); the next index taken one iteration early (the
+//     atomic's 1900 cycles moved into the other waits: +-0); plain stores, BACKOFF 200, 512 x 4 at 3/SM: +-1 %.
+//   Result: the defaults 256 x 8, PIPELINE 1, 3/SM, EPOCH, L2_PREFETCH 128: 0.90-0.91 x copy, 1.3 x CUB.
 //
-// One tile = BLOCK_THREADS threads x ITEMS items, ITEMS = VECS_PER_THREAD 16-byte vectors (as tuned on an H100 by
-// scripts/time_scan.py --tune, see pyscan/scans/decoupled_lookback.py CONFIG: 32-bit types 256 x 16 = 4096
-// elements (16 KB) with PIPELINE 1, 5 blocks/SM; 64-bit types 256 x 16 = 4096 elements (32 KB), one tile per
-// block, 4 blocks/SM).  PIPELINE > 0: persistent blocks, each taking tile after tile from the counter, with the
+// One tile = BLOCK_THREADS threads x ITEMS items, ITEMS = VECS_PER_THREAD 16-byte vectors (as tuned on an H100,
+// see pyscan/scans/decoupled_lookback.py CONFIG: 32-bit types 256 x 32 = 8192 elements (32 KB) with PIPELINE 1,
+// 3 blocks/SM; 64-bit types 256 x 16 = 4096 elements (32 KB), one tile per block, 4 blocks/SM).  PIPELINE > 0: persistent blocks, each taking tile after tile from the counter, with the
 // next PIPELINE tiles' cp.async loads in flight while it works on one (and EARLY_A: their A published early).
 // DYNAMIC_SMEM: the (PIPELINE + 1) tile buffers in dynamic shared memory, sized by the host (Config.shared_bytes).
 // Per tile:
@@ -69,7 +88,8 @@
 //   5. each thread rescans its items from its prefix, writes them to its warp's region, and the warp stores
 //      its part of the tile with coalesced 16-byte vector stores.
 //
-// Tile status (scratch zeroed by the host before each launch, together with the tile counter):
+// Tile status (EPOCH 1: a buffer the host zeroes once and keeps; each launch's flags carry its epoch, and the last
+// block puts the tile counter back to 0; EPOCH 0: scratch zeroed by the host before each launch with the counter):
 // * 32-bit types: flag and value packed into ONE 64-bit word, (value bits << 32) | flag, written and read
 //   with single 64-bit volatile accesses.  An aligned 64-bit access is single-copy atomic, so a reader sees
 //   either the old or the new (flag, value) pair: no fence is needed between value and flag.
@@ -80,7 +100,8 @@
 //   A and P values live in different slots, so a reader that saw flag A can never read the P value that the
 //   tile writes later (with one shared slot it could, and would count the tile's predecessors twice).
 // Layout of `status` (in 64-bit words): 32-bit types: status[t]; 64-bit types: flags as 32-bit words in
-// status[0 .. (num_tiles+1)/2), then aggregates[num_tiles], then inclusives[num_tiles] (both as T).
+// status[0 .. (C+1)/2), then aggregates[C], then inclusives[C] (both as T), C = status_capacity (the buffer's
+// tiles, fixed while the buffer lives, so a flag word never held a value).
 // BACKOFF > 0: a look-back that finds a predecessor still X sleeps that many ns before it reads again (less
 // polling traffic in L2 while the predecessor's loads are in flight).
 //
@@ -125,6 +146,22 @@
 #ifndef DIRECT_STORE
 #define DIRECT_STORE 0  // 1: a whole warp part is stored from registers (blocked 16-byte vectors), not through smem
 #endif
+#ifndef STORE_CS
+#define STORE_CS 1  // 1: streaming stores (st.global.cs, evict first); 0: plain write-back stores
+#endif
+#ifndef L2_PREFETCH
+#define L2_PREFETCH 0  // 64, 128 or 256: the cp.async loads ask the L2 to fetch that many bytes around them (PIPELINE)
+#endif
+#ifndef EPOCH
+#define EPOCH 0  // 1: flags carry the launch's epoch (no memset before a launch); the last block resets the counter
+#endif
+#ifndef DIAG_STATS
+#define DIAG_STATS 0  // 1: TIMING DIAGNOSTIC: thread 0 of every block adds its clock64() cycles per phase and its
+                      // look-back counts to lookback_stats[] (scripts/scan_lab.py --stats reads them)
+#endif
+#ifndef LOOKBACK
+#define LOOKBACK 1  // 0: TIMING DIAGNOSTIC ONLY, wrong past the first tile: no status, no look-back (the rest's cost)
+#endif
 
 #if BLOCK_THREADS % 32 != 0 || BLOCK_THREADS > 1024
 #error "BLOCK_THREADS must be a multiple of 32, at most 1024"
@@ -152,6 +189,16 @@ static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the element type must be 4 or 8
 
 enum : unsigned { STATUS_X = 0, STATUS_A = 1, STATUS_P = 2 };  // X (nothing yet) must be 0: the host zeroes
 
+// EPOCH: a flag word is (epoch << 2) | status, epoch = 1, 2, ... < 2^30 the host's count of launches on this status
+// buffer; a word of another epoch (an earlier launch, or the zeroes of a new buffer) reads as X.  So the buffer
+// is zeroed once, when it is allocated, and not before every launch.
+__device__ __forceinline__ unsigned tag_flag(unsigned status, unsigned epoch) {
+    return EPOCH ? (epoch << 2) | status : status;
+}
+__device__ __forceinline__ unsigned read_flag(unsigned word, unsigned epoch) {
+    return !EPOCH ? word : (word >> 2) == epoch ? (word & 3u) : (unsigned)STATUS_X;
+}
+
 // Padded position of vector v in a warp's region of shared memory.  A lane reading its blocked vectors
 // VECS_PER_THREAD * lane + j, eight lanes at once (one 128-byte phase of a 16-byte access), hits 8 different
 // 16-byte bank groups for VECS_PER_THREAD = 2, 4, 8; the striped accesses (8 consecutive v) do too.
@@ -171,25 +218,29 @@ struct Status;
 template <>
 struct Status<4> {  // packed (value << 32) | flag
     unsigned long long* words;
-    __device__ Status(unsigned long long* status, long long) : words(status) {}
+    unsigned epoch;
+    __device__ Status(unsigned long long* status, long long, unsigned epoch_) : words(status), epoch(epoch_) {}
     __device__ void publish(int tile, unsigned flag, T value) {
         unsigned bits;
         memcpy(&bits, &value, 4);
-        *(volatile unsigned long long*)&words[tile] = ((unsigned long long)bits << 32) | flag;
+        *(volatile unsigned long long*)&words[tile] = ((unsigned long long)bits << 32) | tag_flag(flag, epoch);
     }
     // Waits until the status of `tile` is not X (tile < 0, before the first tile: a P of the identity).  All 32
-    // lanes run the same loop (one __any_sync per iteration for the whole warp).
-    __device__ void read_window(int tile, unsigned& flag, T& value) {
-        unsigned long long w = STATUS_P;
+    // lanes run the same loop (one __any_sync per iteration for the whole warp).  Returns the extra polls.
+    __device__ int read_window(int tile, unsigned& flag, T& value) {
+        unsigned long long w = tag_flag(STATUS_P, epoch);
+        int polls = 0;
         if (tile >= 0) w = *(volatile unsigned long long*)&words[tile];
-        while (__any_sync(FULL, (unsigned)w == STATUS_X)) {
+        while (__any_sync(FULL, read_flag((unsigned)w, epoch) == STATUS_X)) {
+            ++polls;
             if (BACKOFF > 0) __nanosleep(BACKOFF);
             if (tile >= 0) w = *(volatile unsigned long long*)&words[tile];
         }
-        flag = (unsigned)w;
+        flag = read_flag((unsigned)w, epoch);
         const unsigned bits = (unsigned)(w >> 32);
         memcpy(&value, &bits, 4);
         if (tile < 0) value = op_identity();
+        return polls;
     }
 };
 
@@ -198,26 +249,33 @@ struct Status<8> {  // separate flags / aggregates / inclusives with fences
     unsigned* flags;
     T* aggregates;
     T* inclusives;
-    __device__ Status(unsigned long long* status, long long num_tiles) {
+    unsigned epoch;
+    // capacity: the tiles the buffer is laid out for (>= num_tiles); a fixed layout per buffer, so flag words only
+    // ever hold flags (EPOCH: a stale value could otherwise pass for a flag of this launch).
+    __device__ Status(unsigned long long* status, long long capacity, unsigned epoch_) : epoch(epoch_) {
         flags = reinterpret_cast<unsigned*>(status);
-        aggregates = reinterpret_cast<T*>(status + (num_tiles + 1) / 2);
-        inclusives = aggregates + num_tiles;
+        aggregates = reinterpret_cast<T*>(status + (capacity + 1) / 2);
+        inclusives = aggregates + capacity;
     }
     __device__ void publish(int tile, unsigned flag, T value) {
         *(volatile T*)&(flag == STATUS_P ? inclusives : aggregates)[tile] = value;
         __threadfence();  // the value before the flag
-        *(volatile unsigned*)&flags[tile] = flag;
+        *(volatile unsigned*)&flags[tile] = tag_flag(flag, epoch);
     }
-    __device__ void read_window(int tile, unsigned& flag, T& value) {
-        unsigned f = STATUS_P;
+    __device__ int read_window(int tile, unsigned& flag, T& value) {
+        unsigned f = tag_flag(STATUS_P, epoch);
+        int polls = 0;
         if (tile >= 0) f = *(volatile unsigned*)&flags[tile];
-        while (__any_sync(FULL, f == STATUS_X)) {
+        while (__any_sync(FULL, read_flag(f, epoch) == STATUS_X)) {
+            ++polls;
             if (BACKOFF > 0) __nanosleep(BACKOFF);
             if (tile >= 0) f = *(volatile unsigned*)&flags[tile];
         }
+        f = read_flag(f, epoch);
         __threadfence();  // the flag before the value
         flag = f;
         value = tile < 0 ? op_identity() : *(volatile T*)&(f == STATUS_P ? inclusives : aggregates)[tile];
+        return polls;
     }
 };
 
@@ -234,14 +292,34 @@ __device__ __forceinline__ unsigned long long evict_first_policy() {
     return policy;
 }
 
+#if L2_PREFETCH == 64
+#define CP_ASYNC_PREFETCH ".L2::64B"
+#elif L2_PREFETCH == 128
+#define CP_ASYNC_PREFETCH ".L2::128B"
+#elif L2_PREFETCH == 256
+#define CP_ASYNC_PREFETCH ".L2::256B"
+#elif L2_PREFETCH == 0
+#define CP_ASYNC_PREFETCH ""
+#else
+#error "L2_PREFETCH must be 0, 64, 128 or 256"
+#endif
+
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, unsigned long long policy) {
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
 #if L2_HINT
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "l"(policy)
-                 : "memory");
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint" CP_ASYNC_PREFETCH " [%0], [%1], 16, %2;" ::"r"(s),
+                 "l"(src), "l"(policy) : "memory");
 #else
     (void)policy;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global" CP_ASYNC_PREFETCH " [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+#endif
+}
+
+__device__ __forceinline__ void store16(int4* dst, int4 v) {
+#if STORE_CS
+    __stcs(dst, v);
+#else
+    *dst = v;
 #endif
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
@@ -249,6 +327,25 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
 // ---- the kernel ---------------------------------------------------------------------------------------------
+
+#if DIAG_STATS
+// [0..4]: cycles of thread 0 in the phases of an iteration (0 next index + barrier, 1 loads landed + block scan,
+// 2 look-back, 3 barrier after it, 4 rescan + stores), [5] iterations, [6] look-back windows read, [7] extra polls
+// of windows holding an X, [8] blocks.
+__device__ unsigned long long lookback_stats[16];
+#define STAMP(k)                                \
+    do {                                        \
+        if (t == 0) {                           \
+            const long long now = clock64();    \
+            phase[k] += now - last_stamp;       \
+            last_stamp = now;                   \
+        }                                       \
+    } while (0)
+#else
+#define STAMP(k) \
+    do {         \
+    } while (0)
+#endif
 
 __device__ __forceinline__ T warp_reduce(T v) {
     for (int offset = 16; offset > 0; offset >>= 1) v = op_combine(v, __shfl_xor_sync(FULL, v, offset));
@@ -272,11 +369,13 @@ __device__ __forceinline__ void prefetch(T* buffer, const T* in, long long n, in
     }
 }
 
+
 // Grid: PIPELINE 0: one block per tile.  PIPELINE 1: any number of blocks (the host launches a few per SM), each
 // looping over tiles taken from the counter; every index it takes, it processes in increasing order.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_scan(T* out, const T* in, long long n, int exclusive, unsigned int* tile_counter,
-                            unsigned long long* status, long long num_tiles) {
+                            unsigned long long* status, long long num_tiles, long long status_capacity,
+                            unsigned int epoch) {
 #if DYNAMIC_SMEM
     // STAGES * STAGE_ELEMS elements, sized by the host (shared_size), which also raises the function's limit
     // (MAX_DYNAMIC_SHARED_SIZE_BYTES) past 48 KB when needed.
@@ -318,7 +417,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 #endif
     int tile = shared_tile[0];
     int stage = 0;
+#if DIAG_STATS
+    long long phase[5] = {0, 0, 0, 0, 0};
+    long long last_stamp = clock64();
+    unsigned long long iterations = 0, windows = 0, polls = 0;
+#endif
     bool a_published = false;  // EARLY_A: this tile's A was published in the previous iteration
+
 
     while (tile < num_tiles) {
         T* wsmem = smem[stage] + warp * WARP_SMEM_VECS * VEC;  // this warp's region of this stage
@@ -334,6 +439,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         const int ahead = (stage + PIPELINE) % STAGES;
         if (t == 0) shared_tile[ahead] = num_tiles > 1 ? (int)atomicAdd(tile_counter, 1u) : (int)num_tiles;
         __syncthreads();
+        STAMP(0);
         prefetch(smem[ahead], in, n, shared_tile[ahead], num_tiles, warp, lane, policy);
         cp_async_commit();
         // This thread's copies of the current tile (and with EARLY_A of the next one) have landed.
@@ -409,6 +515,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         const bool early = false;
 #endif
         __syncthreads();
+        STAMP(1);
         T warp_prefix = op_identity();
         T aggregate = op_identity();
 #pragma unroll
@@ -419,8 +526,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         thread_prefix = op_combine(warp_prefix, thread_prefix);
 
         // 4. Decoupled look-back (warp 0).
-        if (num_tiles > 1 && warp == 0) {
-            Status<sizeof(T)> st(status, num_tiles);
+        if (LOOKBACK && num_tiles > 1 && warp == 0) {
+            Status<sizeof(T)> st(status, status_capacity, epoch);
             T exclusive_prefix = op_identity();
 #if PIPELINE && EARLY_A
             if (early && lane == 0) {
@@ -438,7 +545,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
                 for (int window = tile - 1;; window -= 32) {
                     unsigned flag;
                     T value;
-                    st.read_window(window - lane, flag, value);
+                    const int extra_polls = st.read_window(window - lane, flag, value);
+#if DIAG_STATS
+                    ++windows;
+                    polls += extra_polls;
+#else
+                    (void)extra_polls;
+#endif
                     const unsigned p_lanes = __ballot_sync(FULL, flag == STATUS_P);
                     const int nearest_p = p_lanes ? __ffs(p_lanes) - 1 : 32;
                     // The lanes before the nearest P hold aggregates (A) of tiles between it and us; the P lane
@@ -450,10 +563,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
                 if (lane == 0) st.publish(tile, STATUS_P, op_combine(exclusive_prefix, aggregate));
             }
             if (lane == 0) shared_prefix = exclusive_prefix;
-        } else if (num_tiles <= 1 && t == 0) {
+        } else if ((!LOOKBACK || num_tiles <= 1) && t == 0) {
             shared_prefix = op_identity();
         }
+        STAMP(2);
         __syncthreads();
+        STAMP(3);
+
 
         // 5. Rescan the items from the thread's prefix, store the warp's part through its region.
         T running = op_combine(shared_prefix, thread_prefix);
@@ -485,7 +601,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
                 Vec v;
 #pragma unroll
                 for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
-                __stcs(dst + lane * VECS_PER_THREAD + j, v.raw);
+                store16(dst + lane * VECS_PER_THREAD + j, v.raw);
             }
         } else
 #endif
@@ -504,7 +620,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 #pragma unroll
             for (int k = 0; k < VECS_PER_THREAD; ++k) {
                 const int v = lane + 32 * k;
-                __stcs(dst + v, wvec[pad_vec(v)]);
+                store16(dst + v, wvec[pad_vec(v)]);
             }
         } else {
 #pragma unroll
@@ -514,11 +630,36 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
             }
         }
         }
+        STAMP(4);
+#if DIAG_STATS
+        ++iterations;
+#endif
         tile = next;
         stage = (stage + 1) % STAGES;
         a_published = early;
     }
 #if PIPELINE
     cp_async_wait<0>();  // (nothing is pending: the last indices taken were past the end)
+#endif
+#if EPOCH
+    // The counter back to 0 for the next launch, by the last block to finish: every block took its last index
+    // before it counts itself done (tile_counter[1]).  (Without EPOCH the host zeroes both before each launch.)
+    if (num_tiles > 1 && t == 0) {
+        __threadfence();
+        if (atomicAdd(&tile_counter[1], 1u) == gridDim.x - 1) {
+            __threadfence();
+            atomicExch(&tile_counter[0], 0u);
+            atomicExch(&tile_counter[1], 0u);
+        }
+    }
+#endif
+#if DIAG_STATS
+    if (t == 0) {
+        for (int k = 0; k < 5; ++k) atomicAdd(&lookback_stats[k], (unsigned long long)phase[k]);
+        atomicAdd(&lookback_stats[5], iterations);
+        atomicAdd(&lookback_stats[6], windows);
+        atomicAdd(&lookback_stats[7], polls);
+        atomicAdd(&lookback_stats[8], 1ull);
+    }
 #endif
 }

@@ -1,9 +1,9 @@
 """The fast scan: single pass with decoupled look-back (Merrill & Garland 2016), kernels/scan/decoupled_lookback.cu.
 
-One launch (after one small memset of the tile-status words); one read and one write of every element, like a
-copy.  A tile is BLOCK_THREADS threads x ITEMS elements (CONFIG, per element size; by default 256 x 16 = 4096
-elements of either size: 16 KB for 32-bit types, which run persistent blocks with a prefetched tile (PIPELINE),
-32 KB for 64-bit types);
+One launch (the tile-status words are kept between calls and tagged with each call's epoch, so no memset); one read
+and one write of every element, like a copy.  A tile is BLOCK_THREADS threads x ITEMS elements (CONFIG, per element
+size; by default 256 x 32 = 8192 elements for 32-bit types, which run persistent blocks with a prefetched tile
+(PIPELINE), and 256 x 16 = 4096 for 64-bit types: 32 KB either way);
 an array of one tile needs no status at all (one launch, no memset, no scratch): small calls are cheap.
 The kernel file's header explains the algorithm, the status-word protocols and why it cannot deadlock.
 
@@ -53,12 +53,19 @@ class Config:
     early_a: int = 1  # EARLY_A: PIPELINE publishes the next tile's aggregate before this tile's look-back
     dynamic_smem: int = 0  # DYNAMIC_SMEM: 1 = tile buffers in dynamic shared memory (more than 48 KB allowed)
     direct_store: int = 0  # DIRECT_STORE: 1 = whole warp parts stored from registers, not through shared memory
+    store_cs: int = 1  # STORE_CS: 1 = streaming stores (evict first), 0 = plain stores
+    l2_prefetch: int = 0  # L2_PREFETCH: 0, 64, 128 or 256 bytes the L2 fetches around each cp.async load
+    lookback: int = 1  # LOOKBACK: 0 = timing diagnostic only (no look-back: WRONG results past the first tile)
+    epoch: int = 0  # EPOCH: 1 = a status buffer kept between calls, flags tagged with the call's epoch (no memset)
+    diag_stats: int = 0  # DIAG_STATS: 1 = timing diagnostic, per-phase cycle counts in lookback_stats[]
 
     def defines(self) -> dict:
         return {"BLOCK_THREADS": self.threads, "VECS_PER_THREAD": self.vecs, "BACKOFF": self.backoff,
                 "MIN_BLOCKS": self.min_blocks, "PIPELINE": self.pipeline, "RELOAD": self.reload,
                 "L2_HINT": self.l2_hint, "EARLY_A": self.early_a, "DYNAMIC_SMEM": self.dynamic_smem,
-                "DIRECT_STORE": self.direct_store}
+                "DIRECT_STORE": self.direct_store, "STORE_CS": self.store_cs, "L2_PREFETCH": self.l2_prefetch,
+                "LOOKBACK": self.lookback, "EPOCH": self.epoch,
+                "DIAG_STATS": self.diag_stats}
 
     def shared_bytes(self, vector: bool = True) -> int:
         """Dynamic shared memory per block (0 unless dynamic_smem): the kernel's STAGES tile buffers, each
@@ -89,17 +96,20 @@ def _multiprocessors() -> int:
     return _sm_count[0]
 
 
-# Per element size (bytes).  The defaults won `scripts/time_scan.py --tune` on an H100 (2026-11-22, two runs of
-# 14-18 candidates, int32 at 2^28 and int64 at 2^27; the kernel file's tuning notes have the numbers):
-# 32-bit types: persistent blocks with one tile prefetched and its A published early (PIPELINE 1, EARLY_A),
-#   256 threads x 4 vectors (16 KB tiles), 48 registers (RELOAD), 5 blocks per SM: int32 0.85-0.87 x copy;
-# 64-bit types: one tile per block, 256 threads x 8 vectors (32 KB tiles), 64 registers, 4 blocks per SM: 0.66 x.
-# A third round (dynamic shared memory past 48 KB: 2-3 prefetched tiles, 8192-element tiles; stores from registers)
-# found nothing faster by more than the noise: best 256 x 8, PIPELINE 1, 3/SM, DYNAMIC_SMEM, +1.2 % (the kernel's
-# tuning notes); the defaults stay.
-# PYSCAN_DECOUPLED_CONFIG='{"4": [256, 4, 0, 5, 1, 1, 0, 0, 1], "8": [...]}' overrides them (`--tune` prints that
-# line; the fields are Config's, in order, trailing ones optional).
-CONFIG = {4: Config(256, 4, 0, 5, 1, 1, 0, 0, 1), 8: Config(256, 8, 0, 4)}
+# Per element size (bytes).  Tuned on an H100 (2026-11-22; the kernel file's tuning notes have the numbers):
+# 32-bit types (four rounds, int32 at 2^28): persistent blocks with one tile prefetched and its A published early
+#   (PIPELINE 1, EARLY_A), 256 threads x 8 vectors (8192-element, 32 KB tiles: half the look-backs of 4096), 80
+#   registers, 3 blocks per SM (dynamic shared memory: two 36 KB buffers), status kept between calls with epoch
+#   tags (EPOCH: no memset launch per call), cp.async loads asking the L2 for 128-byte lines (L2_PREFETCH):
+#   0.90-0.91 x copy in four of five lab runs (scripts/scan_lab.py), against 0.86-0.87 x for round 3's default;
+# 64-bit types: one tile per block, 256 threads x 8 vectors (32 KB tiles), 64 registers, 4 blocks per SM, EPOCH.
+# PYSCAN_DECOUPLED_CONFIG='{"4": [256, 8, 0, 3, 1, 1, 0, 0, 1, 1, 0, 1, 128, 1, 1], "8": [...]}' overrides them
+# (`scripts/time_scan.py --tune` prints that line; the fields are Config's, in order, trailing ones optional).
+CONFIG = {
+    4: Config(threads=256, vecs=8, min_blocks=3, pipeline=1, reload=1, early_a=1, dynamic_smem=1, l2_prefetch=128,
+              epoch=1),
+    8: Config(threads=256, vecs=8, min_blocks=4, epoch=1),
+}
 if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
     for _size, _values in json.loads(os.environ["PYSCAN_DECOUPLED_CONFIG"]).items():
         CONFIG[int(_size)] = Config(*_values)
@@ -118,7 +128,7 @@ def items_per_thread(dtype) -> int:
 
 
 def tile_size(dtype) -> int:
-    """Elements per tile (4096 for 32-bit and 64-bit types with the default CONFIG)."""
+    """Elements per tile (8192 for 32-bit types, 4096 for 64-bit types with the default CONFIG)."""
     return block_threads(dtype) * items_per_thread(dtype)
 
 
@@ -239,8 +249,52 @@ def status_words(tiles: int, itemsize: int) -> tuple:
     return flags + 2 * tiles, flags
 
 
+class StatusBuffer:
+    """EPOCH: the tile counter and status words of one element size, kept between calls.
+
+    Zeroed once when allocated; every call then takes the next epoch (1, 2, ... < 2^30), which the kernel writes into
+    its flags, so the words of earlier calls read as X and need no memset; the kernel's last block puts the counter
+    back to 0.  Layout (64-bit words): [0] the tile counter and the count of finished blocks (32 bits each), [1]
+    unused (16-byte alignment), [2:] the status words of `capacity` tiles (status_words).  Calls run one after the
+    other on the null stream, so one buffer per element size serves them all."""
+
+    EPOCHS = 1 << 30
+
+    def __init__(self, itemsize: int):
+        self.itemsize = itemsize
+        self.allocation = None
+        self.capacity = 0
+        self.epoch = 0
+
+    def next_call(self, tiles: int) -> tuple:
+        """(base address, capacity in tiles, epoch) for a call of `tiles` tiles."""
+        from ..gpu import driver
+
+        drv = driver()
+        if tiles > self.capacity:
+            capacity = max(tiles, 2 * self.capacity, 1024)
+            words = 2 + status_words(capacity, self.itemsize)[0]
+            self.allocation = None  # the old buffer goes first
+            self.allocation = drv.mem_alloc(8 * words)
+            drv.memset_d32(self.allocation, 0, 2 * words)
+            self.capacity, self.epoch = capacity, 0
+        self.epoch += 1
+        if self.epoch == self.EPOCHS:  # after 2^30 - 1 calls: zero the flags again and start over
+            drv.memset_d32(self.allocation, 0, 2 * (2 + status_words(self.capacity, self.itemsize)[0]))
+            self.epoch = 1
+        return int(self.allocation), self.capacity, self.epoch
+
+
+_status_buffers: dict = {}
+
+
+def release_status_buffers():
+    """Frees the kept status buffers (gpu's release hook: before the context goes)."""
+    _status_buffers.clear()
+
+
 def decoupled_lookback_driver(x, out, *, op, exclusive):
-    from ..gpu import driver
+    from ..gpu import at_release, driver
 
     n = int(x.size)
     dtype = x.dtype
@@ -250,15 +304,22 @@ def decoupled_lookback_driver(x, out, *, op, exclusive):
     threads = block_threads(dtype)
     if tiles == 1:
         fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1), shared_size=shared)
+                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1), np.int64(1), np.uint32(0),
+                         shared_size=shared)
         return 1
-    words, zeroed = status_words(tiles, dtype.itemsize)
-    scratch = arrays.empty((2 + words,), np.uint64)  # [0]: the tile counter (32 bits), [2:]: 16-byte aligned status
-    base = int(scratch.gpudata)
-    driver().memset_d32_async(base, 0, 2 * (2 + zeroed))
+    if config(dtype).epoch:
+        if not _status_buffers:
+            at_release(release_status_buffers)
+        buffer = _status_buffers.setdefault(dtype.itemsize, StatusBuffer(dtype.itemsize))
+        base, capacity, epoch = buffer.next_call(tiles)
+    else:
+        words, zeroed = status_words(tiles, dtype.itemsize)
+        scratch = arrays.empty((2 + words,), np.uint64)  # [0]: the tile counter (32 bits), [2:]: 16-byte aligned
+        base, capacity, epoch = int(scratch.gpudata), tiles, 0
+        driver().memset_d32_async(base, 0, 2 * (2 + zeroed))
     fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
                      np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 16), np.int64(tiles),
-                     shared_size=shared)
+                     np.int64(capacity), np.uint32(epoch), shared_size=shared)
     return 1
 
 

@@ -1,0 +1,245 @@
+"""Where does the decoupled look-back scan lose time against a copy?  Variants of the kernel's #defines side by side
+with copies (memcpy_dtod and copy kernels) and CUB's scan (torch.cumsum, cupy.cumsum with the CUB accelerator), in
+interleaved rounds, int32 at 2^28 (by default).  Needs a GPU.
+
+    python scripts/scan_lab.py [--k 28] [--rounds 3] [--reps 20] [--variants base,nolookback,...]
+    python scripts/scan_lab.py --once NAME      # one call of one variant (for ncu -k decoupled_lookback_scan)
+
+"x memcpy" = memcpy time / time.  Diagnostic variants (lookback=0) give wrong results on purpose and are not
+checked; every other variant is checked exactly on 2^24 + 5 elements and on the last 4096 elements at 2^k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pyscan import gpu  # noqa: E402
+from pyscan.scans import decoupled_lookback as dl  # noqa: E402
+from pyscan.timing import median_ms  # noqa: E402
+
+BASE = dict(dl.CONFIG[4].__dict__)
+
+# name -> Config field overrides on the current CONFIG[4] (round 4 of the kernel's tuning notes: its default and
+# what each of its parts is worth).
+VARIANTS = {
+    "default": {},
+    "round3_default": {"vecs": 4, "min_blocks": 5, "dynamic_smem": 0, "l2_prefetch": 0, "epoch": 0},
+    "no_epoch": {"epoch": 0},
+    "no_l2_prefetch": {"l2_prefetch": 0},
+    "tile4096": {"vecs": 4, "min_blocks": 5, "dynamic_smem": 0},
+    "nolookback": {"lookback": 0},
+}
+
+COPY_SOURCE = r"""
+extern "C" __global__ void copy_v4(int4* __restrict__ out, const int4* __restrict__ in, long long n4) {
+    // UNROLL independent 16-byte loads in flight per thread, then their stores; grid-stride
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + (UNROLL - 1) * stride < n4; i += UNROLL * stride) {
+        int4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) v[u] = LOAD(in + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) STORE(out + i + u * stride, v[u]);
+    }
+    for (; i < n4; i += stride) STORE(out + i, LOAD(in + i));
+}
+"""
+
+
+def copy_kernel(streaming: bool, unroll: int):
+    from pycuda.compiler import SourceModule
+
+    load, store = ("__ldcs", "__stcs") if streaming else ("__ldg", "PLAIN_STORE")
+    src = "#define PLAIN_STORE(p, v) (*(p) = (v))\n" + COPY_SOURCE
+    mod = SourceModule(src, no_extern_c=True, options=[f"-DLOAD={load}", f"-DSTORE={store}", f"-DUNROLL={unroll}"])
+    fn = mod.get_function("copy_v4")
+    fn.prepare("PPq")
+    return mod, fn
+
+
+def build(overrides, dtype="int32"):
+    from pyscan.types import defines as type_defines
+
+    c = dl.Config(**{**BASE, **overrides})
+    return (dl.KERNEL, {**c.defines(), "VECTOR_LOADS": 1, **type_defines(dtype, "add")})
+
+
+def _compile(b):
+    from pyscan.loader import get_module
+
+    gpu.driver()
+    get_module(b[0], **b[1])
+
+
+def use(overrides):
+    dl.CONFIG[4] = dl.Config(**{**BASE, **overrides})
+    dl._kernels.clear()
+
+
+PHASES = ["next index + barrier", "loads landed + block scan", "look-back", "barrier after look-back",
+          "rescan + stores"]
+PHASES_LF = ["next index", "barrier 0", "copies issued + look-back (warp 0)", "block scan, next landed + totals",
+             "barrier 1, next A, rescan + stores"]
+
+
+def stats(names, x, out):
+    """Each variant once more built with DIAG_STATS: thread 0's cycles per phase of an iteration, look-back counts."""
+    from pyscan.loader import get_module
+
+    drv = gpu.driver()
+    for name in names:
+        overrides = {**VARIANTS[name], "diag_stats": 1}
+        use(overrides)
+        kernel_file, defines = build(overrides)
+        module, _ = get_module(kernel_file, **defines)
+        ptr, size = module.get_global("lookback_stats")
+        dl.decoupled_lookback_driver(x, out, op="add", exclusive=False)  # warm-up
+        drv.memset_d32(ptr, 0, size // 4)
+        dl.decoupled_lookback_driver(x, out, op="add", exclusive=False)
+        drv.Context.synchronize()
+        s = np.empty(size // 8, np.uint64)
+        drv.memcpy_dtoh(s, ptr)
+        its, blocks = max(int(s[5]), 1), max(int(s[8]), 1)
+        total = sum(int(v) for v in s[:5])
+        print(f"stats {name}: {blocks} blocks, {its} iterations ({its / blocks:.1f} per block), "
+              f"{int(s[6]) / its:.2f} windows and {int(s[7]) / its:.2f} extra polls per look-back; "
+              f"cycles per iteration {total / its:.0f}:")
+        for k, label in enumerate(PHASES_LF if overrides.get("lookback_first") else PHASES):
+            print(f"    {label:>28}: {int(s[k]) / its:8.0f} cycles ({100 * int(s[k]) / max(total, 1):5.1f} %)")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--k", type=int, default=28)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--once")
+    p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--stats", default="", help="variants to run once more with DIAG_STATS (comma-separated)")
+    args = p.parse_args(argv)
+    drv = gpu.driver()
+    ga = gpu.gpuarray()
+    n = 1 << args.k
+    rng = np.random.default_rng(args.k)
+    host = rng.integers(-100, 100, n).astype(np.int32)
+    x = ga.to_gpu(host)
+    out = ga.empty_like(x)
+    fast = dl.decoupled_lookback_driver
+    if args.once:
+        use(VARIANTS[args.once])
+        fast(x, out, op="add", exclusive=False)
+        drv.Context.synchronize()
+        return 0
+
+    names = [v for v in args.variants.split(",") if v]
+    import multiprocessing as mp
+
+    with mp.get_context("spawn").Pool(14) as pool:
+        builds = [build(VARIANTS[v]) for v in names]
+        builds += [build({**VARIANTS[v], "diag_stats": 1}) for v in args.stats.split(",") if v]
+        pool.map(_compile, builds, chunksize=1)
+
+    m = (1 << 24) + 5
+    ref_small = np.cumsum(host[:m], dtype=np.int32)
+    ref_tail = np.cumsum(host, dtype=np.int32)[-4096:]
+    status = {}
+    for v in names:
+        if VARIANTS[v].get("lookback", 1) == 0:
+            status[v] = "diagnostic"
+            continue
+        use(VARIANTS[v])
+        fast(x[:m], out[:m], op="add", exclusive=False)
+        ok = np.array_equal(out[:m].get(), ref_small)
+        fast(x, out, op="add", exclusive=False)
+        ok = ok and np.array_equal(out[-4096:].get(), ref_tail)
+        status[v] = "ok" if ok else "WRONG"
+        dl._kernels.clear()
+
+    calls = {"memcpy_dtod": lambda: drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes)}
+    keep = []
+    for streaming in (False, True):
+        for unroll in (1, 4):
+            mod, fn = copy_kernel(streaming, unroll)
+            keep.append(mod)
+            grid = gpu.multiprocessor_count() * 8
+            calls[f"copy kernel {'cs' if streaming else 'plain'} x{unroll}"] = (
+                lambda fn=fn, grid=grid: fn.prepared_call((grid, 1, 1), (256, 1, 1), out.gpudata, x.gpudata, n // 4))
+    tiles = -(-n // dl.tile_size(np.int32))
+    calls[f"memset of the status ({tiles} words)"] = lambda: drv.memset_d32_async(int(out.gpudata), 0, 2 * (2 + tiles))
+
+    peers = {}
+    if not args.no_peers:
+        try:
+            import torch
+
+            xt = torch.from_numpy(host).cuda()
+            yt = torch.empty_like(xt)
+            ok = torch.equal(torch.cumsum(xt, 0, dtype=torch.int32, out=yt)[-4096:].cpu(), torch.from_numpy(ref_tail))
+            peers["torch.cumsum int32 (CUB)"] = (lambda: torch.cumsum(xt, 0, dtype=torch.int32, out=yt), ok)
+        except Exception as e:  # noqa: BLE001
+            print(f"torch: {type(e).__name__}: {e}")
+        try:
+            import cupy as cp
+            from cupy._core import _accelerator
+
+            xc = cp.asarray(host)
+            peers["cupy.cumsum"] = (lambda: cp.cumsum(xc), bool((cp.cumsum(xc)[-4096:].get() == ref_tail).all()))
+            saved = _accelerator.get_routine_accelerators()
+
+            def cub_cumsum():
+                _accelerator.set_routine_accelerators(["cub"])
+                try:
+                    return cp.cumsum(xc)
+                finally:
+                    _accelerator.set_routine_accelerators(saved)
+
+            peers["cupy.cumsum (CUB accelerator)"] = (cub_cumsum, bool((cub_cumsum()[-4096:].get() == ref_tail).all()))
+        except Exception as e:  # noqa: BLE001
+            print(f"cupy: {type(e).__name__}: {e}")
+
+    for _ in range(300):
+        calls["memcpy_dtod"]()
+    times: dict = {}
+    for r in range(args.rounds):
+        order = ["memcpy_dtod"] + [c for c in calls if c != "memcpy_dtod"] + names + list(peers) + ["memcpy_dtod"]
+        for name in order:
+            if name in VARIANTS:
+                use(VARIANTS[name])
+                call = lambda: fast(x, out, op="add", exclusive=False)  # noqa: E731
+            elif name in peers:
+                call = peers[name][0]
+            else:
+                call = calls[name]
+            times.setdefault(name, []).append(median_ms(call, args.reps, warmup=2))
+        print(f"round {r} done", flush=True)
+    for v in names:  # again, after many calls (EPOCH: the epochs moved on)
+        if status[v] == "ok":
+            use(VARIANTS[v])
+            fast(x, out, op="add", exclusive=False)
+            if not np.array_equal(out[-4096:].get(), ref_tail):
+                status[v] = "WRONG after the timed calls"
+    memcpy = statistics.median(times["memcpy_dtod"])
+    print(f"\n{gpu.device_attributes()['name']}: int32 n = 2^{args.k}; memcpy_dtod median {memcpy:.4f} ms "
+          f"(0.90 x = {memcpy / 0.9:.4f} ms); medians over {args.rounds} rounds of {args.reps}-call medians")
+    print(f"{'what':>40} {'ms':>8} {'min':>8} {'max':>8} {'x memcpy':>8}  check")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        check = status.get(name) or (("ok" if peers[name][1] else "WRONG") if name in peers else "")
+        label = f"{name} {VARIANTS[name]}" if name in VARIANTS and VARIANTS[name] else name
+        print(f"{label[:40]:>40} {med:8.4f} {min(ts):8.4f} {max(ts):8.4f} {memcpy / med:8.3f}  {check}")
+    if args.stats:
+        stats(args.stats.split(","), x, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
