@@ -34,17 +34,7 @@
 #endif
 
 #if COUNT_WORK
-// One warp-wide vote per step: lane 0 of each warp adds the number of active threads and, if there was one,
-// counts the warp.  The vote names every lane the warp has (all 32, or fewer in a block smaller than a warp),
-// so it waits for all of them (__activemask() would not: lanes need not have reconverged after the if).
-__device__ __forceinline__ void count_step(bool active, int step, unsigned long long* counters) {
-    const unsigned int lanes = min(32u, blockDim.x - (threadIdx.x & ~31u));
-    const unsigned int votes = __ballot_sync(lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u, active);
-    if ((threadIdx.x & 31) == 0 && votes != 0) {
-        atomicAdd(&counters[0], (unsigned long long)__popc(votes));
-        atomicAdd(&counters[1 + step], 1ULL);
-    }
-}
+#include "../common/count_work.cuh"
 #endif
 
 // The counting build's extra parameter is not in the declaration the Python loader reads; the host passes the
