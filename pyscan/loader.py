@@ -29,7 +29,7 @@ COMPILE_OPTIONS = ("-std=c++17",)
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TYPE_VALUE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*( [A-Za-z_][A-Za-z0-9_]*)*$")
-_INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
+_INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*(//.*)?$')  # a trailing // comment allowed
 _PRAGMA_ONCE_RE = re.compile(r"^\s*#\s*pragma\s+once\s*$")
 _BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
 _GLOBAL_RE = re.compile(r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + r"(\w+)\s*\(")

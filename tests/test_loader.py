@@ -59,6 +59,16 @@ def test_includes_inlined_with_line_markers(tmp_path, monkeypatch):
     assert f'#line 3 "{k}"\nint body;' in src  # nvcc's line numbers point back into k.cu
 
 
+def test_include_with_a_trailing_comment_is_inlined(tmp_path, monkeypatch):
+    (tmp_path / "common").mkdir()
+    (tmp_path / "x").mkdir()
+    (tmp_path / "common" / "h.cuh").write_text("int helper;\n")
+    (tmp_path / "x" / "k.cu").write_text('#include "../common/h.cuh"  // helper\nint body;\n')
+    monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
+    src = loader.build_source("x/k.cu")
+    assert "int helper;" in src and "#include" not in src
+
+
 @pytest.mark.parametrize("elem, expected", [("float", "PPfq"), ("double", "PPdq"), ("int", "PPiq"),
                                             ("long long", "PPqq")])
 def test_signature_follows_element_type(elem, expected):
