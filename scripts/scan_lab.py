@@ -24,7 +24,9 @@ from pyscan import gpu  # noqa: E402
 from pyscan.scans import decoupled_lookback as dl  # noqa: E402
 from pyscan.timing import median_ms  # noqa: E402
 
-BASE = dict(dl.CONFIG[4].__dict__)
+DTYPE = "int32"
+SIZE = 4  # element size of the dtype being timed (--dtype): the CONFIG entry the variants override
+BASE = dict(dl.CONFIG[SIZE].__dict__)
 
 # name -> Config field overrides on the current CONFIG[4] (round 4 of the kernel's tuning notes: its default and
 # what each of its parts is worth).
@@ -34,6 +36,14 @@ VARIANTS = {
     "no_epoch": {"epoch": 0},
     "no_l2_prefetch": {"l2_prefetch": 0},
     "tile4096": {"vecs": 4, "min_blocks": 5, "dynamic_smem": 0},
+    "nolookback": {"lookback": 0},
+}
+# For 64-bit types (--dtype int64 / float64): the default (persistent, 4096-element tiles, 3/SM) against round 3's
+# (one tile per block, 4/SM; its status protocol, flags apart with fences, is gone).
+VARIANTS_64 = {
+    "default": {},
+    "one_tile_per_block": {"pipeline": 0, "min_blocks": 4, "dynamic_smem": 0, "l2_prefetch": 0},
+    "no_l2_prefetch": {"l2_prefetch": 0},
     "nolookback": {"lookback": 0},
 }
 
@@ -65,9 +75,10 @@ def copy_kernel(streaming: bool, unroll: int):
     return mod, fn
 
 
-def build(overrides, dtype="int32"):
+def build(overrides, dtype=None):
     from pyscan.types import defines as type_defines
 
+    dtype = dtype or DTYPE
     c = dl.Config(**{**BASE, **overrides})
     return (dl.KERNEL, {**c.defines(), "VECTOR_LOADS": 1, **type_defines(dtype, "add")})
 
@@ -80,7 +91,7 @@ def _compile(b):
 
 
 def use(overrides):
-    dl.CONFIG[4] = dl.Config(**{**BASE, **overrides})
+    dl.CONFIG[SIZE] = dl.Config(**{**BASE, **overrides})
     dl._kernels.clear()
 
 
@@ -119,18 +130,27 @@ def stats(names, x, out):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--k", type=int, default=28)
+    p.add_argument("--dtype", default="int32", choices=["int32", "float32", "int64", "float64"])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--once")
     p.add_argument("--no-peers", action="store_true")
     p.add_argument("--stats", default="", help="variants to run once more with DIAG_STATS (comma-separated)")
+    p.add_argument("--variants", default=None, help="comma-separated (default: all of the dtype's size)")
     args = p.parse_args(argv)
+    global SIZE, BASE, DTYPE, VARIANTS
+    DTYPE, SIZE = args.dtype, np.dtype(args.dtype).itemsize
+    BASE = dict(dl.CONFIG[SIZE].__dict__)
+    if SIZE == 8:
+        VARIANTS = VARIANTS_64
+    args.variants = args.variants or ",".join(VARIANTS)
     drv = gpu.driver()
     ga = gpu.gpuarray()
     n = 1 << args.k
     rng = np.random.default_rng(args.k)
-    host = rng.integers(-100, 100, n).astype(np.int32)
+    dtype = np.dtype(args.dtype)
+    lo, hi = (-1, 2) if dtype == np.float32 else (-100, 100)  # float32: every partial sum exact (< 2^24)
+    host = rng.integers(lo, hi, n).astype(dtype)
     x = ga.to_gpu(host)
     out = ga.empty_like(x)
     fast = dl.decoupled_lookback_driver
@@ -149,8 +169,8 @@ def main(argv=None):
         pool.map(_compile, builds, chunksize=1)
 
     m = (1 << 24) + 5
-    ref_small = np.cumsum(host[:m], dtype=np.int32)
-    ref_tail = np.cumsum(host, dtype=np.int32)[-4096:]
+    ref_small = np.cumsum(host[:m], dtype=dtype)
+    ref_tail = np.cumsum(host, dtype=dtype)[-4096:]
     status = {}
     for v in names:
         if VARIANTS[v].get("lookback", 1) == 0:
@@ -172,8 +192,8 @@ def main(argv=None):
             keep.append(mod)
             grid = gpu.multiprocessor_count() * 8
             calls[f"copy kernel {'cs' if streaming else 'plain'} x{unroll}"] = (
-                lambda fn=fn, grid=grid: fn.prepared_call((grid, 1, 1), (256, 1, 1), out.gpudata, x.gpudata, n // 4))
-    tiles = -(-n // dl.tile_size(np.int32))
+                lambda fn=fn, grid=grid: fn.prepared_call((grid, 1, 1), (256, 1, 1), out.gpudata, x.gpudata, x.nbytes // 16))
+    tiles = -(-n // dl.tile_size(dtype))
     calls[f"memset of the status ({tiles} words)"] = lambda: drv.memset_d32_async(int(out.gpudata), 0, 2 * (2 + tiles))
 
     peers = {}
@@ -183,8 +203,8 @@ def main(argv=None):
 
             xt = torch.from_numpy(host).cuda()
             yt = torch.empty_like(xt)
-            ok = torch.equal(torch.cumsum(xt, 0, dtype=torch.int32, out=yt)[-4096:].cpu(), torch.from_numpy(ref_tail))
-            peers["torch.cumsum int32 (CUB)"] = (lambda: torch.cumsum(xt, 0, dtype=torch.int32, out=yt), ok)
+            ok = torch.equal(torch.cumsum(xt, 0, dtype=xt.dtype, out=yt)[-4096:].cpu(), torch.from_numpy(ref_tail))
+            peers[f"torch.cumsum {dtype} (CUB)"] = (lambda: torch.cumsum(xt, 0, dtype=xt.dtype, out=yt), ok)
         except Exception as e:  # noqa: BLE001
             print(f"torch: {type(e).__name__}: {e}")
         try:
@@ -228,7 +248,7 @@ def main(argv=None):
             if not np.array_equal(out[-4096:].get(), ref_tail):
                 status[v] = "WRONG after the timed calls"
     memcpy = statistics.median(times["memcpy_dtod"])
-    print(f"\n{gpu.device_attributes()['name']}: int32 n = 2^{args.k}; memcpy_dtod median {memcpy:.4f} ms "
+    print(f"\n{gpu.device_attributes()['name']}: {dtype} n = 2^{args.k}; memcpy_dtod median {memcpy:.4f} ms "
           f"(0.90 x = {memcpy / 0.9:.4f} ms); medians over {args.rounds} rounds of {args.reps}-call medians")
     print(f"{'what':>40} {'ms':>8} {'min':>8} {'max':>8} {'x memcpy':>8}  check")
     for name, ts in times.items():

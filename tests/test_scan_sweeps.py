@@ -225,8 +225,8 @@ def test_decoupled_geometry():
         assert dl.items_per_thread(dtype) == c.vecs * 16 // np.dtype(dtype).itemsize
         assert dl.tile_size(dtype) == c.threads * dl.items_per_thread(dtype)
         assert c.threads % 32 == 0 and c.vecs in (2, 4, 8)
-    assert dl.status_words(10, 4) == (10, 10)
-    assert dl.status_words(11, 8) == (6 + 22, 6)  # 32-bit flags rounded up to 64-bit words, then two T arrays
+    assert dl.status_words(10, 4) == 10
+    assert dl.status_words(11, 8) == 44  # an A pair and a P pair of (half, flag) words per tile
     assert SCANS.get("decoupled_lookback").fast
     from pyscan.scans import choose_auto
 
@@ -254,7 +254,7 @@ def test_plain_signatures_read_by_the_loader():
     """The loader reads prepare() codes off the first declaration: the plain builds need no arg_types."""
     assert signature(build_source("scan/blelloch_block.cu"), "blelloch_block_scan") == "PPPqi"
     assert signature(build_source("scan/single_pass.cu"), "single_pass_scan") == "PPqiPPP"
-    assert signature(build_source("scan/decoupled_lookback.cu"), "decoupled_lookback_scan") == "PPqiPPqqI"
+    assert signature(build_source("scan/decoupled_lookback.cu"), "decoupled_lookback_scan") == "PPqiPPqI"
     assert signature(build_source("scan/blelloch_sweeps.cu"), "blelloch_load") == "PPqq"
 
 

@@ -65,11 +65,18 @@
 //     -5 %); the look-back moved beside the block scan or the next tile's loads (the next tile's A then waits for
 //     a look-back: 40-90 extra polls per look-back, 0.37-0.80 x); the next index taken one iteration early (the
 //     atomic's 1900 cycles moved into the other waits: +-0); plain stores, BACKOFF 200, 512 x 4 at 3/SM: +-1 %.
-//   Result: the defaults 256 x 8, PIPELINE 1, 3/SM, EPOCH, L2_PREFETCH 128: 0.90-0.91 x copy, 1.3 x CUB.
+//   Result: the defaults 256 x 8, PIPELINE 1, 3/SM, EPOCH, L2_PREFETCH 128: 0.90-0.92 x copy, 1.3 x CUB.
+//   - 64-bit types (int64 / float64 at 2^28 = 2 GiB; copy 1.43 ms; CUB 0.75-0.76 x): round 3's one tile per
+//     block, 0.64-0.66 x; the 32-bit types' persistent kernel with the fenced status (flags apart from values,
+//     __threadfence on both sides) 0.70-0.72 x; with LOOKBACK = 0, 0.97 x: the look-back cost a quarter, the fences.
+//     Split status words (a value as two (half, flag) words, no fences; see "Tile status" below): 0.941 x for
+//     both types (0.85 x with one tile per block).  The 64-bit default since.  The
+//     32-bit status word read and written by ld/st.relaxed.gpu instead of volatile: 0.919 against 0.918 x, kept
+//     volatile.
 //
 // One tile = BLOCK_THREADS threads x ITEMS items, ITEMS = VECS_PER_THREAD 16-byte vectors (as tuned on an H100,
-// see pyscan/scans/decoupled_lookback.py CONFIG: 32-bit types 256 x 32 = 8192 elements (32 KB) with PIPELINE 1,
-// 3 blocks/SM; 64-bit types 256 x 16 = 4096 elements (32 KB), one tile per block, 4 blocks/SM).  PIPELINE > 0: persistent blocks, each taking tile after tile from the counter, with the
+// see pyscan/scans/decoupled_lookback.py CONFIG: 32-bit types 256 x 32 = 8192 elements, 64-bit types 256 x 16 =
+// 4096 elements, 32 KB either way, PIPELINE 1, 3 blocks/SM).  PIPELINE > 0: persistent blocks, each taking tile after tile from the counter, with the
 // next PIPELINE tiles' cp.async loads in flight while it works on one (and EARLY_A: their A published early).
 // DYNAMIC_SMEM: the (PIPELINE + 1) tile buffers in dynamic shared memory, sized by the host (Config.shared_bytes).
 // Per tile:
@@ -93,15 +100,16 @@
 // * 32-bit types: flag and value packed into ONE 64-bit word, (value bits << 32) | flag, written and read
 //   with single 64-bit volatile accesses.  An aligned 64-bit access is single-copy atomic, so a reader sees
 //   either the old or the new (flag, value) pair: no fence is needed between value and flag.
-// * 64-bit types: a 128-bit (flag, value) word cannot be written atomically by plain stores on every GPU, so
-//   flags[], aggregates[] and inclusives[] are separate arrays:
-//      writer: value -> aggregates[t] (or inclusives[t]);  __threadfence();  flag -> flags[t]
-//      reader: read flags[t] until not X;  __threadfence();  read aggregates[t] or inclusives[t] (as the flag says)
-//   A and P values live in different slots, so a reader that saw flag A can never read the P value that the
-//   tile writes later (with one shared slot it could, and would count the tile's predecessors twice).
-// Layout of `status` (in 64-bit words): 32-bit types: status[t]; 64-bit types: flags as 32-bit words in
-// status[0 .. (C+1)/2), then aggregates[C], then inclusives[C] (both as T), C = status_capacity (the buffer's
-// tiles, fixed while the buffer lives, so a flag word never held a value).
+// * 64-bit types: a (flag, value) pair does not fit one 64-bit word, and 128-bit plain accesses are not promised to
+//   be single-copy atomic, so each value is split: two words (low half << 32 | flag, high half << 32 | flag),
+//   written together by one 16-byte store and read by one 16-byte load (each 8-byte element single-copy atomic).
+//   A tile has an A pair and a P pair, each written at most once per launch: a reader that sees this launch's
+//   flag in BOTH words of a pair has both halves of the one value written (EPOCH makes the words of earlier
+//   launches read as X).  No fences: before round 4 the 64-bit status was flags[] apart from the values, with a
+//   __threadfence between value and flag on both sides; the fences held int64 scans at 0.65-0.72 x copy, the split
+//   words run them at 0.94 x (kernel notes, round 4).
+// Layout of `status` (in 64-bit words): 32-bit types: status[t]; 64-bit types: status[4t, 4t+1] the A pair,
+// status[4t+2, 4t+3] the P pair.
 // BACKOFF > 0: a look-back that finds a predecessor still X sleeps that many ns before it reads again (less
 // polling traffic in L2 while the predecessor's loads are in flight).
 //
@@ -219,7 +227,10 @@ template <>
 struct Status<4> {  // packed (value << 32) | flag
     unsigned long long* words;
     unsigned epoch;
-    __device__ Status(unsigned long long* status, long long, unsigned epoch_) : words(status), epoch(epoch_) {}
+    __device__ Status(unsigned long long* status, unsigned epoch_) : words(status), epoch(epoch_) {}
+    __device__ static unsigned long long load(const unsigned long long* p) {
+        return *(const volatile unsigned long long*)p;
+    }
     __device__ void publish(int tile, unsigned flag, T value) {
         unsigned bits;
         memcpy(&bits, &value, 4);
@@ -230,11 +241,11 @@ struct Status<4> {  // packed (value << 32) | flag
     __device__ int read_window(int tile, unsigned& flag, T& value) {
         unsigned long long w = tag_flag(STATUS_P, epoch);
         int polls = 0;
-        if (tile >= 0) w = *(volatile unsigned long long*)&words[tile];
+        if (tile >= 0) w = load(&words[tile]);
         while (__any_sync(FULL, read_flag((unsigned)w, epoch) == STATUS_X)) {
             ++polls;
             if (BACKOFF > 0) __nanosleep(BACKOFF);
-            if (tile >= 0) w = *(volatile unsigned long long*)&words[tile];
+            if (tile >= 0) w = load(&words[tile]);
         }
         flag = read_flag((unsigned)w, epoch);
         const unsigned bits = (unsigned)(w >> 32);
@@ -245,36 +256,52 @@ struct Status<4> {  // packed (value << 32) | flag
 };
 
 template <>
-struct Status<8> {  // separate flags / aggregates / inclusives with fences
-    unsigned* flags;
-    T* aggregates;
-    T* inclusives;
+struct Status<8> {  // per tile: the A pair and the P pair of (half << 32) | flag words
+    unsigned long long* words;
     unsigned epoch;
-    // capacity: the tiles the buffer is laid out for (>= num_tiles); a fixed layout per buffer, so flag words only
-    // ever hold flags (EPOCH: a stale value could otherwise pass for a flag of this launch).
-    __device__ Status(unsigned long long* status, long long capacity, unsigned epoch_) : epoch(epoch_) {
-        flags = reinterpret_cast<unsigned*>(status);
-        aggregates = reinterpret_cast<T*>(status + (capacity + 1) / 2);
-        inclusives = aggregates + capacity;
+    __device__ Status(unsigned long long* status, unsigned epoch_) : words(status), epoch(epoch_) {}
+    __device__ static void store_pair(unsigned long long* p, unsigned long long w0, unsigned long long w1) {
+        asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};" ::"l"(p), "l"(w0), "l"(w1) : "memory");
+    }
+    __device__ static void load_pair(const unsigned long long* p, unsigned long long& w0, unsigned long long& w1) {
+        asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];" : "=l"(w0), "=l"(w1) : "l"(p) : "memory");
     }
     __device__ void publish(int tile, unsigned flag, T value) {
-        *(volatile T*)&(flag == STATUS_P ? inclusives : aggregates)[tile] = value;
-        __threadfence();  // the value before the flag
-        *(volatile unsigned*)&flags[tile] = tag_flag(flag, epoch);
+        unsigned long long bits;
+        memcpy(&bits, &value, 8);
+        const unsigned long long tag = tag_flag(flag, epoch);
+        store_pair(&words[4 * (long long)tile + (flag == STATUS_P ? 2 : 0)], (bits << 32) | tag,
+                   (bits & 0xffffffff00000000ull) | tag);
+    }
+    // A pair is whole when both its words carry this launch's tag: each word is written once per launch, so both
+    // halves are of the one value written then.
+    __device__ unsigned state(unsigned long long a0, unsigned long long a1, unsigned long long p0,
+                              unsigned long long p1) const {
+        if (read_flag((unsigned)p0, epoch) == STATUS_P && read_flag((unsigned)p1, epoch) == STATUS_P) return STATUS_P;
+        if (read_flag((unsigned)a0, epoch) == STATUS_A && read_flag((unsigned)a1, epoch) == STATUS_A) return STATUS_A;
+        return STATUS_X;
     }
     __device__ int read_window(int tile, unsigned& flag, T& value) {
-        unsigned f = tag_flag(STATUS_P, epoch);
+        const unsigned long long p_tag = tag_flag(STATUS_P, epoch);
+        unsigned long long a0 = 0, a1 = 0, p0 = p_tag, p1 = p_tag;  // tile < 0: a P of the identity
         int polls = 0;
-        if (tile >= 0) f = *(volatile unsigned*)&flags[tile];
-        while (__any_sync(FULL, read_flag(f, epoch) == STATUS_X)) {
+        if (tile >= 0) {
+            load_pair(&words[4 * (long long)tile], a0, a1);
+            load_pair(&words[4 * (long long)tile + 2], p0, p1);
+        }
+        while (__any_sync(FULL, state(a0, a1, p0, p1) == STATUS_X)) {
             ++polls;
             if (BACKOFF > 0) __nanosleep(BACKOFF);
-            if (tile >= 0) f = *(volatile unsigned*)&flags[tile];
+            if (tile >= 0) {
+                load_pair(&words[4 * (long long)tile], a0, a1);
+                load_pair(&words[4 * (long long)tile + 2], p0, p1);
+            }
         }
-        f = read_flag(f, epoch);
-        __threadfence();  // the flag before the value
-        flag = f;
-        value = tile < 0 ? op_identity() : *(volatile T*)&(f == STATUS_P ? inclusives : aggregates)[tile];
+        flag = state(a0, a1, p0, p1);
+        const unsigned long long lo = flag == STATUS_P ? p0 : a0, hi = flag == STATUS_P ? p1 : a1;
+        const unsigned long long bits = (hi & 0xffffffff00000000ull) | (lo >> 32);
+        memcpy(&value, &bits, 8);
+        if (tile < 0) value = op_identity();
         return polls;
     }
 };
@@ -374,8 +401,7 @@ __device__ __forceinline__ void prefetch(T* buffer, const T* in, long long n, in
 // looping over tiles taken from the counter; every index it takes, it processes in increasing order.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_scan(T* out, const T* in, long long n, int exclusive, unsigned int* tile_counter,
-                            unsigned long long* status, long long num_tiles, long long status_capacity,
-                            unsigned int epoch) {
+                            unsigned long long* status, long long num_tiles, unsigned int epoch) {
 #if DYNAMIC_SMEM
     // STAGES * STAGE_ELEMS elements, sized by the host (shared_size), which also raises the function's limit
     // (MAX_DYNAMIC_SHARED_SIZE_BYTES) past 48 KB when needed.
@@ -527,7 +553,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 
         // 4. Decoupled look-back (warp 0).
         if (LOOKBACK && num_tiles > 1 && warp == 0) {
-            Status<sizeof(T)> st(status, status_capacity, epoch);
+            Status<sizeof(T)> st(status, epoch);
             T exclusive_prefix = op_identity();
 #if PIPELINE && EARLY_A
             if (early && lane == 0) {

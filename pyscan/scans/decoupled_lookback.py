@@ -3,7 +3,7 @@
 One launch (the tile-status words are kept between calls and tagged with each call's epoch, so no memset); one read
 and one write of every element, like a copy.  A tile is BLOCK_THREADS threads x ITEMS elements (CONFIG, per element
 size; by default 256 x 32 = 8192 elements for 32-bit types, which run persistent blocks with a prefetched tile
-(PIPELINE), and 256 x 16 = 4096 for 64-bit types: 32 KB either way);
+(PIPELINE), and 256 x 16 = 4096 for 64-bit types, which run the same kernel: 32 KB either way);
 an array of one tile needs no status at all (one launch, no memset, no scratch): small calls are cheap.
 The kernel file's header explains the algorithm, the status-word protocols and why it cannot deadlock.
 
@@ -102,13 +102,16 @@ def _multiprocessors() -> int:
 #   registers, 3 blocks per SM (dynamic shared memory: two 36 KB buffers), status kept between calls with epoch
 #   tags (EPOCH: no memset launch per call), cp.async loads asking the L2 for 128-byte lines (L2_PREFETCH):
 #   0.90-0.91 x copy in four of five lab runs (scripts/scan_lab.py), against 0.86-0.87 x for round 3's default;
-# 64-bit types: one tile per block, 256 threads x 8 vectors (32 KB tiles), 64 registers, 4 blocks per SM, EPOCH.
+# 64-bit types: the same kernel, 256 threads x 8 vectors (4096-element, 32 KB tiles), 3 blocks per SM, and status
+#   words split in (half, flag) pairs (no fences): int64 and float64 0.94 x copy (before: one tile per block, 4/SM,
+#   flags apart from values with fences, 0.64-0.66 x).
 # PYSCAN_DECOUPLED_CONFIG='{"4": [256, 8, 0, 3, 1, 1, 0, 0, 1, 1, 0, 1, 128, 1, 1], "8": [...]}' overrides them
 # (`scripts/time_scan.py --tune` prints that line; the fields are Config's, in order, trailing ones optional).
 CONFIG = {
     4: Config(threads=256, vecs=8, min_blocks=3, pipeline=1, reload=1, early_a=1, dynamic_smem=1, l2_prefetch=128,
               epoch=1),
-    8: Config(threads=256, vecs=8, min_blocks=4, epoch=1),
+    8: Config(threads=256, vecs=8, min_blocks=3, pipeline=1, reload=1, early_a=1, dynamic_smem=1, l2_prefetch=128,
+              epoch=1),
 }
 if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
     for _size, _values in json.loads(os.environ["PYSCAN_DECOUPLED_CONFIG"]).items():
@@ -240,13 +243,10 @@ def _kernel(dtype, op, vector: bool):
     return entry
 
 
-def status_words(tiles: int, itemsize: int) -> tuple:
-    """(64-bit words of tile status, of them the words the host zeroes): 32-bit types one packed word per tile;
-    64-bit types 32-bit flags (zeroed), then aggregates and inclusive prefixes (never read before their flag)."""
-    if itemsize == 4:
-        return tiles, tiles
-    flags = (tiles + 1) // 2
-    return flags + 2 * tiles, flags
+def status_words(tiles: int, itemsize: int) -> int:
+    """64-bit words of tile status (all zeroed before first use): 32-bit types one packed (value, flag) word per
+    tile; 64-bit types four, an A pair and a P pair of (half, flag) words."""
+    return tiles if itemsize == 4 else 4 * tiles
 
 
 class StatusBuffer:
@@ -267,22 +267,22 @@ class StatusBuffer:
         self.epoch = 0
 
     def next_call(self, tiles: int) -> tuple:
-        """(base address, capacity in tiles, epoch) for a call of `tiles` tiles."""
+        """(base address, epoch) for a call of `tiles` tiles."""
         from ..gpu import driver
 
         drv = driver()
         if tiles > self.capacity:
             capacity = max(tiles, 2 * self.capacity, 1024)
-            words = 2 + status_words(capacity, self.itemsize)[0]
+            words = 2 + status_words(capacity, self.itemsize)
             self.allocation = None  # the old buffer goes first
             self.allocation = drv.mem_alloc(8 * words)
             drv.memset_d32(self.allocation, 0, 2 * words)
             self.capacity, self.epoch = capacity, 0
         self.epoch += 1
         if self.epoch == self.EPOCHS:  # after 2^30 - 1 calls: zero the flags again and start over
-            drv.memset_d32(self.allocation, 0, 2 * (2 + status_words(self.capacity, self.itemsize)[0]))
+            drv.memset_d32(self.allocation, 0, 2 * (2 + status_words(self.capacity, self.itemsize)))
             self.epoch = 1
-        return int(self.allocation), self.capacity, self.epoch
+        return int(self.allocation), self.epoch
 
 
 _status_buffers: dict = {}
@@ -304,22 +304,22 @@ def decoupled_lookback_driver(x, out, *, op, exclusive):
     threads = block_threads(dtype)
     if tiles == 1:
         fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1), np.int64(1), np.uint32(0),
+                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1), np.uint32(0),
                          shared_size=shared)
         return 1
     if config(dtype).epoch:
         if not _status_buffers:
             at_release(release_status_buffers)
         buffer = _status_buffers.setdefault(dtype.itemsize, StatusBuffer(dtype.itemsize))
-        base, capacity, epoch = buffer.next_call(tiles)
+        base, epoch = buffer.next_call(tiles)
     else:
-        words, zeroed = status_words(tiles, dtype.itemsize)
+        words = status_words(tiles, dtype.itemsize)
         scratch = arrays.empty((2 + words,), np.uint64)  # [0]: the tile counter (32 bits), [2:]: 16-byte aligned
-        base, capacity, epoch = int(scratch.gpudata), tiles, 0
-        driver().memset_d32_async(base, 0, 2 * (2 + zeroed))
+        base, epoch = int(scratch.gpudata), 0
+        driver().memset_d32_async(base, 0, 2 * (2 + words))
     fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
                      np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 16), np.int64(tiles),
-                     np.int64(capacity), np.uint32(epoch), shared_size=shared)
+                     np.uint32(epoch), shared_size=shared)
     return 1
 
 
