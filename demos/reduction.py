@@ -125,6 +125,12 @@ def run_versus(args, x, x_gpu):
     return 0 if agree in (None, True) else 1
 
 
+# (block, unroll, load, blocks per SM): the knobs' combinations, the defaults also first and last (their spread is
+# the run's noise).
+TUNE_CANDIDATES = [(block, unroll, load, per_sm) for block in (256, 512) for unroll in (2, 4, 8) for load in (0, 1)
+                   for per_sm in (None, 2, 8)]
+
+
 def run_tune(args, x, x_gpu):
     from pyscan.reductions import fast, reduce_device
 
@@ -135,19 +141,16 @@ def run_tune(args, x, x_gpu):
     print(f"{'block':>6}{'unroll':>7}{'load':>6}{'per SM':>7}{'grid':>7}" + HEADER[34:] + "  result")
     best = None
     try:
-        for block in (256, 512):
-            for unroll in (2, 4, 8):
-                for load in (0, 1):
-                    for per_sm in (None, 2, 8):
-                        fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM = block, unroll, load, per_sm
-                        result = reduce_device(x_gpu, algorithm="fast", op=args.op).get()[0]
-                        ms = time_gpu(lambda: reduce_device(x_gpu, algorithm="fast", op=args.op), args.repeat)
-                        grid = fast.launch_grid(x_gpu, args.op)
-                        same = result == expected if x.dtype.kind == "i" or args.op != "add" else "-"
-                        print(f"{block:>6}{unroll:>7}{load:>6}{str(per_sm):>7}{grid:>7}" + row("", ms, x, copy)[34:]
-                              + f"  {same}")
-                        if best is None or ms < best[0]:
-                            best = (ms, block, unroll, load, per_sm)
+        for block, unroll, load, per_sm in [saved] + TUNE_CANDIDATES + [saved]:
+            fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM = block, unroll, load, per_sm
+            result = reduce_device(x_gpu, algorithm="fast", op=args.op).get()[0]
+            ms = time_gpu(lambda: reduce_device(x_gpu, algorithm="fast", op=args.op), args.repeat)
+            grid = fast.launch_grid(x_gpu, args.op)
+            same = result == expected if x.dtype.kind == "i" or args.op != "add" else "-"
+            print(f"{block:>6}{unroll:>7}{load:>6}{str(per_sm):>7}{grid:>7}"
+                  + row("", ms, x, copy)[34:] + f"  {same}")
+            if best is None or ms < best[0]:
+                best = (ms, block, unroll, load, per_sm)
     finally:
         fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM = saved
     print(f"\nbest: block {best[1]}, unroll {best[2]}, load {best[3]}, blocks per SM {best[4]}: {best[0]:.3f} ms")

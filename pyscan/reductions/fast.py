@@ -21,11 +21,14 @@ from . import REDUCTIONS
 from ._common import ceil_div, check_model_input, log2, scalar_result
 
 KERNEL = "reduction/fast.cu"
-FAST_BLOCK = 256
+# FAST_BLOCK: 512 won 4 of 4 `demos/reduction.py --tune` runs on an H100 at 2^28 (2026-11-22; float32 0.389-0.399 ms,
+# int32 0.413, against 0.408-0.425 for 256 at the same occupancy, 1024 threads per SM; unroll and load kind mattered
+# less; a block-contiguous load layout and a one-launch second pass by the last block were no faster).
+FAST_BLOCK = 512
 FAST_UNROLL = 4
 FAST_LOAD = 0  # 0: __ldg, 1: __ldcs
 BLOCKS_PER_SM = None
-NOMINAL_MAX_BLOCKS = 132 * 4  # the model's default grid: an H100 SXM (132 SMs) at the kernel's occupancy
+NOMINAL_MAX_BLOCKS = 132 * 2  # the model's default grid: an H100 SXM (132 SMs) at the kernel's occupancy
 
 _max_blocks_cache: dict = {}
 
