@@ -1,12 +1,14 @@
 """Where does the decoupled look-back scan lose time against a copy?  Variants of the kernel's #defines side by side
-with copies (memcpy_dtod and copy kernels) and CUB's scan (torch.cumsum, cupy.cumsum with the CUB accelerator), in
-interleaved rounds, int32 at 2^28 (by default).  Needs a GPU.
+with copies (memcpy_dtod and copy kernels) and CUB's scan (torch.cumsum; cupy.cumsum, also with its CUB accelerator),
+in interleaved rounds, at 2^28 elements of one dtype.  Needs a GPU.  The kernel's tuning notes (round 4) come from it.
 
-    python scripts/scan_lab.py [--k 28] [--rounds 3] [--reps 20] [--variants base,nolookback,...]
-    python scripts/scan_lab.py --once NAME      # one call of one variant (for ncu -k decoupled_lookback_scan)
+    python scripts/scan_lab.py [--dtype int32] [--k 28] [--rounds 3] [--reps 20] [--variants default,nolookback]
+    python scripts/scan_lab.py --stats default     # also thread 0's clock64() cycles per phase (DIAG_STATS)
+    python scripts/scan_lab.py --once NAME          # one call of one variant (for ncu -k decoupled_lookback_scan)
 
 "x memcpy" = memcpy time / time.  Diagnostic variants (lookback=0) give wrong results on purpose and are not
-checked; every other variant is checked exactly on 2^24 + 5 elements and on the last 4096 elements at 2^k.
+checked; every other variant is checked exactly on 2^24 + 5 elements and on the last 4096 elements at 2^k, before
+and after its timed calls.
 """
 
 from __future__ import annotations
