@@ -47,25 +47,26 @@ def test_unknown_file_lists_kernel_files():
     assert "basics/scalar_multiply.cu" in str(err.value)
 
 
-def test_includes_inlined_with_line_markers(tmp_path, monkeypatch):
+def _kernel_tree(tmp_path, monkeypatch, header: str, kernel: str) -> str:
+    """A kernel tree of common/h.cuh and x/k.cu under tmp_path as the loader's root; x/k.cu's built source."""
     (tmp_path / "common").mkdir()
     (tmp_path / "x").mkdir()
-    (tmp_path / "common" / "h.cuh").write_text("#pragma once\nint helper;\n")
-    (tmp_path / "x" / "k.cu").write_text('#include "../common/h.cuh"\n#include "../common/h.cuh"\nint body;\n')
+    (tmp_path / "common" / "h.cuh").write_text(header)
+    (tmp_path / "x" / "k.cu").write_text(kernel)
     monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
-    src = loader.build_source("x/k.cu")
+    return loader.build_source("x/k.cu")
+
+
+def test_includes_inlined_with_line_markers(tmp_path, monkeypatch):
+    src = _kernel_tree(tmp_path, monkeypatch, "#pragma once\nint helper;\n",
+                       '#include "../common/h.cuh"\n#include "../common/h.cuh"\nint body;\n')
     assert src.count("int helper;") == 1  # included once, as #pragma once would
     k = tmp_path / "x" / "k.cu"
     assert f'#line 3 "{k}"\nint body;' in src  # nvcc's line numbers point back into k.cu
 
 
 def test_include_with_a_trailing_comment_is_inlined(tmp_path, monkeypatch):
-    (tmp_path / "common").mkdir()
-    (tmp_path / "x").mkdir()
-    (tmp_path / "common" / "h.cuh").write_text("int helper;\n")
-    (tmp_path / "x" / "k.cu").write_text('#include "../common/h.cuh"  // helper\nint body;\n')
-    monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
-    src = loader.build_source("x/k.cu")
+    src = _kernel_tree(tmp_path, monkeypatch, "int helper;\n", '#include "../common/h.cuh"  // helper\nint body;\n')
     assert "int helper;" in src and "#include" not in src
 
 
