@@ -8,7 +8,7 @@
 //
 // Two kernels are in this file:
 //   conway_global    -- ours: any H x W lattice (not only N x N with N divisible by 32).
-//   conway_ker_book  -- the book's kernel as printed, kept only as the baseline of the benchmark (pyscan.life.bench);
+//   conway_ker_book  -- the book's kernel as printed, kept only as the baseline of the benchmark (pyscan bench life);
 //                       it is correct only when the grid covers the lattice exactly (H and W divisible by 32).
 //
 // Fixes of the book, called out where they are:
@@ -20,28 +20,7 @@
 //     holds any other value leaves its output unset (in the iterative kernels, `cell_value` is then read
 //     uninitialised).  Here every cell is written: alive means non-zero, and the rule is one expression.
 //   * Indices are long long: a lattice may hold more than 2^31 cells.
-#ifndef ELEM_TYPE
-#define ELEM_TYPE int  // the book's lattice is int32; pyscan also specialises this file for unsigned char (uint8, bool)
-#endif
-using cell_t = ELEM_TYPE;
-
-// Conway's rule: a live cell with 2 or 3 live neighbours lives on, a dead cell with exactly 3 becomes alive.
-__device__ __forceinline__ cell_t life_rule(cell_t cell, int neighbours) {
-    return (cell_t)(neighbours == 3 || (cell != 0 && neighbours == 2));
-}
-
-// The book's nbrs(): the sum of the eight neighbours of (x, y), wrapping around the torus.  x in [0, width),
-// y in [0, height).  The book wraps with (x + WIDTH) % WIDTH; comparisons do the same without a division.
-__device__ int nbrs(int x, int y, const cell_t* __restrict__ in, int height, int width) {
-    const int xl = (x == 0) ? width - 1 : x - 1;   // left column, wrapped
-    const int xr = (x == width - 1) ? 0 : x + 1;   // right column, wrapped
-    const long long up = (long long)((y == 0) ? height - 1 : y - 1) * width;
-    const long long row = (long long)y * width;
-    const long long down = (long long)((y == height - 1) ? 0 : y + 1) * width;
-    return in[up + xl] + in[up + x] + in[up + xr]
-         + in[row + xl]             + in[row + xr]
-         + in[down + xl] + in[down + x] + in[down + xr];
-}
+#include "rule.cuh"
 
 extern "C" __global__ void conway_global(cell_t* __restrict__ lattice_out, const cell_t* __restrict__ lattice,
                                          int height, int width) {

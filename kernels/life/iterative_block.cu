@@ -15,26 +15,7 @@
 //     launched as (width, height), any shape with width * height <= 1024.
 //   * The book's `int cell_value;` is only assigned for cells holding exactly 0 or 1, and then written back
 //     uninitialised otherwise.  Here cell_value is always computed: alive means non-zero.
-#ifndef ELEM_TYPE
-#define ELEM_TYPE int
-#endif
-using cell_t = ELEM_TYPE;
-
-__device__ __forceinline__ cell_t life_rule(cell_t cell, int neighbours) {
-    return (cell_t)(neighbours == 3 || (cell != 0 && neighbours == 2));
-}
-
-// The eight neighbours of (x, y) on the height x width torus.
-__device__ int nbrs(int x, int y, const cell_t* in, int height, int width) {
-    const int xl = (x == 0) ? width - 1 : x - 1;
-    const int xr = (x == width - 1) ? 0 : x + 1;
-    const int up = ((y == 0) ? height - 1 : y - 1) * width;
-    const int row = y * width;
-    const int down = ((y == height - 1) ? 0 : y + 1) * width;
-    return in[up + xl] + in[up + x] + in[up + xr]
-         + in[row + xl]             + in[row + xr]
-         + in[down + xl] + in[down + x] + in[down + xr];
-}
+#include "rule.cuh"
 
 // Launch: grid (1, 1, 1), block (width, height, 1), width * height <= 1024.
 extern "C" __global__ void conway_iterative(cell_t* lattice, int height, int width, int iters) {

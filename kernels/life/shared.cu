@@ -12,28 +12,10 @@
 //     array holds MAX_CELLS cells and the real height and width are arguments (block launched as (width, height)).
 //   * `cell_value` is always assigned (the book leaves it unset for cells other than 0 or 1).
 //   * The book ends with a __syncthreads() after the final copy-out, which is not needed: the kernel ends there.
-#ifndef ELEM_TYPE
-#define ELEM_TYPE int
-#endif
+#include "rule.cuh"
 #ifndef MAX_CELLS
 #define MAX_CELLS 1024  // one thread per cell, and a block has at most 1024 threads
 #endif
-using cell_t = ELEM_TYPE;
-
-__device__ __forceinline__ cell_t life_rule(cell_t cell, int neighbours) {
-    return (cell_t)(neighbours == 3 || (cell != 0 && neighbours == 2));
-}
-
-__device__ int nbrs(int x, int y, const cell_t* in, int height, int width) {
-    const int xl = (x == 0) ? width - 1 : x - 1;
-    const int xr = (x == width - 1) ? 0 : x + 1;
-    const int up = ((y == 0) ? height - 1 : y - 1) * width;
-    const int row = y * width;
-    const int down = ((y == height - 1) ? 0 : y + 1) * width;
-    return in[up + xl] + in[up + x] + in[up + xr]
-         + in[row + xl]             + in[row + xr]
-         + in[down + xl] + in[down + x] + in[down + xr];
-}
 
 // Launch: grid (1, 1, 1), block (width, height, 1), width * height <= MAX_CELLS.
 extern "C" __global__ void conway_shared(cell_t* p_lattice, int height, int width, int iters) {

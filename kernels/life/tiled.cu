@@ -10,20 +10,13 @@
 //
 // Any height x width: tiles past the edge are partial (threads without a cell still help load the tile and wait
 // at the barrier, then write nothing), halo coordinates wrap by the real height and width.
-#ifndef ELEM_TYPE
-#define ELEM_TYPE int
-#endif
+#include "rule.cuh"
 #ifndef TILE_W
 #define TILE_W 32  // = blockDim.x: a warp reads 32 consecutive cells of a row (coalesced)
 #endif
 #ifndef TILE_H
 #define TILE_H 16  // = blockDim.y
 #endif
-using cell_t = ELEM_TYPE;
-
-__device__ __forceinline__ cell_t life_rule(cell_t cell, int neighbours) {
-    return (cell_t)(neighbours == 3 || (cell != 0 && neighbours == 2));
-}
 
 // v modulo n for v >= -1 (a halo coordinate); a true modulo because a partial tile's halo can lie more than one
 // lattice width past the edge when the lattice is narrower than the tile.
