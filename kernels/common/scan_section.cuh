@@ -67,10 +67,12 @@ __device__ __forceinline__ void store_block_sum(T* block_sums, T last_scanned, T
 // Copy the shared array (read through `at`, which maps logical index -> value) to the trace buffer's row `step`.
 // The barriers make the whole step visible before the copy and keep the next step's writes after it; they only
 // exist in the trace build.
+// Block 0 writes (the other blocks of a multi-section launch would write the same rows).
 template <typename At>
 __device__ __forceinline__ void trace_step(T* trace, int step, At at) {
     __syncthreads();
-    for (int i = threadIdx.x; i < SECTION_SIZE; i += blockDim.x) trace[(long long)step * SECTION_SIZE + i] = at(i);
+    if (blockIdx.x == 0)
+        for (int i = threadIdx.x; i < SECTION_SIZE; i += blockDim.x) trace[(long long)step * SECTION_SIZE + i] = at(i);
     __syncthreads();
 }
 #define TRACE_STEP(step, at) trace_step(trace, (step), (at))

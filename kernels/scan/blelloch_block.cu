@@ -26,67 +26,25 @@
 //   applications performed (combines with identity padding included), counters[step] += the warps with at
 //   least one thread that combined at trace step `step` >= 1 (so counters[1 + s] is combine step s = step - 1,
 //   as in scan_section.cuh; the clear step and an exclusive store combine nothing and count 0).
-// With either on, the signature has extra parameters: the host passes get_kernel(arg_types=...) since the
-// loader reads only the first declaration below (the plain one).
-#include "../common/operators.cuh"
-
+// With either on, the signature has the extra parameters of SCAN_EXTRA_PARAMS (scan_section.cuh, shared with the
+// other section kernels); the host passes get_kernel(arg_types=...).
 #ifndef SECTION_SIZE
-#define SECTION_SIZE 2048
+#define SECTION_SIZE 2048  // before the include: scan_section.cuh's default is 1024
 #endif
-#ifndef TRACE
-#define TRACE 0
-#endif
-#ifndef COUNT_WORK
-#define COUNT_WORK 0
-#endif
+#include "../common/scan_section.cuh"  // TRACE, COUNT_WORK, SCAN_EXTRA_PARAMS, trace_step, count_step
 
 #if SECTION_SIZE < 2 || SECTION_SIZE > 2048 || (SECTION_SIZE & (SECTION_SIZE - 1)) != 0
 #error "SECTION_SIZE must be a power of two between 2 and 2048 (blockDim.x = SECTION_SIZE / 2 <= 1024)"
 #endif
 
-#if COUNT_WORK
-// Called by all threads of a warp at a converged point (a block of fewer than 32 threads has a partial warp,
-// hence __activemask); `combined`: this thread performed `ops_per_thread` combines at this step.
-__device__ __forceinline__ void count_step(unsigned long long* counters, int step, bool combined, int ops_per_thread) {
-    const unsigned mask = __ballot_sync(__activemask(), combined);
-    if (mask != 0 && (threadIdx.x & 31) == (unsigned)(__ffs(mask) - 1)) {  // one leader per warp that combined
-        atomicAdd(&counters[0], (unsigned long long)(__popc(mask) * ops_per_thread));
-        atomicAdd(&counters[step], 1ULL);
-    }
-}
-#define COUNT(step, active, ops) count_step(counters, (step), (active), (ops))
-#else
-#define COUNT(step, active, ops)
-#endif
-
-#if TRACE
-// After a barrier: block 0 copies the whole shared array to row `step` of the trace.
-#define TRACE_STEP(step)                                                             \
-    do {                                                                             \
-        __syncthreads();                                                             \
-        if (blockIdx.x == 0) {                                                       \
-            trace[(long long)(step) * SECTION_SIZE + threadIdx.x] = s[threadIdx.x]; \
-            trace[(long long)(step) * SECTION_SIZE + threadIdx.x + HALF] = s[threadIdx.x + HALF]; \
-        }                                                                            \
-    } while (0)
-#else
-#define TRACE_STEP(step)
-#endif
-
 #define HALF (SECTION_SIZE / 2)
 
+// The plain declaration first: the loader reads prepare() codes off it (it does not expand SCAN_EXTRA_PARAMS).
 #if !TRACE && !COUNT_WORK
-extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums,
-                                               long long n, int exclusive)
-#elif TRACE && !COUNT_WORK
-extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums,
-                                               long long n, int exclusive, T* trace)
-#elif !TRACE && COUNT_WORK
-extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums,
-                                               long long n, int exclusive, unsigned long long* counters)
+extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums, long long n, int exclusive)
 #else
-extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums,
-                                               long long n, int exclusive, T* trace, unsigned long long* counters)
+extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums, long long n,
+                                               int exclusive SCAN_EXTRA_PARAMS)
 #endif
 {
     __shared__ T s[SECTION_SIZE];
@@ -98,7 +56,7 @@ extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sum
     s[t] = x0;
     s[t + HALF] = x1;
     int step = 0;
-    TRACE_STEP(step);
+    TRACE_STEP(step, [&](int k) { return s[k]; });
 
     // Up-sweep: after level d, s[(2t+2)d - 1] holds the total of its 2d-element subtree.
     for (int d = 1; d < SECTION_SIZE; d <<= 1) {
@@ -109,8 +67,8 @@ extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sum
             s[r] = op_combine(s[r - d], s[r]);
         }
         ++step;
-        COUNT(step, active, 1);
-        TRACE_STEP(step);
+        COUNT_STEP(step - 1, active ? 1 : 0);
+        TRACE_STEP(step, [&](int k) { return s[k]; });
     }
 
     // The root holds the section's total: save it for the next level of the hierarchy, then give the root the
@@ -121,7 +79,7 @@ extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sum
         s[SECTION_SIZE - 1] = op_identity();
     }
     ++step;
-    TRACE_STEP(step);
+    TRACE_STEP(step, [&](int k) { return s[k]; });
 
     // Down-sweep: r holds the prefix of everything before the pair's subtree; the left half gets it, the right
     // half gets it combined with the left half's total (left in l by the up-sweep).
@@ -137,8 +95,8 @@ extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sum
             s[r] = op_combine(prefix, left);
         }
         ++step;
-        COUNT(step, active, 1);
-        TRACE_STEP(step);
+        COUNT_STEP(step - 1, active ? 1 : 0);
+        TRACE_STEP(step, [&](int k) { return s[k]; });
     }
 
     __syncthreads();  // the last level's writes (pairs 2t, 2t+1) are read by threads t and t + HALF below
@@ -147,7 +105,7 @@ extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sum
     if (i0 < n) out[i0] = y0;
     if (i1 < n) out[i1] = y1;
     ++step;
-    COUNT(step, !exclusive, 2);
+    COUNT_STEP(step - 1, exclusive ? 0 : 2);
 #if TRACE
     if (blockIdx.x == 0) {
         trace[(long long)step * SECTION_SIZE + t] = y0;
