@@ -380,6 +380,35 @@ __device__ __forceinline__ T warp_reduce(T v) {
     return v;
 }
 
+// This lane's ITEMS consecutive elements ("blocked") from its warp's region of shared memory.
+__device__ __forceinline__ void read_items(const int4* wvec, int lane, T (&items)[ITEMS]) {
+#pragma unroll
+    for (int j = 0; j < VECS_PER_THREAD; ++j) {
+        Vec v;
+        v.raw = wvec[pad_vec(lane * VECS_PER_THREAD + j)];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) items[j * VEC + i] = v.e[i];
+    }
+}
+
+// op over the items, left to right.
+__device__ __forceinline__ T thread_total_of(const T (&items)[ITEMS]) {
+    T total = items[0];
+#pragma unroll
+    for (int i = 1; i < ITEMS; ++i) total = op_combine(total, items[i]);
+    return total;
+}
+
+// Inclusive warp-shuffle scan of the lanes' values (Kogge-Stone over 32 lanes).
+__device__ __forceinline__ T warp_inclusive_scan(T v, int lane) {
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const T y = __shfl_up_sync(FULL, v, offset);
+        if (lane >= offset) v = op_combine(y, v);
+    }
+    return v;
+}
+
 // Is this warp's part of `tile` whole, and the arrays 16-byte aligned (the vector path)?
 __device__ __forceinline__ bool warp_part_full(long long n, int tile, int warp) {
     return VECTOR_LOADS && n - ((long long)tile * TILE + (long long)warp * WARP_ITEMS) >= WARP_ITEMS;
@@ -494,24 +523,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         }
         __syncwarp();  // only this warp wrote its region
         T items[ITEMS];
-#pragma unroll
-        for (int j = 0; j < VECS_PER_THREAD; ++j) {
-            Vec v;
-            v.raw = wvec[pad_vec(lane * VECS_PER_THREAD + j)];
-#pragma unroll
-            for (int i = 0; i < VEC; ++i) items[j * VEC + i] = v.e[i];
-        }
+        read_items(wvec, lane, items);
 
         // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.
-        T thread_total = items[0];
-#pragma unroll
-        for (int i = 1; i < ITEMS; ++i) thread_total = op_combine(thread_total, items[i]);
-        T inclusive = thread_total;
-#pragma unroll
-        for (int offset = 1; offset < 32; offset <<= 1) {
-            const T y = __shfl_up_sync(FULL, inclusive, offset);
-            if (lane >= offset) inclusive = op_combine(y, inclusive);
-        }
+        const T inclusive = warp_inclusive_scan(thread_total_of(items), lane);
         T thread_prefix = __shfl_up_sync(FULL, inclusive, 1);  // exclusive within the warp
         if (lane == 0) thread_prefix = op_identity();
         if (lane == 31) warp_totals[warp] = inclusive;
@@ -523,19 +538,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         const bool early = num_tiles > 1 && next > 0 && next < num_tiles && (long long)(next + 1) * TILE <= n;
         if (early) {
             const int4* nvec = reinterpret_cast<const int4*>(smem[(stage + 1) % STAGES] + warp * WARP_SMEM_VECS * VEC);
-            T total = op_identity();
-#pragma unroll
-            for (int j = 0; j < VECS_PER_THREAD; ++j) {
-                Vec v;
-                v.raw = nvec[pad_vec(lane * VECS_PER_THREAD + j)];
-#pragma unroll
-                for (int i = 0; i < VEC; ++i) total = (j == 0 && i == 0) ? v.e[0] : op_combine(total, v.e[i]);
-            }
-#pragma unroll
-            for (int offset = 1; offset < 32; offset <<= 1) {
-                const T y = __shfl_up_sync(FULL, total, offset);
-                if (lane >= offset) total = op_combine(y, total);
-            }
+            T next_items[ITEMS];
+            read_items(nvec, lane, next_items);
+            const T total = warp_inclusive_scan(thread_total_of(next_items), lane);
             if (lane == 31) next_warp_totals[warp] = total;
         }
 #else
@@ -597,18 +602,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         __syncthreads();
         STAMP(3);
 
-
         // 5. Rescan the items from the thread's prefix, store the warp's part through its region.
         T running = op_combine(shared_prefix, thread_prefix);
 #if RELOAD
         // The items again from shared memory (still there): they need no registers across the look-back.
-#pragma unroll
-        for (int j = 0; j < VECS_PER_THREAD; ++j) {
-            Vec v;
-            v.raw = wvec[pad_vec(lane * VECS_PER_THREAD + j)];
-#pragma unroll
-            for (int i = 0; i < VEC; ++i) items[j * VEC + i] = v.e[i];
-        }
+        read_items(wvec, lane, items);
 #endif
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
