@@ -13,6 +13,7 @@ leak 4 MB, well past the 1 MiB bound).  Run with -s for the timings.
 """
 
 import gc
+import os
 import time
 
 import numpy as np
@@ -20,7 +21,13 @@ import pytest
 
 import pyscan
 
-pytestmark = [pytest.mark.gpu, pytest.mark.slow]
+# mem_get_info() is the whole device's free memory: other pytest-xdist workers allocating at the same time move it
+# by megabytes (a full-suite `-n 12` run on the H100 failed 11 of these tests by 2-468 MiB).  Run them in one process
+# (scripts/gpu_host.sh's `slow` stage does).
+WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+pytestmark = [pytest.mark.gpu, pytest.mark.slow,
+              pytest.mark.skipif(WORKERS > 1, reason=f"device-wide free memory is shared with {WORKERS - 1} other "
+                                                     "pytest-xdist workers: run the leak tests without -n")]
 
 CALLS = 10_000
 PER_ALGORITHM = 1000
