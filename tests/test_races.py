@@ -1,0 +1,135 @@
+"""The books' races (pyscan.races, kernels/races/): the race models and the counting logic without a GPU; on the
+GPU what is certain on every run (the fixed kernels are right; the racy kernels write only their output and keep
+their invariants).  Nothing asserts that a race strikes: it need not on every run."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from pyscan import races  # noqa: E402
+from pyscan.loader import build_source, global_functions, kernel_files, signature  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _demo(name):
+    spec = importlib.util.spec_from_file_location(f"demo_{name}", ROOT / "demos" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_race_kernels_are_files_with_their_functions():
+    signatures = {"scan": "PP", "histogram": "PqiP", "life": "Piii"}
+    for name, race in races.RACES.items():
+        assert race.kernel in kernel_files() and race.fixed in kernel_files()
+        source = build_source(race.kernel)
+        assert global_functions(source) == [race.function]
+        assert signature(source, race.function) == signatures[name]
+
+
+@pytest.mark.parametrize("name", list(races.RACES))
+def test_race_model_is_wrong_and_keeps_the_invariants(name, rng):
+    """The model's interleaving (warps one after another) gives a wrong result that still keeps the bounds every
+    racy run must keep; the right answer keeps them too."""
+    for _ in range(3):
+        x = races.make_input(name, rng)
+        right = races.reference(name, x)
+        model = races.race_model(name, x)
+        assert model.shape == right.shape and model.dtype == right.dtype
+        assert not np.array_equal(model, right)
+        races.check_invariants(name, x, model)
+        races.check_invariants(name, x, right)
+
+
+def test_scan_race_model_by_hand():
+    """64 ones, two warps: in step 1 warp 1's thread 32 reads element 31 after warp 0 wrote 2 there."""
+    x = np.ones(64)
+    buf = races.race_model("scan", np.concatenate([x, np.zeros(races.SCAN_SIZE - 64)]))
+    np.testing.assert_array_equal(buf[:32], np.arange(1, 33))  # warp 0 alone is right
+    assert buf[32] > 33  # element 32 took in warp 0's new values
+
+
+def test_histogram_race_model_one_survivor_per_warp_iteration():
+    """All bytes equal: every warp-iteration keeps exactly one of its 32 increments."""
+    x = np.full(races.HISTOGRAM_BYTES, ord("a"), np.uint8)
+    model = races.race_model("histogram", x)
+    right = races.reference("histogram", x)
+    assert right[0] == races.HISTOGRAM_BYTES
+    assert 0 < model[0] < right[0] and model[1:].sum() == 0
+    assert model[0] * races.WARP >= right[0]
+
+
+@pytest.mark.parametrize("name", list(races.RACES))
+def test_invariants_catch_bad_results(name, rng):
+    x = races.make_input(name, rng)
+    right = races.reference(name, x)
+    bad = right.copy()
+    if name == "scan":
+        bad[5] -= 1  # smaller than right: impossible for the race
+    elif name == "histogram":
+        bad[0] += 1  # a lost update never adds
+    else:
+        bad[0, 0] = 2
+    with pytest.raises(AssertionError):
+        races.check_invariants(name, x, bad)
+    with pytest.raises(AssertionError, match="shape"):
+        races.check_invariants(name, x, right.reshape(-1)[:-1])
+
+
+def test_count_wrong_logic():
+    """count_wrong with stand-in runners: the model (always wrong here) and NumPy (always right)."""
+    model = races.count_wrong("scan", 4, racy=lambda n, x: races.race_model(n, x),
+                              fixed=lambda n, x: races.reference(n, x), fixed_runs=2)
+    assert (model.runs, model.wrong, model.fixed_runs, model.fixed_wrong) == (4, 4, 2, 0)
+    x, bad, right, fixed = model.example
+    np.testing.assert_array_equal(right, np.cumsum(x))
+    np.testing.assert_array_equal(fixed, right)
+    assert "wrong in    4 of 4 runs" in model.line()
+    right_only = races.count_wrong("life", 3, racy=lambda n, x: races.reference(n, x),
+                                   fixed=lambda n, x: races.race_model(n, x))
+    assert (right_only.wrong, right_only.fixed_wrong, right_only.example) == (0, 3, None)
+
+
+def test_unknown_race():
+    with pytest.raises(ValueError, match="unknown race 'nope'"):
+        races.make_input("nope", np.random.default_rng(0))
+
+
+def test_races_demo_model(tmp_path, capsys):
+    assert _demo("races").main(["--model", "--save", str(tmp_path / "races.png")]) == 0
+    out = capsys.readouterr().out
+    assert "NumPy race models (no GPU" in out and "outputs wrong" in out
+    assert (tmp_path / "races.png").read_bytes()[:8] == PNG_MAGIC
+    with pytest.raises(SystemExit):
+        _demo("races").main(["--races", "nope"])
+
+
+# --- on the GPU -------------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(races.RACES))
+def test_gpu_racy_kernel_is_safe_and_fixed_kernel_is_right(name):
+    """20 runs each: the fixed kernel is right every time; the racy kernel's results have the right shape, keep
+    their invariants and never overwrite a guard word (run_racy raises if one changed).  How many racy runs
+    are wrong is reported, not asserted."""
+    count = races.count_wrong(name, 20, seed=1)
+    assert count.runs == count.fixed_runs == 20
+    assert count.fixed_wrong == 0
+    print(count.line())
+
+
+@pytest.mark.gpu
+def test_gpu_races_demo(tmp_path, capsys):
+    assert _demo("races").main(["--runs", "10", "--save", str(tmp_path / "races.png")]) == 0
+    out = capsys.readouterr().out
+    assert "run on the GPU (" in out and "fixed kernel wrong in 0 of 10" in out
+    assert (tmp_path / "races.png").read_bytes()[:8] == PNG_MAGIC
