@@ -5,7 +5,7 @@ Python and CUDA (ch. 4), as readable CUDA kernels launched from Python through P
 (pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
 """
 
-from . import life
+from . import distributed, life
 from .basics import scalar_multiply
 from .errors import GPUUnavailableError, KernelCompileError
 from .histograms import HISTOGRAM_ALGORITHMS, histogram, text_histogram
@@ -19,6 +19,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPUUnavailableError", "KernelCompileError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
-    "REGISTRIES", "SCAN_ALGORITHMS", "get_kernel", "histogram", "kernel_files", "life", "reduce",
+    "REGISTRIES", "SCAN_ALGORITHMS", "distributed", "get_kernel", "histogram", "kernel_files", "life", "reduce",
     "scalar_multiply", "scan", "text_histogram",
 ]
