@@ -3,6 +3,7 @@
     draw_steps(steps)            one algorithm: a row of boxes per step, arrows for the combines of that step
     draw_step_panels(panels)     several algorithms stacked in one figure
     draw_work(ns, measured)      additions against N beside the books' formulas
+    draw_activity(panels)        which threads and warps work at each step of a reduction tree (PMPP ch. 10)
 
 A step is a pyscan.scans.steps.Step: `values` (the array after the step) and `edges` ((src, dst) pairs:
 values[dst] = op(old[src], old[dst])).  The pictures only read those, so the same function draws a NumPy
@@ -148,18 +149,29 @@ def _row_gaps(steps) -> list:
     return gaps
 
 
+MAX_PICTURE_COLUMNS = 64  # boxes per row beyond which a step picture is unreadable (and a figure huge)
+
+
 def steps_height(steps) -> float:
     """Height of draw_steps' picture in data units (one element column = 1)."""
     return sum(_row_gaps(steps)) + _BOX_H + 1.0
 
 
-def draw_steps(steps, *, ax=None, title=None, label_width=3.2, show_own_input=True, fontsize=None, valid=None):
+def draw_steps(steps, *, ax=None, title=None, label_width=3.2, show_own_input=True, fontsize=None, valid=None,
+               notes=None, width=None):
     """Draw a list of Steps: one row of boxes per step (top to bottom) holding the values, and for every combine
     (src, dst) of a step an arrow from box src of the row above to box dst.  A thin grey line marks dst's own
     operand.  Orange boxes are combine results; light blue boxes changed without a combine, with a dashed blue
     arrow where the value came from a partner of a combine (Blelloch's swap).  The arrows' gid is "combine" or
     "move".  valid: the number of real elements; boxes past it (the identity padding of a power-of-two section)
-    get a dashed grey outline and grey text.  Returns the axes.
+    get a dashed grey outline and grey text.
+
+    A step may change the array's length (a reduction's "block results", a hierarchical scan's block sums): its
+    edges then say where its values came from, src an index into the row above.  A box with one incoming edge
+    that holds exactly the source's value was copied (light blue, dashed arrow); any other box with incoming
+    edges was combined from them (orange).  A step that changes the length without edges is refused.
+    notes: one {index: text} per step (or None), drawn small in the box's corner (e.g. the thread that did the
+    combine); width: the number of columns to lay out (default: the longest row).  Returns the axes.
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch, Rectangle
@@ -167,14 +179,25 @@ def draw_steps(steps, *, ax=None, title=None, label_width=3.2, show_own_input=Tr
     if not steps:
         raise ValueError("draw_steps: no steps to draw")
     n = len(steps[0].values)
+    for r, step in enumerate(steps):
+        values = np.asarray(step.values)
+        if values.ndim != 1 or values.size == 0:
+            raise ValueError(f"draw_steps: step {r} ({step.label!r}) has {values.shape} values, expected a 1-D row")
+        if r and values.size != len(steps[r - 1].values) and not step.edges:
+            raise ValueError(f"draw_steps: step {r} ({step.label!r}) has {values.size} values after a row of "
+                             f"{len(steps[r - 1].values)}, and no edges saying where they came from")
+    columns = max(len(step.values) for step in steps) if width is None else int(width)
+    if columns > MAX_PICTURE_COLUMNS:
+        raise ValueError(f"draw_steps: rows of {columns} values are too wide to draw (at most "
+                         f"{MAX_PICTURE_COLUMNS}); draw a smaller input")
     gaps = _row_gaps(steps)
     ys = [0.0]
     for g in gaps:
         ys.append(ys[-1] - g)
     if ax is None:
-        width = (n + label_width + 0.6) * _INCH_PER_UNIT
+        fig_width = (columns + label_width + 0.6) * _INCH_PER_UNIT
         height = (steps_height(steps) + (0.8 if title else 0.3)) * _INCH_PER_UNIT
-        _, ax = plt.subplots(figsize=(width, height))
+        _, ax = plt.subplots(figsize=(fig_width, height))
     if fontsize is None:
         longest = max(len(_format(v)) for step in steps for v in step.values)
         fontsize = 10 if longest <= 3 else 9 if longest <= 4 else 7.5 if longest <= 5 else 6
@@ -186,40 +209,51 @@ def draw_steps(steps, *, ax=None, title=None, label_width=3.2, show_own_input=Tr
     for r, step in enumerate(steps):
         y = ys[r]
         values = np.asarray(step.values)
-        if values.shape != (n,):
-            raise ValueError(f"draw_steps: step {r} ({step.label!r}) has {values.shape} values, expected ({n},)")
         prev = np.asarray(steps[r - 1].values) if r else None
+        reshaped = prev is not None and prev.size != values.size
         dsts = {int(d) for _, d in step.edges}
-        for i in range(n):
-            if i in dsts:
+        copies = _copies(step, prev) if reshaped else set()
+        for i in range(values.size):
+            if i in copies:
+                face = CHANGED
+            elif i in dsts:
                 face = COMBINED
-            elif prev is not None and not _same(values[i], prev[i]):
+            elif prev is not None and not reshaped and not _same(values[i], prev[i]):
                 face = CHANGED
             else:
                 face = PLAIN
-            pad = valid is not None and i >= valid
+            pad = valid is not None and i >= valid and values.size == n
             ax.add_patch(Rectangle((i - _BOX_W / 2, y - _BOX_H / 2), _BOX_W, _BOX_H, facecolor=face,
                                    edgecolor="#999" if pad else "#333", linewidth=0.8, linestyle="--" if pad else "-",
                                    zorder=2))
             ax.text(i, y, _format(values[i]), ha="center", va="center", fontsize=fontsize, zorder=3,
                     color="#888" if pad else "black")
+            note = (notes[r] or {}).get(i) if notes is not None and r < len(notes) else None
+            if note is not None:
+                ax.text(i + _BOX_W / 2 - 0.04, y - _BOX_H / 2 + 0.03, str(note), ha="right", va="bottom",
+                        fontsize=max(6, fontsize - 3.5), color="#555", zorder=3)
         ax.text(-0.75, y, _wrap(step.label, label_width - 0.3, fontsize), ha="right", va="center", fontsize=fontsize,
                 color="#222", linespacing=1.0)
         if r == 0:
             continue
         y_from, y_to = ys[r - 1] - _BOX_H / 2, y + _BOX_H / 2
-        for src, dst in _moves(step, prev, dsts):
+        for src, dst in ([] if reshaped else _moves(step, prev, dsts)):
             ax.add_patch(FancyArrowPatch((src, y_from), (dst, y_to), arrowstyle="-|>", mutation_scale=9,
                                          color=MOVE, linewidth=1.0, linestyle=(0, (3, 2)), shrinkA=0, shrinkB=1,
                                          zorder=1.4, gid="move"))
         for src, dst in step.edges:
             src, dst = int(src), int(dst)
-            if show_own_input:
+            if dst in copies:
+                ax.add_patch(FancyArrowPatch((src, y_from), (dst, y_to), arrowstyle="-|>", mutation_scale=9,
+                                             color=MOVE, linewidth=1.0, linestyle=(0, (3, 2)), shrinkA=0, shrinkB=1,
+                                             zorder=1.4, gid="move"))
+                continue
+            if show_own_input and not reshaped:
                 ax.plot([dst, dst], [y_from, y_to], color=OWN, linewidth=0.7, zorder=1)
             ax.add_patch(FancyArrowPatch((src, y_from), (dst, y_to), arrowstyle="-|>", mutation_scale=9,
                                          color=ARROW, linewidth=1.0, shrinkA=0, shrinkB=1, zorder=1.5,
                                          gid="combine"))
-    ax.set_xlim(-label_width - 0.6, n - 0.4)
+    ax.set_xlim(-label_width - 0.6, columns - 0.4)
     ax.set_ylim(ys[-1] - _BOX_H / 2 - 0.25, ys[0] + _BOX_H / 2 + 0.75)
     ax.set_aspect("equal")
     ax.axis("off")
@@ -241,36 +275,111 @@ def _moves(step, prev, dsts) -> list:
     return moves
 
 
+def _copies(step, prev) -> set:
+    """Destinations of a length-changing step that were copied, not combined: one incoming edge, and the
+    source's value unchanged."""
+    incoming = {}
+    for src, dst in step.edges:
+        incoming.setdefault(int(dst), []).append(int(src))
+    values = np.asarray(step.values)
+    return {d for d, srcs in incoming.items() if len(srcs) == 1 and _same(values[d], prev[srcs[0]])}
+
+
 def _same(a, b) -> bool:
     return bool(a == b) or (isinstance(a, (float, np.floating)) and math.isnan(a) and math.isnan(b))
 
 
 def draw_step_panels(panels, *, suptitle=None, legend=True, label_width=3.2, valid=None):
-    """Draw several algorithms stacked in one figure.  panels: a list of (title, steps); valid as in draw_steps.
+    """Draw several algorithms stacked in one figure.  panels: a list of (title, steps) or (title, steps, notes)
+    (notes as in draw_steps); valid as in draw_steps.  Rows may change length (see draw_steps); the figure is as
+    wide as the longest row of any panel, at most MAX_PICTURE_COLUMNS boxes (ValueError beyond).
     Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
     if not panels:
         raise ValueError("draw_step_panels: nothing to draw")
-    n = max(len(steps[0].values) for _, steps in panels)
-    heights = [steps_height(steps) + 0.9 for _, steps in panels]
+    panels = [tuple(p) + (None,) * (3 - len(p)) for p in panels]
+    n = max(len(step.values) for _, steps, _ in panels for step in steps)
+    if n > MAX_PICTURE_COLUMNS:
+        raise ValueError(f"draw_step_panels: rows of {n} values are too wide to draw (at most "
+                         f"{MAX_PICTURE_COLUMNS}); draw a smaller input")
+    heights = [steps_height(steps) + 0.9 for _, steps, _ in panels]
     extra = (1.3 if suptitle else 0) + (0.9 if legend else 0)
     width = (n + label_width + 0.6) * _INCH_PER_UNIT
     fig, axes = plt.subplots(len(panels), 1, figsize=(width, (sum(heights) + extra) * _INCH_PER_UNIT),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
-    for ax, (title, steps) in zip(axes[:, 0], panels):
-        draw_steps(steps, ax=ax, title=title, label_width=label_width, valid=valid)
+    for ax, (title, steps, notes) in zip(axes[:, 0], panels):
+        draw_steps(steps, ax=ax, title=title, label_width=label_width, valid=valid, notes=notes, width=n)
     if legend:
         handles = [Patch(facecolor=COMBINED, edgecolor="#333", label="combined this step (arrow: the other operand)"),
                    Patch(facecolor=CHANGED, edgecolor="#333",
                          label="changed without a combine edge: moved (dashed arrow: from where), cleared or stored")]
-        fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=10)
+        fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=10 if n >= 14 else 7)
     if suptitle:
         fig.suptitle(suptitle, fontsize=13, y=1 - 0.35 / (sum(heights) + extra), va="top")
     top = 1 - 1.3 / (sum(heights) + extra) if suptitle else 0.99
     bottom = 0.9 / (sum(heights) + extra) if legend else 0.01
     fig.subplots_adjust(left=0.01, right=0.99, top=top, bottom=bottom, hspace=0.05)
+    return fig
+
+
+# --- drawing which threads work (PMPP ch. 10) ------------------------------------------------------------------
+
+IDLE_LANE = "#f6d7b0"  # an idle thread in a warp that still runs (a wasted lane)
+ACTIVE_LANE = "#b23a48"
+
+
+def draw_activity(panels, *, warp_size=32, suptitle=None):
+    """Threads that work at each step of a reduction tree, as PMPP ch. 10 counts them: one row per step, one column
+    per thread of the block; dark = the thread combines, light = idle but its warp runs (some thread of the warp
+    is active), white = the whole warp is idle.  Right of each row: the warps that run.  panels: a list of
+    (title, labels, active, threads) or (title, labels, active, threads, operations) with `active` one array of
+    active thread ids per step.  Each panel's title gets the operations (default: active threads summed) and the
+    execution resources (warp_size x running warps summed).  Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    if not panels:
+        raise ValueError("draw_activity: nothing to draw")
+    panels = [tuple(p) + (None,) * (5 - len(p)) for p in panels]
+    heights = [len(p[1]) + 1.6 for p in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(12, 0.34 * sum(heights) + (0.6 if suptitle else 0.2)),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    cmap = ListedColormap(["white", IDLE_LANE, ACTIVE_LANE])
+    for ax, (title, labels, active, threads, operations) in zip(axes[:, 0], panels):
+        grid = np.zeros((len(labels), threads), np.int8)
+        warps_per_step = []
+        for r, ids in enumerate(active):
+            ids = np.asarray(ids, int)
+            running = np.unique(ids // warp_size)
+            for w in running:
+                grid[r, w * warp_size:min((w + 1) * warp_size, threads)] = 1
+            grid[r, ids] = 2
+            warps_per_step.append(len(running))
+        ax.imshow(grid, cmap=cmap, vmin=0, vmax=2, aspect="auto", interpolation="nearest")
+        for w in range(warp_size, threads, warp_size):
+            ax.axvline(w - 0.5, color="#333", linewidth=1.2)
+        ax.set_yticks(range(len(labels)))
+        ax.set_yticklabels(labels, fontsize=8)
+        ticks = list(range(0, threads, warp_size))
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"warp {k}\nthread {t}" for k, t in enumerate(ticks)], fontsize=7)
+        for r, w in enumerate(warps_per_step):
+            ax.text(threads + 0.5, r, f" {w} warp{'s' if w != 1 else ''}", va="center", fontsize=8)
+        ops = int(sum(np.asarray(a).size for a in active)) if operations is None else int(operations)
+        ax.set_title(f"{title}\n{ops} operations, {warp_size} x {sum(warps_per_step)} running warps = "
+                     f"{warp_size * sum(warps_per_step)} execution resources", fontsize=9, loc="left")
+        ax.set_xlim(-0.5, threads - 0.5)
+    from matplotlib.patches import Patch
+
+    fig.legend(handles=[Patch(facecolor=ACTIVE_LANE, label="thread combines"),
+                        Patch(facecolor=IDLE_LANE, label="idle thread of a running warp (a wasted lane)"),
+                        Patch(facecolor="white", edgecolor="#999", label="warp idle (costs nothing)")],
+               loc="lower center", ncol=3, frameon=False, fontsize=9)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=11)
+    fig.tight_layout(rect=(0, 0.035, 1, 1))
     return fig
 
 

@@ -17,7 +17,25 @@
 #define COARSE_FACTOR 4
 #endif
 
+#ifndef TRACE
+#define TRACE 0
+#endif
+
+// TRACE=1 (default 0) adds a trailing `T* trace` of (1 + log2(blockDim.x)) * gridDim.x * blockDim.x elements: the
+// shared arrays of all blocks side by side (block b's thread t at b * blockDim.x + t) after every step, for
+// pyscan.reductions.steps' pictures; the host passes its prepare() argument types ("PPqP").  Each thread
+// copies only its own element, which only it writes, so no extra barrier is needed.
+#if TRACE
+#define TRACE_SHARED(step) trace[(long long)(step) * gridDim.x * blockDim.x + (long long)blockIdx.x * blockDim.x + t] = input_s[t]
+#else
+#define TRACE_SHARED(step)
+#endif
+
+#if !TRACE  // the default declaration comes first: the loader reads the prepare() types off it
 extern "C" __global__ void reduce_coarsened(T* out, const T* __restrict__ in, long long n) {
+#else
+extern "C" __global__ void reduce_coarsened(T* out, const T* __restrict__ in, long long n, T* trace) {
+#endif
     extern __shared__ T input_s[];  // blockDim.x elements
     const long long segment = (long long)COARSE_FACTOR * 2 * blockDim.x * blockIdx.x;
     const unsigned int t = threadIdx.x;
@@ -30,11 +48,13 @@ extern "C" __global__ void reduce_coarsened(T* out, const T* __restrict__ in, lo
         }
     }
     input_s[t] = sum;
-    for (unsigned int stride = blockDim.x / 2; stride >= 1; stride /= 2) {
+    TRACE_SHARED(0);
+    for (unsigned int stride = blockDim.x / 2, step = 1; stride >= 1; stride /= 2, ++step) {
         __syncthreads();
         if (t < stride) {
             input_s[t] = op_combine(input_s[t], input_s[t + stride]);
         }
+        TRACE_SHARED(step);
     }
     if (t == 0) {
         atomic_combine(out, input_s[0]);

@@ -22,6 +22,8 @@
 //
 // COUNT_WORK=1: a trailing `unsigned long long* counters` (see simple.cu): counters[0] += operator
 // applications, counters[1 + step] += warps with an active thread in that step.
+// TRACE=1 (default 0) adds a trailing `T* trace` (after the counters of a COUNT_WORK build) of
+// log2(2*blockDim.x) * n elements: the array after every step, for pyscan.reductions.steps' pictures.
 #include "../common/operators.cuh"
 
 #ifndef COUNT_WORK
@@ -32,11 +34,18 @@
 #include "../common/count_work.cuh"
 #endif
 
+#ifndef TRACE
+#define TRACE 0
+#endif
+
 // The counting build's extra parameter is not in the declaration the Python loader reads; the host passes the
 // prepare() argument types ("PPq" / "PPqP") itself.
 extern "C" __global__ void reduce_convergent(T* partials, T* work, long long n
 #if COUNT_WORK
                                              , unsigned long long* counters
+#endif
+#if TRACE
+                                             , T* trace
 #endif
 ) {
     const long long segment = 2LL * blockDim.x * blockIdx.x;
@@ -52,6 +61,12 @@ extern "C" __global__ void reduce_convergent(T* partials, T* work, long long n
         }
 #if COUNT_WORK
         count_step(active, step, counters);
+#endif
+#if TRACE
+        // The segment after this step -> trace[step * n + its global index] (pictures checked against the NumPy
+        // model).  Each thread copies the elements threadIdx.x and threadIdx.x + blockDim.x (only this thread writes the first; nobody writes the second), so no extra barrier is needed.
+        if (threadIdx.x < len) trace[step * n + segment + threadIdx.x] = input[threadIdx.x];
+        if (threadIdx.x + blockDim.x < len) trace[step * n + segment + threadIdx.x + blockDim.x] = input[threadIdx.x + blockDim.x];
 #endif
         __syncthreads();
     }

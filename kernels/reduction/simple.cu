@@ -27,6 +27,8 @@
 // done (PMPP §10.4's "execution resources"): counters[0] += operator applications, and counters[1 + step] +=
 // the number of warps with at least one active thread in that step.  The host zeroes the counters and passes
 // 1 + log2(2*blockDim.x) of them.
+// TRACE=1 (default 0) adds a trailing `T* trace` (after the counters of a COUNT_WORK build) of
+// log2(2*blockDim.x) * n elements: the array after every step, for pyscan.reductions.steps' pictures.
 #include "../common/operators.cuh"
 
 #ifndef COUNT_WORK
@@ -37,11 +39,18 @@
 #include "../common/count_work.cuh"
 #endif
 
+#ifndef TRACE
+#define TRACE 0
+#endif
+
 // The counting build's extra parameter is not in the declaration the Python loader reads; the host passes the
 // prepare() argument types ("PPq" / "PPqP") itself.
 extern "C" __global__ void reduce_simple(T* partials, T* work, long long n
 #if COUNT_WORK
                                          , unsigned long long* counters
+#endif
+#if TRACE
+                                         , T* trace
 #endif
 ) {
     const long long segment = 2LL * blockDim.x * blockIdx.x;
@@ -58,6 +67,12 @@ extern "C" __global__ void reduce_simple(T* partials, T* work, long long n
         }
 #if COUNT_WORK
         count_step(active, step, counters);
+#endif
+#if TRACE
+        // The segment after this step -> trace[step * n + its global index] (pictures checked against the NumPy
+        // model).  Each thread copies the elements 2 * threadIdx.x and 2 * threadIdx.x + 1 (only this thread writes the first; nobody writes the second), so no extra barrier is needed.
+        if (2 * threadIdx.x < len) trace[step * n + segment + 2 * threadIdx.x] = input[2 * threadIdx.x];
+        if (2 * threadIdx.x + 1 < len) trace[step * n + segment + 2 * threadIdx.x + 1] = input[2 * threadIdx.x + 1];
 #endif
         // Every thread reaches this barrier (it is outside the if): the next step reads what this one wrote.
         // __syncthreads also makes this block's global-memory writes visible to the block.
