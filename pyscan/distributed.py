@@ -68,7 +68,8 @@ def rank_totals(records, op, exclusive) -> np.ndarray:
         raise ValueError(f"expected records of shape (ranks, 2), got {records.shape}")
     if not exclusive:
         return records[:, 0].copy()
-    return ufunc(op)(records[:, 0], records[:, 1])  # an array operation: integer add wraps without a warning
+    with np.errstate(over="ignore", invalid="ignore"):  # inf + -inf is NaN, as in np.cumsum, without a warning
+        return ufunc(op)(records[:, 0], records[:, 1])  # an array operation: integer add wraps, no warning
 
 
 def exclusive_prefixes(totals, op) -> np.ndarray:
@@ -79,7 +80,8 @@ def exclusive_prefixes(totals, op) -> np.ndarray:
     out = np.empty(totals.shape, dtype)
     if out.size:
         out[0] = identity(op, dtype)
-        out[1:] = ufunc(op).accumulate(totals[:-1], dtype=dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[1:] = ufunc(op).accumulate(totals[:-1], dtype=dtype)
     return out
 
 
@@ -113,7 +115,8 @@ def reduce_records(records, op):
             return dtype.type(0)
         raise ValueError(f"{_WHAT}.reduce: every shard is empty: zero-size array to reduction operation {op} "
                          f"which has no identity (as np.{op} raises; op='add' of empty shards is 0, as np.sum gives)")
-    return ufunc(op).reduce(values, dtype=dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return ufunc(op).reduce(values, dtype=dtype)
 
 
 # ------------------------------------------------------------- one rank's steps, for NumPy or torch arrays
@@ -330,16 +333,24 @@ def _torch_dtype(torch, dtype):
 
 
 def _torch_stream(torch, stream, device):
-    """The torch stream for `stream` (a torch Stream, a CuPy or pycuda stream, or a raw cudaStream_t handle)."""
+    """The torch stream for `stream`: a torch Stream as it is; a CuPy, pycuda or Numba stream, an object with
+    __cuda_stream__, or a raw cudaStream_t handle (int) wrapped as a torch.cuda.ExternalStream."""
     if stream is None or isinstance(stream, torch.cuda.Stream):
         return stream
-    for attribute in ("cuda_stream", "ptr", "handle"):  # torch, CuPy, pycuda
-        if hasattr(stream, attribute):
-            stream = getattr(stream, attribute)
-            break
-    if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)):
-        raise TypeError(f"stream: expected a torch, CuPy or pycuda stream or a cudaStream_t handle, got {stream!r}")
-    return torch.cuda.ExternalStream(int(stream), device=device)
+    value = stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        value = (protocol() if callable(protocol) else protocol)[1]
+    else:
+        for attribute in ("cuda_stream", "ptr", "handle"):  # torch, CuPy, pycuda / Numba (a ctypes c_void_p)
+            if hasattr(stream, attribute):
+                value = getattr(stream, attribute)
+                value = getattr(value, "value", value) or 0
+                break
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"stream: expected a torch, CuPy, pycuda or Numba stream or a cudaStream_t handle (int), "
+                        f"got {type(stream).__module__}.{type(stream).__name__}")
+    return torch.cuda.ExternalStream(int(value), device=device)
 
 
 class _OnDevice:
