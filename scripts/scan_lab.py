@@ -1,14 +1,18 @@
-"""Where does the decoupled look-back scan lose time against a copy?  Variants of the kernel's #defines side by side
-with copies (memcpy_dtod and copy kernels) and CUB's scan (torch.cumsum; cupy.cumsum, also with its CUB accelerator),
-in interleaved rounds, at 2^28 elements of one dtype.  Needs a GPU.  The kernel's tuning notes (round 4) come from it.
+"""Where does the decoupled look-back scan lose time against a copy?  Variants of the kernel's policy (Config
+fields) and diagnostic builds side by side with copies (memcpy_dtod and copy kernels) and CUB's scan (torch.cumsum;
+cupy.cumsum, also with its CUB accelerator), in interleaved rounds, at 2^k elements of one dtype.  Needs a GPU.
+docs/decoupled_lookback_tuning.md has what it measured.
 
     python scripts/scan_lab.py [--dtype int32] [--k 28] [--rounds 3] [--reps 20] [--variants default,nolookback]
-    python scripts/scan_lab.py --stats default     # also thread 0's clock64() cycles per phase (DIAG_STATS)
-    python scripts/scan_lab.py --once NAME          # one call of one variant (for ncu -k decoupled_lookback_scan)
+    python scripts/scan_lab.py --stats default     # also thread 0's clock64() cycles per phase, look-back counts
+    python scripts/scan_lab.py --once NAME          # one call of one variant (for ncu -k regex:decoupled_lookback)
 
-"x memcpy" = memcpy time / time.  Diagnostic variants (lookback=0) give wrong results on purpose and are not
-checked; every other variant is checked exactly on 2^24 + 5 elements and on the last 4096 elements at 2^k, before
-and after its timed calls.
+"x memcpy" = memcpy time / time.  Diagnostics are the lab's own builds of the shipped kernel's loop (scan_tiles in
+kernels/scan/decoupled_lookback.cu) with a probe (LAB_SOURCE below): "nolookback" skips the status and the
+look-back (wrong results on purpose, not checked: the cost of the loads, block scan and stores alone), --stats
+counts cycles per phase.  Every other variant is checked exactly on 2^24 + 5 elements and on the last 4096 elements
+at 2^k, before and after its timed calls.  The switches of earlier rounds (pipeline depth, epochs off, L2 hints,
+direct stores) are gone from the kernel: their variants cannot be built any more (their numbers are in the doc).
 """
 
 from __future__ import annotations
@@ -28,26 +32,68 @@ from pyscan.timing import median_ms  # noqa: E402
 
 DTYPE = "int32"
 SIZE = 4  # element size of the dtype being timed (--dtype): the CONFIG entry the variants override
-BASE = dict(dl.CONFIG[SIZE].__dict__)
+SHIPPED = dl.CONFIG[SIZE]
 
-# name -> Config field overrides on the current CONFIG[4] (round 4 of the kernel's tuning notes: its default and
-# what each of its parts is worth).
+# name -> Config field overrides on the current CONFIG entry, and (diagnostics) the lab build to use.
 VARIANTS = {
     "default": {},
-    "round3_default": {"vecs": 4, "min_blocks": 5, "dynamic_smem": 0, "l2_prefetch": 0, "epoch": 0},
-    "no_epoch": {"epoch": 0},
-    "no_l2_prefetch": {"l2_prefetch": 0},
-    "tile4096": {"vecs": 4, "min_blocks": 5, "dynamic_smem": 0},
-    "nolookback": {"lookback": 0},
+    "tile4096": {"vecs": 4, "min_blocks": 5},
+    "tile8192_2sm": {"min_blocks": 2},
+    "nolookback": {"lab": {"LAB_LOOK_BACK": 0, "LAB_STATS": 0}},
 }
-# For 64-bit types (--dtype int64 / float64): the default (persistent, 4096-element tiles, 3/SM) against round 3's
-# (one tile per block, 4/SM; its status protocol, flags apart with fences, is gone).
+# For 64-bit types (--dtype int64 / float64).
 VARIANTS_64 = {
     "default": {},
-    "one_tile_per_block": {"pipeline": 0, "min_blocks": 4, "dynamic_smem": 0, "l2_prefetch": 0},
-    "no_l2_prefetch": {"l2_prefetch": 0},
-    "nolookback": {"lookback": 0},
+    "tile2048": {"vecs": 4, "min_blocks": 5},
+    "nolookback": {"lab": {"LAB_LOOK_BACK": 0, "LAB_STATS": 0}},
 }
+
+# The lab's kernel: the shipped source with this appended.  scan_tiles is the shipped loop; the probe counts
+# (thread 0) clock64() cycles per phase of an iteration and the look-back's windows and extra polls, into
+# lab_stats[]: [0..4] phases (0 next index + barrier, 1 loads landed + block scan, 2 look-back, 3 barrier after
+# it, 4 rescan + stores), [5] iterations, [6] windows read, [7] extra polls, [8] blocks.
+LAB_SOURCE = r"""
+#ifndef LAB_LOOK_BACK
+#define LAB_LOOK_BACK 1
+#endif
+#ifndef LAB_STATS
+#define LAB_STATS 1
+#endif
+__device__ unsigned long long lab_stats[16];
+
+struct LabProbe {
+    static constexpr bool look_back = LAB_LOOK_BACK;
+    long long phases[5];
+    long long last;
+    unsigned long long iterations, windows, polls;
+    __device__ LabProbe() : phases{0, 0, 0, 0, 0}, last(clock64()), iterations(0), windows(0), polls(0) {}
+    __device__ void phase(int k) {
+        if (LAB_STATS && threadIdx.x == 0) {
+            const long long now = clock64();
+            phases[k] += now - last;
+            last = now;
+        }
+    }
+    __device__ void window(int extra_polls) { ++windows; polls += extra_polls; }
+    __device__ void iteration() { ++iterations; }
+    __device__ void report() {
+        if (!LAB_STATS || threadIdx.x != 0) return;
+        for (int k = 0; k < 5; ++k) atomicAdd(&lab_stats[k], (unsigned long long)phases[k]);
+        atomicAdd(&lab_stats[5], iterations);
+        atomicAdd(&lab_stats[6], windows);
+        atomicAdd(&lab_stats[7], polls);
+        atomicAdd(&lab_stats[8], 1ull);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
+    decoupled_lookback_lab(T* out, const T* in, long long n, int exclusive, unsigned int* tile_counter,
+                           unsigned long long* status, long long num_tiles, unsigned int epoch) {
+    LabProbe probe;
+    scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe);
+    probe.report();
+}
+"""
 
 COPY_SOURCE = r"""
 extern "C" __global__ void copy_v4(int4* __restrict__ out, const int4* __restrict__ in, long long n4) {
@@ -77,12 +123,15 @@ def copy_kernel(streaming: bool, unroll: int):
     return mod, fn
 
 
-def build(overrides, dtype=None):
+def config_of(variant: dict):
+    return dl.Config(**{**SHIPPED.as_dict(), **{k: v for k, v in variant.items() if k != "lab"}})
+
+
+def build(variant: dict, dtype=None):
+    """(kernel file, #defines) of the shipped build of a variant (its lab build adds LAB_SOURCE and its macros)."""
     from pyscan.types import defines as type_defines
 
-    dtype = dtype or DTYPE
-    c = dl.Config(**{**BASE, **overrides})
-    return (dl.KERNEL, {**c.defines(), "VECTOR_LOADS": 1, **type_defines(dtype, "add")})
+    return (dl.KERNEL, {**config_of(variant).defines(), "VECTOR_LOADS": 1, **type_defines(dtype or DTYPE, "add")})
 
 
 def _compile(b):
@@ -92,28 +141,53 @@ def _compile(b):
     get_module(b[0], **b[1])
 
 
-def use(overrides):
-    dl.CONFIG[SIZE] = dl.Config(**{**BASE, **overrides})
+_lab_modules: dict = {}
+
+
+def lab_module(variant: dict, lab_defines: dict):
+    """The lab build of a variant: the shipped kernel's source (its #defines included) with LAB_SOURCE appended."""
+    from pycuda.compiler import SourceModule
+
+    from pyscan.loader import COMPILE_OPTIONS, build_source
+
+    kernel_file, defines = build(variant)
+    macros = "".join(f"#define {k} {v}\n" for k, v in sorted(lab_defines.items()))
+    source = build_source(kernel_file, **defines) + macros + LAB_SOURCE
+    if source not in _lab_modules:
+        _lab_modules[source] = SourceModule(source, no_extern_c=True, options=list(COMPILE_OPTIONS))
+    return _lab_modules[source]
+
+
+def use(variant: dict, lab_defines: dict | None = None):
+    """Makes the driver launch this variant: its Config, and for a lab build the lab's function in place of the
+    shipped one (same arguments) in the driver's kernel cache for (DTYPE, add, aligned)."""
+    config = config_of(variant)
+    dl.CONFIG[SIZE] = config
     dl._kernels.clear()
+    lab_defines = variant.get("lab") if lab_defines is None else lab_defines
+    if lab_defines is None:
+        return None
+    module = lab_module(variant, lab_defines)
+    fn = module.get_function("decoupled_lookback_lab")
+    fn.prepare("PPqiPPqI")
+    shared = config.shared_bytes(True)
+    fn.set_attribute(gpu.driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+    dl._kernels[(np.dtype(DTYPE).str, "add", True)] = (fn, shared)
+    return module
 
 
 PHASES = ["next index + barrier", "loads landed + block scan", "look-back", "barrier after look-back",
           "rescan + stores"]
-PHASES_LF = ["next index", "barrier 0", "copies issued + look-back (warp 0)", "block scan, next landed + totals",
-             "barrier 1, next A, rescan + stores"]
 
 
 def stats(names, x, out):
-    """Each variant once more built with DIAG_STATS: thread 0's cycles per phase of an iteration, look-back counts."""
-    from pyscan.loader import get_module
-
+    """Each variant once more as a lab build with the probe: thread 0's cycles per phase of an iteration, look-back
+    counts."""
     drv = gpu.driver()
     for name in names:
-        overrides = {**VARIANTS[name], "diag_stats": 1}
-        use(overrides)
-        kernel_file, defines = build(overrides)
-        module, _ = get_module(kernel_file, **defines)
-        ptr, size = module.get_global("lookback_stats")
+        lab = {**VARIANTS[name].get("lab", {}), "LAB_STATS": 1}
+        module = use(VARIANTS[name], lab)
+        ptr, size = module.get_global("lab_stats")
         dl.decoupled_lookback_driver(x, out, op="add", exclusive=False)  # warm-up
         drv.memset_d32(ptr, 0, size // 4)
         dl.decoupled_lookback_driver(x, out, op="add", exclusive=False)
@@ -125,7 +199,7 @@ def stats(names, x, out):
         print(f"stats {name}: {blocks} blocks, {its} iterations ({its / blocks:.1f} per block), "
               f"{int(s[6]) / its:.2f} windows and {int(s[7]) / its:.2f} extra polls per look-back; "
               f"cycles per iteration {total / its:.0f}:")
-        for k, label in enumerate(PHASES_LF if overrides.get("lookback_first") else PHASES):
+        for k, label in enumerate(PHASES):
             print(f"    {label:>28}: {int(s[k]) / its:8.0f} cycles ({100 * int(s[k]) / max(total, 1):5.1f} %)")
 
 
@@ -137,12 +211,13 @@ def main(argv=None):
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--once")
     p.add_argument("--no-peers", action="store_true")
-    p.add_argument("--stats", default="", help="variants to run once more with DIAG_STATS (comma-separated)")
+    p.add_argument("--stats", default="",
+                   help="variants to run once more as lab builds counting cycles per phase (comma-separated)")
     p.add_argument("--variants", default=None, help="comma-separated (default: all of the dtype's size)")
     args = p.parse_args(argv)
-    global SIZE, BASE, DTYPE, VARIANTS
+    global SIZE, SHIPPED, DTYPE, VARIANTS
     DTYPE, SIZE = args.dtype, np.dtype(args.dtype).itemsize
-    BASE = dict(dl.CONFIG[SIZE].__dict__)
+    SHIPPED = dl.CONFIG[SIZE]
     if SIZE == 8:
         VARIANTS = VARIANTS_64
     args.variants = args.variants or ",".join(VARIANTS)
@@ -166,16 +241,14 @@ def main(argv=None):
     import multiprocessing as mp
 
     with mp.get_context("spawn").Pool(14) as pool:
-        builds = [build(VARIANTS[v]) for v in names]
-        builds += [build({**VARIANTS[v], "diag_stats": 1}) for v in args.stats.split(",") if v]
-        pool.map(_compile, builds, chunksize=1)
+        pool.map(_compile, [build(VARIANTS[v]) for v in names if "lab" not in VARIANTS[v]], chunksize=1)
 
     m = (1 << 24) + 5
     ref_small = np.cumsum(host[:m], dtype=dtype)
     ref_tail = np.cumsum(host, dtype=dtype)[-4096:]
     status = {}
     for v in names:
-        if VARIANTS[v].get("lookback", 1) == 0:
+        if VARIANTS[v].get("lab", {}).get("LAB_LOOK_BACK", 1) == 0:
             status[v] = "diagnostic"
             continue
         use(VARIANTS[v])

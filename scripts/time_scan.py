@@ -115,7 +115,7 @@ def small(args):
         results[name] = min(per)
         print(f"2^10 int32 {name:>34}: {results[name]:7.1f} us per call (+ sync)", flush=True)
     ratio = results["pyscan.scan(decoupled_lookback)"] / results["pycuda InclusiveScanKernel"]
-    print(f"pyscan.scan(decoupled_lookback) / InclusiveScanKernel = {ratio:.2f} (issue 6 target <= 2)")
+    print(f"pyscan.scan(decoupled_lookback) / InclusiveScanKernel = {ratio:.2f} (target <= 2)")
 
 
 def exercise(only=None):
@@ -144,9 +144,9 @@ def exercise(only=None):
         for n in (5, 16):
             x = rng.integers(-9, 9, n).astype(np.int32)
             _, steps = a.model(x, exclusive=True, return_steps=True)
-            trace = a.options["trace"](x, exclusive=True)
+            trace = a.trace(x, exclusive=True)
             bad += sum(not np.array_equal(t, s.values) for t, s in zip(trace, steps))
-        bad += a.options["count_work"](64).additions != 126
+        bad += a.count_work(64).additions != 126
     print(f"exercise: {bad} mismatches")
     return 1 if bad else 0
 
@@ -198,35 +198,37 @@ def prewarm(jobs=14, only=None):
     print(f"prewarm: {len(builds)} modules compiled in {time.perf_counter() - t0:.1f} s")
 
 
-# Candidate Configs that --tune times for 32-bit types: (threads, vecs, backoff ns, min blocks per SM [, pipeline,
-# reload, l2_hint, grid_per_sm, early_a, dynamic_smem, direct_store]); see pyscan.scans.decoupled_lookback.Config.
-# The current CONFIG[4] (the baseline) is timed first and last of every round, the others between.
+# Candidate Configs that --tune times for 32-bit types: Config fields by name (threads, vecs, min_blocks; the
+# fields left out keep the current CONFIG[4]'s).  The current CONFIG[4] (the baseline) is timed first and last of
+# every round, the others between.  docs/decoupled_lookback_tuning.md has what the earlier rounds measured.
 CANDIDATES = [
-    (256, 4, 0, 4, 2, 1, 0, 0, 1, 1),  # 2 tiles prefetched at 4096 elements (54 KB dynamic), 4 blocks/SM
-    (256, 4, 0, 4, 2, 0, 0, 0, 1, 1),  # ... items kept in registers over the look-back (64 registers)
-    (256, 4, 0, 4, 2, 1, 0, 0, 1, 1, 1),  # ... stores straight from registers
-    (256, 4, 0, 3, 3, 1, 0, 0, 1, 1),  # 3 tiles prefetched (72 KB), 3 blocks/SM
-    (256, 8, 0, 3, 1, 1, 0, 0, 1, 1),  # 8192-element tiles, 1 prefetched (72 KB), 3 blocks/SM
-    (256, 8, 0, 2, 2, 1, 0, 0, 1, 1),  # 8192-element tiles, 2 prefetched (108 KB), 2 blocks/SM
-    (512, 4, 0, 2, 1, 1, 0, 0, 1, 1),  # 512 x 4 vectors (8192 elements), 1 prefetched, 2 blocks/SM
-    (512, 4, 0, 2, 2, 1, 0, 0, 1, 1),  # ... 2 prefetched (108 KB)
-    (256, 4, 0, 5, 1, 1, 0, 0, 1, 0, 1),  # the baseline with stores straight from registers
+    {"vecs": 4, "min_blocks": 5},  # 4096-element tiles, 5 blocks/SM (48 registers at most)
+    {"vecs": 4, "min_blocks": 4},  # 4096-element tiles, 4 blocks/SM
+    {"vecs": 8, "min_blocks": 2},  # 8192-element tiles, 2 blocks/SM (more registers, fewer look-back warps)
+    {"threads": 512, "vecs": 4, "min_blocks": 2},  # 512 x 4 vectors (8192 elements), 2 blocks/SM
+    {"threads": 128, "vecs": 8, "min_blocks": 6},  # 128 x 8 vectors (4096 elements), 6 blocks/SM
 ]
 TUNE_ROUNDS = 3
 
 
-def _baseline():
+def _baseline() -> dict:
     from pyscan.scans import decoupled_lookback as dl
 
-    return tuple(dl.CONFIG[4].__dict__.values())
+    return dl.CONFIG[4].as_dict()
+
+
+def _config(fields: dict):
+    from pyscan.scans import decoupled_lookback as dl
+
+    return dl.Config(**{**_baseline(), **fields})
 
 
 def _tune_builds():
     from pyscan.scans import decoupled_lookback as dl
     from pyscan.types import defines as type_defines
 
-    return [(dl.KERNEL, {**dl.Config(*c).defines(), "VECTOR_LOADS": 1, **type_defines(dt, "add")})
-            for c in [_baseline()] + CANDIDATES for dt in ("int32", "float32")]
+    return [(dl.KERNEL, {**_config(c).defines(), "VECTOR_LOADS": 1, **type_defines(dt, "add")})
+            for c in [{}] + CANDIDATES for dt in ("int32", "float32")]
 
 
 class _Data:
@@ -251,7 +253,7 @@ def _time_candidate(c, d, args):
     from pyscan.scans import decoupled_lookback as dl
 
     fn = dl.decoupled_lookback_driver
-    dl.CONFIG[4] = dl.Config(*c)
+    dl.CONFIG[4] = c
     dl._kernels.clear()
     try:
         fn(d.xs, d.outs, op="add", exclusive=False)
@@ -270,8 +272,8 @@ def _tune32(args):
     from pyscan.scans import decoupled_lookback as dl
 
     drv = gpu.driver()
-    base = _baseline()
-    entries = [("baseline", base)] + [(f"c{i}", c) for i, c in enumerate(CANDIDATES)] + [("baseline'", base)]
+    base = _config({})
+    entries = [("baseline", base)] + [(f"c{i}", _config(c)) for i, c in enumerate(CANDIDATES)] + [("baseline'", base)]
     data = [_Data(np.dtype(np.int32), 28), _Data(np.dtype(np.float32), 28)]
     for _ in range(300):  # clocks up before the first candidate
         drv.memcpy_dtod(data[0].out.gpudata, data[0].x.gpudata, data[0].x.nbytes)
@@ -300,7 +302,7 @@ def _tune32(args):
             ts = times[(name, d.dtype.name)]
             med = statistics.median(ts)
             cells.append(f"{med:9.4f} ({min(ts):.4f}-{max(ts):.4f}) {copy_ms / med:6.3f}")
-        dl.CONFIG[4] = dl.Config(*c)
+        dl.CONFIG[4] = c
         dl._kernels.clear()
         try:
             f, shared = dl._kernel(np.dtype(np.int32), "add", True)
@@ -308,7 +310,7 @@ def _tune32(args):
         except Exception:  # noqa: BLE001
             regs = "?"
         oks = [status[(name, d.dtype.name)] for d in data]
-        print(f"{name:>10} {str(list(c)):>42} {regs:>8} | {cells[0]} | {cells[1]} | {' '.join(oks)}", flush=True)
+        print(f"{name:>10} {_short(c):>42} {regs:>8} | {cells[0]} | {cells[1]} | {' '.join(oks)}", flush=True)
         if all(o == "ok" for o in oks):
             score[name] = sum(statistics.median(times[(name, d.dtype.name)]) for d in data)
     base_runs = times[("baseline", "int32")] + times[("baseline'", "int32")]
@@ -318,12 +320,16 @@ def _tune32(args):
     base_score = min(score.get("baseline", float("inf")), score.get("baseline'", float("inf")))
     gain = 1 - score[best] / base_score
     threshold = max(0.03, noise)
-    print(f"baseline int32 spread over {len(base_runs)} timings: {noise * 100:.1f} %; best: {best} {list(best_config)} "
+    print(f"baseline int32 spread over {len(base_runs)} timings: {noise * 100:.1f} %; best: {best} {_short(best_config)} "
           f"{gain * 100:+.1f} % vs the better baseline (int32 + float32); switch threshold {threshold * 100:.1f} %")
     print(f"DECISION: {'SWITCH to ' + best if gain > threshold and best_config != base else 'KEEP the baseline'}")
-    dl.CONFIG[4] = dl.Config(*base)
+    dl.CONFIG[4] = base
     dl._kernels.clear()
-    return list(best_config)
+    return best_config.as_dict()
+
+
+def _short(c) -> str:
+    return ", ".join(f"{k}={v}" for k, v in c.as_dict().items())
 
 
 def _check_builds():
@@ -373,7 +379,7 @@ def check(args):
                     print(f"  MISMATCH {dtype} {op} aligned={aligned} n={n} exclusive={exclusive} first at {first}")
             del x
             arrays.free_pool()
-    print(f"check {json.dumps({k: list(v.__dict__.values()) for k, v in dl.CONFIG.items()})}: {bad} mismatches",
+    print(f"check {json.dumps({k: v.as_dict() for k, v in dl.CONFIG.items()})}: {bad} mismatches",
           flush=True)
     return 1 if bad else 0
 
@@ -388,7 +394,7 @@ def tune(args):
 
     with mp.get_context("spawn").Pool(14) as pool:
         pool.map(_compile, _tune_builds(), chunksize=1)
-    best = {"4": _tune32(args), "8": list(dl.CONFIG[8].__dict__.values())}
+    best = {"4": _tune32(args), "8": dl.CONFIG[8].as_dict()}
     arrays.free_pool()
     print(json.dumps(best))
 

@@ -67,7 +67,7 @@ MODEL_LENGTHS = (0, 1, 2, 3, 31, 32, 33, 1023, 1024, 1025, 2047, 2048, 2049, 409
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", MINE)
 def test_model_matches_numpy(name, dtype, op, exclusive, rng):
-    model, depth = SCANS.get(name).model, SCANS.get(name).options["error_depth"]
+    model, depth = SCANS.get(name).model, SCANS.get(name).error_depth
     for n in MODEL_LENGTHS:
         x = make_input(rng, n, dtype, op)
         before = x.copy()
@@ -79,7 +79,7 @@ def test_model_matches_numpy(name, dtype, op, exclusive, rng):
 def test_model_float_bound_at_scale(name, rng):
     """2^20 + 7 float32 elements of one sign (the worst case for cancellation-free growth of the error)."""
     x = rng.random(2**20 + 7).astype(np.float32)
-    depth = SCANS.get(name).options["error_depth"]
+    depth = SCANS.get(name).error_depth
     for exclusive in (False, True):
         check(SCANS.get(name).model(x, exclusive=exclusive), x, "add", exclusive, depth(x.size), name)
 
@@ -146,7 +146,7 @@ def test_blelloch_block_steps_equal_blelloch_steps(rng):
 @pytest.mark.parametrize("name", ["blelloch", "blelloch_block"])
 def test_blelloch_model_counts(name):
     """2(N - 1) combines; active warps of a sweep level at stride s = ceil(N / 2s / 32); clear and exclusive store 0."""
-    count = SCANS.get(name).options["model_count_work"]
+    count = SCANS.get(name).model_count_work
     for k in range(4, 12):
         n = 1 << k
         work = count(n)
@@ -205,18 +205,50 @@ def test_decoupled_steps(rng):
         np.testing.assert_array_equal(lookback, np.cumsum(padded, dtype=np.int32)[items - 1::items])
 
 
-@pytest.mark.parametrize("values", [(128, 2, 0, 1), (512, 8, 100, 2)])
+@pytest.mark.parametrize("values", [(128, 2, 1), (512, 8, 2)])
 def test_decoupled_model_other_geometry(values, monkeypatch, rng):
     """The model follows CONFIG (what PYSCAN_DECOUPLED_CONFIG sets): other tiles, same integer results."""
-    monkeypatch.setitem(dl.CONFIG, 4, dl.Config(*values))
-    monkeypatch.setitem(dl.CONFIG, 8, dl.Config(*values))
-    assert dl.tile_size(np.int32) == values[0] * values[1] * 4 and dl.tile_size(np.int64) == values[0] * values[1] * 2
-    assert dl.kernel_defines(np.int64, "max", False)["VECS_PER_THREAD"] == values[1]
+    threads, vecs, min_blocks = values
+    config = dl.Config(threads=threads, vecs=vecs, min_blocks=min_blocks)
+    monkeypatch.setitem(dl.CONFIG, 4, config)
+    monkeypatch.setitem(dl.CONFIG, 8, config)
+    assert dl.tile_size(np.int32) == threads * vecs * 4 and dl.tile_size(np.int64) == threads * vecs * 2
+    assert dl.kernel_defines(np.int64, "max", False)["VECS_PER_THREAD"] == vecs
     for dtype in (np.int32, np.int64):
         x = make_input(rng, 5 * dl.tile_size(dtype) + 3, dtype, "add")
         for exclusive in (False, True):
             np.testing.assert_array_equal(dl.decoupled_lookback_model(x, exclusive=exclusive),
                                           reference(x, "add", exclusive))
+
+
+def test_decoupled_kernel_defaults_are_the_shipped_config():
+    """Compiling decoupled_lookback.cu on its own builds the kernel that ships: its #define defaults are CONFIG's."""
+    import re
+
+    text = (KERNEL_ROOT / "scan" / "decoupled_lookback.cu").read_text()
+    defaults = {name: int(value) for name, value in re.findall(r"#ifndef (\w+)\n#define \1 (\d+)", text)}
+    assert set(defaults) == {"BLOCK_THREADS", "VECS_PER_THREAD", "MIN_BLOCKS", "VECTOR_LOADS"}
+    for size in (4, 8):
+        assert dl.SHIPPED[size].defines() == {k: v for k, v in defaults.items() if k != "VECTOR_LOADS"}
+    assert defaults["VECTOR_LOADS"] == 1
+    assert dl.CONFIG == dl.SHIPPED or "PYSCAN_DECOUPLED_CONFIG" in __import__("os").environ
+
+
+def test_decoupled_config_is_keyword_only_and_checked():
+    with pytest.raises(TypeError):
+        dl.Config(256, 8, 3)
+    with pytest.raises(ValueError, match="vecs must be 2, 4 or 8"):
+        dl.Config(vecs=3)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        dl.Config(threads=100)
+    parsed = dl.Config.from_json('{"4": {"vecs": 4, "min_blocks": 5}}')
+    assert parsed == {4: dl.Config(threads=256, vecs=4, min_blocks=5)}
+    with pytest.raises(ValueError, match="unknown Config fields \\['pipeline'\\]"):
+        dl.Config.from_json('{"4": {"pipeline": 1}}')
+    with pytest.raises(ValueError, match="expected"):
+        dl.Config.from_json('[256, 8, 0, 3]')
+    with pytest.raises(ValueError, match="element sizes"):
+        dl.Config.from_json('{"2": {}}')
 
 
 def test_decoupled_geometry():
@@ -235,10 +267,10 @@ def test_decoupled_geometry():
 
 def test_error_depths_grow():
     for name in MINE:
-        depth = SCANS.get(name).options["error_depth"]
+        depth = SCANS.get(name).error_depth
         assert depth(1) >= 1 and depth(2**31 - 1) >= depth(2**20) >= depth(2**10)
     # the bound stays meaningful for float64 at the largest length
-    assert SCANS.get("decoupled_lookback").options["error_depth"](2**31 - 1) * np.finfo(np.float64).eps < 1e-8
+    assert SCANS.get("decoupled_lookback").error_depth(2**31 - 1) * np.finfo(np.float64).eps < 1e-8
 
 
 def test_section_scan_registered():
@@ -263,7 +295,7 @@ VARIANTS = [
     ("decoupled_lookback.cu", ["-DELEM_TYPE=double", "-DOP=OP_MIN"]),
     ("decoupled_lookback.cu", ["-DELEM_TYPE=long long", "-DOP=OP_MAX", "-DVECTOR_LOADS=0"]),
     ("decoupled_lookback.cu", ["-DELEM_TYPE=float", "-DBLOCK_THREADS=128", "-DVECS_PER_THREAD=8", "-DMIN_BLOCKS=8"]),
-    ("decoupled_lookback.cu", ["-DELEM_TYPE=int", "-DBLOCK_THREADS=512", "-DVECS_PER_THREAD=2", "-DBACKOFF=100"]),
+    ("decoupled_lookback.cu", ["-DELEM_TYPE=int", "-DBLOCK_THREADS=512", "-DVECS_PER_THREAD=2", "-DMIN_BLOCKS=1"]),
     ("single_pass.cu", ["-DELEM_TYPE=double", "-DOP=OP_MAX", "-DSECTION_SIZE=64"]),
     ("blelloch_block.cu", ["-DTRACE=1", "-DCOUNT_WORK=1", "-DSECTION_SIZE=16", "-DELEM_TYPE=long long"]),
     ("blelloch_block.cu", ["-DTRACE=1", "-DSECTION_SIZE=2", "-DELEM_TYPE=float", "-DOP=OP_MIN"]),
@@ -306,7 +338,7 @@ def test_gpu_boundaries(name, dtype, exclusive, rng):
 
     import pyscan
 
-    depth = SCANS.get(name).options["error_depth"]
+    depth = SCANS.get(name).error_depth
     for op in OPERATOR_NAMES:
         for n in GPU_LENGTHS:
             x = make_input(rng, n, dtype, op)
@@ -324,7 +356,7 @@ def test_gpu_unaligned_views(name, dtype, rng):
 
     import pyscan
 
-    depth = SCANS.get(name).options["error_depth"]
+    depth = SCANS.get(name).error_depth
     tile = dl.tile_size(dtype)
     base = make_input(rng, 3 * tile + 100, dtype, "add")
     base_dev = ga.to_gpu(base)
@@ -344,7 +376,7 @@ def test_gpu_trace_equals_model(name, op, rng):
     for n in (1, 2, 3, 16, 100, 1000, 2048):
         for exclusive in (False, True):
             x = make_input(rng, n, np.int32, op)
-            trace = a.options["trace"](x, op=op, exclusive=exclusive)
+            trace = a.trace(x, op=op, exclusive=exclusive)
             _, steps = a.model(x, op=op, exclusive=exclusive, return_steps=True)
             assert len(trace) == len(steps)
             for k, (values, step) in enumerate(zip(trace, steps)):
@@ -357,7 +389,7 @@ def test_gpu_counted_work(name):
     a = SCANS.get(name)
     for k in range(4, 12):
         n = 1 << k
-        gpu, model = a.options["count_work"](n), a.options["model_count_work"](n)
+        gpu, model = a.count_work(n), a.model_count_work(n)
         assert gpu.additions == 2 * (n - 1), (name, n, gpu)
         assert gpu.active_warps == model.active_warps, (name, n)
 

@@ -2,10 +2,11 @@
 
 One launch (the tile-status words are kept between calls and tagged with each call's epoch, so no memset); one read
 and one write of every element, like a copy.  A tile is BLOCK_THREADS threads x ITEMS elements (CONFIG, per element
-size; by default 256 x 32 = 8192 elements for 32-bit types, which run persistent blocks with a prefetched tile
-(PIPELINE), and 256 x 16 = 4096 for 64-bit types, which run the same kernel: 32 KB either way);
-an array of one tile needs no status at all (one launch, no memset, no scratch): small calls are cheap.
-The kernel file's header explains the algorithm, the status-word protocols and why it cannot deadlock.
+size: 256 x 32 = 8192 elements for 32-bit types, 256 x 16 = 4096 for 64-bit types, 32 KB either way); aligned
+arrays run persistent blocks with the next tile's loads in flight, unaligned ones one block per tile.  An array of
+one tile needs no status at all (one launch, no memset, no scratch): small calls are cheap.  The kernel file's
+header explains the algorithm and why it cannot deadlock, kernels/common/tile_status.cuh the status-word protocols,
+docs/decoupled_lookback_tuning.md what was measured.  Any length that fits in memory (64-bit element offsets).
 
 Model (NumPy, `decoupled_lookback_model`): the kernel's arithmetic, vectorised over tiles and threads, for the
 schedule in which every tile finds its predecessor's inclusive prefix (P) at its first look: then the look-back
@@ -20,17 +21,19 @@ result: each thread rescans its items from its prefix).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import arrays
+from .. import cuda
 from ..loader import get_kernel
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
-from . import SCANS
+from ..workspace import StreamWorkspace
+from .registry import SCANS
 from .steps import Step
 
 KERNEL = "scan/decoupled_lookback.cu"
@@ -38,84 +41,89 @@ FUNCTION = "decoupled_lookback_scan"
 STEP_LIMIT = 1 << 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Config:
-    """The kernel's geometry for one element size (the #defines of decoupled_lookback.cu)."""
+    """The kernel's policy for one element size: the #defines of decoupled_lookback.cu (whose defaults are CONFIG's
+    entries) and the persistent grid.  What else was tried, and what it was worth: docs/decoupled_lookback_tuning.md."""
 
-    threads: int = 256  # BLOCK_THREADS
-    vecs: int = 4  # VECS_PER_THREAD: 16-byte vectors per thread (2, 4 or 8)
-    backoff: int = 0  # BACKOFF: ns a look-back sleeps before polling a predecessor again
-    min_blocks: int = 1  # MIN_BLOCKS: __launch_bounds__' minimum blocks per SM (caps the registers)
-    pipeline: int = 0  # PIPELINE: 1 = persistent blocks, the next tile's cp.async loads in flight (threads*vecs <= 1024)
-    reload: int = 0  # RELOAD: 1 = the rescan reads the items from shared memory again (fewer registers)
-    l2_hint: int = 0  # L2_HINT: 1 = an L2 evict-first policy on the cp.async loads
-    grid_per_sm: int = 0  # PIPELINE: blocks launched per SM (0: min_blocks)
-    early_a: int = 1  # EARLY_A: PIPELINE publishes the next tile's aggregate before this tile's look-back
-    dynamic_smem: int = 0  # DYNAMIC_SMEM: 1 = tile buffers in dynamic shared memory (more than 48 KB allowed)
-    direct_store: int = 0  # DIRECT_STORE: 1 = whole warp parts stored from registers, not through shared memory
-    store_cs: int = 1  # STORE_CS: 1 = streaming stores (evict first), 0 = plain stores
-    l2_prefetch: int = 0  # L2_PREFETCH: 0, 64, 128 or 256 bytes the L2 fetches around each cp.async load
-    lookback: int = 1  # LOOKBACK: 0 = timing diagnostic only (no look-back: WRONG results past the first tile)
-    epoch: int = 0  # EPOCH: 1 = a status buffer kept between calls, flags tagged with the call's epoch (no memset)
-    diag_stats: int = 0  # DIAG_STATS: 1 = timing diagnostic, per-phase cycle counts in lookback_stats[]
+    threads: int = 256  # BLOCK_THREADS: threads per block (a multiple of 32)
+    vecs: int = 8  # VECS_PER_THREAD: 16-byte vectors per thread (2, 4 or 8)
+    min_blocks: int = 3  # MIN_BLOCKS: __launch_bounds__' minimum blocks per SM, and the persistent blocks per SM
+
+    # The driver keeps one status buffer per element size between calls and passes each call's epoch: the kernel
+    # always tags its flags (tile_status.cuh).  Not a choice any more; read by the driver.
+    epoch = True
+
+    def __post_init__(self):
+        if self.threads % 32 or not 32 <= self.threads <= 1024:
+            raise ValueError(f"Config.threads must be a multiple of 32 between 32 and 1024, got {self.threads}")
+        if self.vecs not in (2, 4, 8):
+            raise ValueError(f"Config.vecs must be 2, 4 or 8, got {self.vecs}")
+        if self.min_blocks < 1:
+            raise ValueError(f"Config.min_blocks must be at least 1, got {self.min_blocks}")
 
     def defines(self) -> dict:
-        return {"BLOCK_THREADS": self.threads, "VECS_PER_THREAD": self.vecs, "BACKOFF": self.backoff,
-                "MIN_BLOCKS": self.min_blocks, "PIPELINE": self.pipeline, "RELOAD": self.reload,
-                "L2_HINT": self.l2_hint, "EARLY_A": self.early_a, "DYNAMIC_SMEM": self.dynamic_smem,
-                "DIRECT_STORE": self.direct_store, "STORE_CS": self.store_cs, "L2_PREFETCH": self.l2_prefetch,
-                "LOOKBACK": self.lookback, "EPOCH": self.epoch,
-                "DIAG_STATS": self.diag_stats}
+        return {"BLOCK_THREADS": self.threads, "VECS_PER_THREAD": self.vecs, "MIN_BLOCKS": self.min_blocks}
 
     def shared_bytes(self, vector: bool = True) -> int:
-        """Dynamic shared memory per block (0 unless dynamic_smem): the kernel's STAGES tile buffers, each
-        threads / 32 warp regions of 32 * vecs 16-byte vectors plus one padding vector every 8.  The kernel for
-        unaligned arrays has no pipeline (one buffer)."""
-        if not self.dynamic_smem:
-            return 0
-        stages = (self.pipeline if vector else 0) + 1
+        """Dynamic shared memory per block: the kernel's tile buffers (two for aligned arrays, whose blocks have the
+        next tile's copies in flight; one for unaligned ones), each threads / 32 warp regions of 32 * vecs 16-byte
+        vectors plus one padding vector every 8."""
+        stages = 2 if vector else 1
         warp_vecs = 32 * self.vecs
         return stages * (self.threads // 32) * (warp_vecs + warp_vecs // 8) * 16
 
     def grid(self, tiles: int, vector: bool = True) -> int:
-        """Blocks to launch for `tiles` tiles: one per tile, or with PIPELINE (aligned arrays only: the kernel for
-        unaligned ones has no pipeline) a few per SM, at most one per tile."""
-        if not self.pipeline or not vector or tiles <= 1:
+        """Blocks to launch for `tiles` tiles: aligned arrays, persistent blocks (min_blocks per SM, at most one per
+        tile); unaligned arrays, one block per tile."""
+        if not vector or tiles <= 1:
             return tiles
-        return min(tiles, _multiprocessors() * (self.grid_per_sm or self.min_blocks))
+        return min(tiles, _multiprocessors() * self.min_blocks)
 
+    @classmethod
+    def from_json(cls, text: str) -> dict:
+        """{element size: Config} from a JSON object {"4": {"threads": 256, "vecs": 8, "min_blocks": 3}, "8": ...}
+        (fields left out keep the shipped values)."""
+        try:
+            table = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"PYSCAN_DECOUPLED_CONFIG: expected a JSON object, got {text!r} ({e})") from None
+        if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+            raise ValueError('PYSCAN_DECOUPLED_CONFIG: expected {"4": {field: value, ...}, "8": {...}}, got '
+                             f"{text!r}")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        configs = {}
+        for size, values in table.items():
+            if size not in ("4", "8"):
+                raise ValueError(f"PYSCAN_DECOUPLED_CONFIG: element sizes are \"4\" and \"8\", got {size!r}")
+            unknown = sorted(set(values) - fields)
+            if unknown:
+                raise ValueError(f"PYSCAN_DECOUPLED_CONFIG: unknown Config fields {unknown}; the fields are "
+                                 f"{sorted(fields)}")
+            configs[int(size)] = dataclasses.replace(SHIPPED[int(size)], **values)
+        return configs
 
-_sm_count: list = []
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
 
 
 def _multiprocessors() -> int:
-    if not _sm_count:
-        from ..gpu import multiprocessor_count
+    """SMs of the device of the running call (cached per device in pyscan.gpu)."""
+    from ..gpu import multiprocessor_count
 
-        _sm_count.append(multiprocessor_count())
-    return _sm_count[0]
+    return multiprocessor_count()
 
 
-# Per element size (bytes).  Tuned on an H100 (2026-11-22; the kernel file's tuning notes have the numbers):
-# 32-bit types (four rounds, int32 at 2^28): persistent blocks with one tile prefetched and its A published early
-#   (PIPELINE 1, EARLY_A), 256 threads x 8 vectors (8192-element, 32 KB tiles: half the look-backs of 4096), 80
-#   registers, 3 blocks per SM (dynamic shared memory: two 36 KB buffers), status kept between calls with epoch
-#   tags (EPOCH: no memset launch per call), cp.async loads asking the L2 for 128-byte lines (L2_PREFETCH):
-#   0.90-0.91 x copy in four of five lab runs (scripts/scan_lab.py), against 0.86-0.87 x for round 3's default;
-# 64-bit types: the same kernel, 256 threads x 8 vectors (4096-element, 32 KB tiles), 3 blocks per SM, and status
-#   words split in (half, flag) pairs (no fences): int64 and float64 0.94 x copy (before: one tile per block, 4/SM,
-#   flags apart from values with fences, 0.64-0.66 x).
-# PYSCAN_DECOUPLED_CONFIG='{"4": [256, 8, 0, 3, 1, 1, 0, 0, 1, 1, 0, 1, 128, 1, 1], "8": [...]}' overrides them
-# (`scripts/time_scan.py --tune` prints that line; the fields are Config's, in order, trailing ones optional).
-CONFIG = {
-    4: Config(threads=256, vecs=8, min_blocks=3, pipeline=1, reload=1, early_a=1, dynamic_smem=1, l2_prefetch=128,
-              epoch=1),
-    8: Config(threads=256, vecs=8, min_blocks=3, pipeline=1, reload=1, early_a=1, dynamic_smem=1, l2_prefetch=128,
-              epoch=1),
-}
+# Per element size (bytes), tuned on an H100 (docs/decoupled_lookback_tuning.md has the numbers): 256 threads x 8
+# vectors (8192-element tiles for 32-bit types, 4096 for 64-bit types: 32 KB either way), 3 persistent blocks per
+# SM (80 registers, two 36 KB tile buffers): 0.90-0.92 x copy for int32/float32, 0.94 x for int64/float64.
+# The kernel file's #define defaults are these values (tests/test_scan_sweeps.py checks it).
+SHIPPED = {4: Config(threads=256, vecs=8, min_blocks=3), 8: Config(threads=256, vecs=8, min_blocks=3)}
+CONFIG = dict(SHIPPED)
+# PYSCAN_DECOUPLED_CONFIG='{"4": {"vecs": 4, "min_blocks": 5}}' overrides fields by name, for tuning
+# (`scripts/time_scan.py --tune` prints such a line for its fastest candidate).
 if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
-    for _size, _values in json.loads(os.environ["PYSCAN_DECOUPLED_CONFIG"]).items():
-        CONFIG[int(_size)] = Config(*_values)
+    CONFIG.update(Config.from_json(os.environ["PYSCAN_DECOUPLED_CONFIG"]))
 
 
 def config(dtype) -> Config:
@@ -230,7 +238,7 @@ def kernel_defines(dtype, op, vector: bool = True) -> dict:
 
 def _kernel(dtype, op, vector: bool):
     """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not."""
-    key = (dtype.str, op, vector)
+    key = (dtype.str, op, vector, cuda.current_context())  # functions belong to one context (device)
     entry = _kernels.get(key)
     if entry is None:
         fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector))
@@ -249,53 +257,30 @@ def status_words(tiles: int, itemsize: int) -> int:
     return tiles if itemsize == 4 else 4 * tiles
 
 
-class StatusBuffer:
-    """EPOCH: the tile counter and status words of one element size, kept between calls.
-
-    Zeroed once when allocated; every call then takes the next epoch (1, 2, ... < 2^30), which the kernel writes into
-    its flags, so the words of earlier calls read as X and need no memset; the kernel's last block puts the counter
-    back to 0.  Layout (64-bit words): [0] the tile counter and the count of finished blocks (32 bits each), [1]
-    unused (16-byte alignment), [2:] the status words of `capacity` tiles (status_words).  Calls run one after the
-    other on the null stream, so one buffer per element size serves them all."""
-
-    EPOCHS = 1 << 30
-
-    def __init__(self, itemsize: int):
-        self.itemsize = itemsize
-        self.allocation = None
-        self.capacity = 0
-        self.epoch = 0
-
-    def next_call(self, tiles: int) -> tuple:
-        """(base address, epoch) for a call of `tiles` tiles."""
-        from ..gpu import driver
-
-        drv = driver()
-        if tiles > self.capacity:
-            capacity = max(tiles, 2 * self.capacity, 1024)
-            words = 2 + status_words(capacity, self.itemsize)
-            self.allocation = None  # the old buffer goes first
-            self.allocation = drv.mem_alloc(8 * words)
-            drv.memset_d32(self.allocation, 0, 2 * words)
-            self.capacity, self.epoch = capacity, 0
-        self.epoch += 1
-        if self.epoch == self.EPOCHS:  # after 2^30 - 1 calls: zero the flags again and start over
-            drv.memset_d32(self.allocation, 0, 2 * (2 + status_words(self.capacity, self.itemsize)))
-            self.epoch = 1
-        return int(self.allocation), self.epoch
+EPOCHS = 1 << 30  # the flags hold the epoch in 30 bits
+# EPOCH: the tile counter and the status words, kept between calls per (context, stream) and element size.
+# Zeroed when allocated; every call then takes the next epoch (1, 2, ... < 2^30), which the kernel writes into its
+# flags, so the words of earlier calls read as X and need no memset; the kernel's last block puts the counter back
+# to 0.  Layout (64-bit words): [0] the tile counter and the count of finished blocks (32 bits each), [1] unused
+# (16-byte alignment), [2:] the status words of the tiles (status_words).  Calls on one stream run one after the
+# other, so one buffer serves them; each stream has its own (pyscan.workspace), so streams may run at once.
+_status = {4: StreamWorkspace("decoupled look-back status, 32-bit types"),
+           8: StreamWorkspace("decoupled look-back status, 64-bit types")}
 
 
-_status_buffers: dict = {}
-
-
-def release_status_buffers():
-    """Frees the kept status buffers (gpu's release hook: before the context goes)."""
-    _status_buffers.clear()
+def next_status(tiles: int, itemsize: int) -> tuple:
+    """(base address, epoch) of the running call's stream for a scan of `tiles` tiles."""
+    workspace = _status[itemsize]
+    kept = workspace.get(8 * (2 + status_words(tiles, itemsize)))
+    with kept.lock:
+        kept.state += 1
+        if kept.state == EPOCHS:  # after 2^30 - 1 calls: zero the flags again and start over
+            workspace.zero(kept)
+            kept.state = 1
+        return kept.address, kept.state
 
 
 def decoupled_lookback_driver(x, out, *, op, exclusive):
-    from ..gpu import at_release, driver
-
     n = int(x.size)
     dtype = x.dtype
     vector = int(x.gpudata) % 16 == 0 and int(out.gpudata) % 16 == 0  # else scalar loads for every tile
@@ -304,22 +289,11 @@ def decoupled_lookback_driver(x, out, *, op, exclusive):
     threads = block_threads(dtype)
     if tiles == 1:
         fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                         np.int32(bool(exclusive)), np.uintp(0), np.uintp(0), np.int64(1), np.uint32(0),
-                         shared_size=shared)
+                         np.int32(bool(exclusive)), 0, 0, np.int64(1), np.uint32(0), shared_size=shared)
         return 1
-    if config(dtype).epoch:
-        if not _status_buffers:
-            at_release(release_status_buffers)
-        buffer = _status_buffers.setdefault(dtype.itemsize, StatusBuffer(dtype.itemsize))
-        base, epoch = buffer.next_call(tiles)
-    else:
-        words = status_words(tiles, dtype.itemsize)
-        scratch = arrays.empty((2 + words,), np.uint64)  # [0]: the tile counter (32 bits), [2:]: 16-byte aligned
-        base, epoch = int(scratch.gpudata), 0
-        driver().memset_d32_async(base, 0, 2 * (2 + words))
+    base, epoch = next_status(tiles, dtype.itemsize)
     fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                     np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 16), np.int64(tiles),
-                     np.uint32(epoch), shared_size=shared)
+                     np.int32(bool(exclusive)), base, base + 16, np.int64(tiles), np.uint32(epoch), shared_size=shared)
     return 1
 
 
