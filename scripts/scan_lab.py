@@ -172,7 +172,7 @@ def use(variant: dict, lab_defines: dict | None = None):
     fn.prepare("PPqiPPqI")
     shared = config.shared_bytes(True)
     fn.set_attribute(gpu.driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-    dl._kernels[(np.dtype(DTYPE).str, "add", True)] = (fn, shared)
+    dl._kernels[dl.kernel_key(DTYPE, "add", True)] = (fn, shared)
     return module
 
 

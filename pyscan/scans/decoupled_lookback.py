@@ -50,10 +50,6 @@ class Config:
     vecs: int = 8  # VECS_PER_THREAD: 16-byte vectors per thread (2, 4 or 8)
     min_blocks: int = 3  # MIN_BLOCKS: __launch_bounds__' minimum blocks per SM, and the persistent blocks per SM
 
-    # The driver keeps one status buffer per element size between calls and passes each call's epoch: the kernel
-    # always tags its flags (tile_status.cuh).  Not a choice any more; read by the driver.
-    epoch = True
-
     def __post_init__(self):
         if self.threads % 32 or not 32 <= self.threads <= 1024:
             raise ValueError(f"Config.threads must be a multiple of 32 between 32 and 1024, got {self.threads}")
@@ -236,9 +232,15 @@ def kernel_defines(dtype, op, vector: bool = True) -> dict:
     return {**config(dtype).defines(), "VECTOR_LOADS": int(vector), **type_defines(dtype, op)}
 
 
+def kernel_key(dtype, op, vector: bool) -> tuple:
+    """The key of the kernel cache for dtype, op, aligned or not, in the running context (functions belong to one
+    context, i.e. one device).  scripts/scan_lab.py puts its diagnostic builds under it."""
+    return (np.dtype(dtype).str, op, vector, cuda.current_context())
+
+
 def _kernel(dtype, op, vector: bool):
     """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not."""
-    key = (dtype.str, op, vector, cuda.current_context())  # functions belong to one context (device)
+    key = kernel_key(dtype, op, vector)
     entry = _kernels.get(key)
     if entry is None:
         fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector))
