@@ -34,6 +34,15 @@ TITLES = {
     "blelloch_block": "Blelloch, in shared memory (the lab report's kernel)",
 }
 PICTURE_SUFFIXES = (".png", ".svg", ".pdf", ".jpg")
+# Scans whose picture is not one section's steps: refused with the reason (and where they are drawn instead).
+MULTI_BLOCK = {
+    "hierarchical": "a multi-block scheme (PMPP §11.6): its one-section steps are those of its block scan "
+                    "('coarsened'); demos/multiblock_scan.py draws its kernels and block sums",
+    "single_pass": "a multi-block scan (PMPP §11.7): one section of it is Brent-Kung ('brent_kung'); "
+                   "demos/multiblock_scan.py draws its hand-off between blocks",
+    "decoupled_lookback": "its tiles hold thousands of elements per block, far too wide to draw; "
+                          "demos/multiblock_scan.py draws the single-pass hand-off it refines",
+}
 
 
 def resolve(name: str, on_gpu: bool) -> str | None:
@@ -77,11 +86,19 @@ def collect(names, x, op, exclusive, device):
         if name is None:
             print(f"skipping {requested!r}: not a registered scan (registered: {', '.join(SCANS.names())})")
             continue
+        if name in MULTI_BLOCK:
+            print(f"skipping {name}: {MULTI_BLOCK[name]}")
+            continue
         algorithm = SCANS.get(name)
         if algorithm.model is None:
             print(f"skipping {name}: it has no NumPy step-model")
             continue
         result, steps = model_steps(algorithm, x, op, exclusive)
+        width = max(len(step.values) for step in steps)
+        if width > visual.MAX_PICTURE_COLUMNS:
+            print(f"skipping {name}: its steps are {width} values wide (its section), more than a picture can "
+                  f"show ({visual.MAX_PICTURE_COLUMNS})")
+            continue
         expected = _reference(x, op, exclusive)
         if x.dtype.kind in "iu" and not np.array_equal(result, expected):
             raise AssertionError(f"{name}: the step-model's result differs from NumPy's scan")
@@ -123,8 +140,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.size < 2:
         parser.error(f"--size must be at least 2, got {args.size}")
-    if args.size > 64:
-        print(f"note: {args.size} elements make a very wide picture; 16 or 32 read best")
+    if args.size > visual.MAX_PICTURE_COLUMNS:
+        parser.error(f"--size {args.size}: at most {visual.MAX_PICTURE_COLUMNS} elements make a readable picture "
+                     "(16 or 32 read best)")
     if args.save is None and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
         import matplotlib
 
