@@ -333,7 +333,8 @@ def test_import_needs_no_torch():
 
 def _torch():
     return pytest.importorskip("torch", reason="PyTorch is not installed: the torch path of pyscan.distributed "
-                                               "is tested where it is (the logic above runs without it)")
+                                               "is tested where it is (the logic above runs without it)",
+                               exc_type=ImportError)
 
 
 def numpy_local_steps():
