@@ -1,4 +1,4 @@
-// fast.cu -- a fast byte histogram (beyond the book; pyscan issue 6).  PMPP ch. 9's ideas pushed further:
+// fast.cu -- a fast byte histogram (beyond the book).  PMPP ch. 9's ideas pushed further:
 // privatisation and coarsening, plus several histogram copies per block and wide loads.
 //
 // * COPIES private copies per block, laid out bin-major: copy c of bin b is histo_s[b * COPIES + c], and
@@ -27,7 +27,10 @@
 // BLOCK_SIZE 256/512/1024 and AGGREGATE 0/1 (demos/histogram.py --bench --variants): 32 copies need more
 // registers (47-64 against 32), so fewer threads fit on an SM.
 //
-// Per-copy counts are 32-bit: the host sizes the grid so a block counts fewer than 2^31 bytes.
+// Lengths: every byte offset is 64-bit (tid, the grid-stride index, head and tail), so any length that fits in
+// memory.  Per-copy counts and a block's per-bin sums are 32-bit: the host sizes the grid (device_grid in
+// pyscan/histograms/models.py) so that no block counts more than 2^30 bytes plus one grid-stride step, far below
+// 2^32; the global counts are 64-bit, exact past 2^32.
 #include "histogram_bins.cuh"
 
 #ifndef COPIES

@@ -1,4 +1,4 @@
-"""The fast histogram (kernels/histogram/fast.cu, pyscan issue 6): several histogram copies per block, 16-byte
+"""The fast histogram (kernels/histogram/fast.cu): several histogram copies per block, 16-byte
 loads, a grid sized to the device; run aggregation optional (measured slower there, so off by default).
 `auto` picks it."""
 
@@ -22,7 +22,7 @@ def fast_driver(data, bins, *, letters=False):
 
 
 HISTOGRAMS.register(
-    "fast", fast_driver, kernels=("histogram/fast.cu",), source="beyond the book (PMPP ch. 9 ideas; issue 6)",
+    "fast", fast_driver, kernels=("histogram/fast.cu",), source="beyond the book (PMPP ch. 9 ideas)",
     summary=f"{m.FAST_COPIES} histogram copies per block (no more than 2 lanes of a warp per counter), "
             "16-byte loads, grid sized to the device",
     model=m.fast_model, fast=True)
