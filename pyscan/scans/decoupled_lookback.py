@@ -302,8 +302,9 @@ def decoupled_lookback_driver(x, out, *, op, exclusive):
 SCANS.register(
     "decoupled_lookback", decoupled_lookback_driver, kernels=(KERNEL,),
     source="Merrill & Garland 2016, single-pass parallel prefix scan with decoupled look-back",
-    summary="one pass: tiles of 128-512 threads x 8-32 items, vector loads, warp-shuffle block scan, status words "
-            "(flag + value), a warp looking back over 32 predecessors at once",
+    summary="one pass: 256-thread tiles of 8192 (32-bit) or 4096 (64-bit) elements, persistent blocks with the next "
+            "tile's copies in flight, warp-shuffle block scan, epoch-tagged status words, a warp looking back over 32 "
+            "predecessors at once; any length",
     model=decoupled_lookback_model, trace=None, count_work=None, error_depth=decoupled_lookback_error_depth,
     fast=True,
 )
