@@ -1,0 +1,187 @@
+"""Weak scaling of pyscan.distributed.scan: 2^30 int32 on every GPU (2^--log2n), one process per GPU, under torchrun.
+
+    torchrun --nproc-per-node 2 benchmarks/distributed_weak_scaling.py [--log2n 30] [--repeat 10] [--json PATH]
+
+Times, on every rank at once (median of --repeat calls, CUDA events after a barrier, the slowest rank's time of
+each call):
+
+  local scan        pyscan.scan of this rank's shard alone: what one GPU scanning its own shard costs
+  distributed scan  pyscan.distributed.scan of the shard: local scan + all-gather of the totals + combine
+  combine pass      the combine alone (an in-place add of a scalar over the shard's result, torch)
+  totals exchange   the all-gather of the ranks' (last output, last input) pairs and their copy to the host
+  copy              a device-to-device copy of the shard (the memory-bandwidth yardstick)
+
+and prints the ratio distributed / local (the goal was 1.1).  The combine reads and writes the local result once
+more, so the distributed scan moves about twice the local scan's bytes on every rank but the first (whose prefix
+is the identity and which skips the combine); the figure is that traffic, not the communication, which is a few
+values per rank.
+
+Correctness: every rank's part equals the scan of the concatenation, checked (1) on every rank against an
+independent reference built by construction -- torch's int64 cumsum of the shard plus the int64 sum of the shards
+before it (their torch.sum, all-gathered), wrapped to int32 -- over the whole shard; and (2) where rank 0's GPU can
+hold the whole array and pyscan.scan takes its length, against a single-GPU pyscan.scan of the concatenation
+gathered on rank 0.  The shards are random over the whole int32 range, so the prefixes wrap many times.
+NVLink multicast stays off (NCCL_NVLS_ENABLE=0 and the like, unless set).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+for name, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NVSHMEM_DISABLE_NVLS", "1"),
+                    ("CUDA_DEVICE", os.environ.get("LOCAL_RANK", "0"))):
+    os.environ.setdefault(name, value)  # NVLink multicast off; pyscan's default context on this rank's GPU
+
+import pyscan  # noqa: E402
+from pyscan import distributed  # noqa: E402
+
+
+class Timer:
+    def __init__(self, torch, dist, repeat):
+        self.torch, self.dist, self.repeat = torch, dist, repeat
+
+    def median_ms(self, fn, warmup=2):
+        """Median over the calls of the slowest rank's milliseconds, and every rank's medians."""
+        torch, dist = self.torch, self.dist
+        for _ in range(warmup):
+            fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(self.repeat):
+            dist.barrier()
+            torch.cuda.synchronize()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        mine = torch.tensor(times, device="cuda", dtype=torch.float64)
+        every = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+        dist.all_gather(every, mine)
+        every = torch.stack(every)  # ranks x calls
+        return statistics.median(every.max(dim=0).values.tolist()), [statistics.median(r.tolist()) for r in every]
+
+
+def check_by_construction(torch, dist, x, out):
+    """out == (cumsum of the concatenation) on this rank's part, from torch's int64 cumsum and int64 sums."""
+    sums = [torch.zeros(1, dtype=torch.int64, device=x.device) for _ in range(dist.get_world_size())]
+    dist.all_gather(sums, x.sum(dtype=torch.int64).reshape(1))
+    before = int(sum(s.item() for s in sums[: dist.get_rank()]))
+    expected = torch.cumsum(x.to(torch.int64), 0).add_(before)
+    expected.add_(2**31).remainder_(2**32).sub_(2**31)  # wrapped to int32's range, as np.cumsum(x, dtype=int32)
+    return int((expected.to(torch.int32) != out).sum().item())
+
+
+def check_against_single_gpu(torch, dist, x, out):
+    """Gather shards and results on rank 0 and compare with pyscan.scan of the concatenation there."""
+    rank, size = dist.get_rank(), dist.get_world_size()
+    need = 4 * x.numel() * x.element_size() * size  # whole + results + the single scan's output, and slack
+    free = torch.tensor([torch.cuda.mem_get_info(x.device)[0]], device=x.device)
+    dist.broadcast(free, src=0)
+    if need > free.item():
+        return f"skipped: rank 0 has {free.item() / 2**30:.1f} GiB free, the check needs {need / 2**30:.1f}"
+    parts = [torch.empty_like(x) for _ in range(size)] if rank == 0 else None
+    results = [torch.empty_like(out) for _ in range(size)] if rank == 0 else None
+    dist.gather(x, parts, dst=0)
+    dist.gather(out, results, dst=0)
+    verdict = None
+    if rank == 0:
+        whole = torch.cat(parts)
+        del parts
+        try:
+            single = pyscan.scan(whole)
+        except (ValueError, MemoryError, RuntimeError) as exc:
+            verdict = f"skipped: pyscan.scan of {whole.numel():,} elements on one GPU: {exc}"
+        else:
+            same = all(torch.equal(r, single[i * x.numel():(i + 1) * x.numel()]) for i, r in enumerate(results))
+            verdict = "equal" if same else "DIFFERENT"
+            del single
+        del whole, results
+    flag = [verdict]
+    dist.broadcast_object_list(flag, src=0)
+    torch.cuda.empty_cache()
+    return flag[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--log2n", type=int, default=30, help="log2 of the int32 elements per GPU (default 30)")
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--json", help="write the figures here (rank 0)")
+    parser.add_argument("--no-single-gpu-check", action="store_true", help="skip the gather to one GPU (memory)")
+    args = parser.parse_args()
+    if "LOCAL_RANK" not in os.environ:
+        sys.exit("run me under torchrun: torchrun --nproc-per-node 2 benchmarks/distributed_weak_scaling.py")
+    import torch
+    import torch.distributed as dist
+
+    started = time.time()
+    local_rank = int(os.environ["LOCAL_RANK"])
+    device = torch.device("cuda", local_rank)
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", device_id=device)
+    rank, size = dist.get_rank(), dist.get_world_size()
+    n = 2**args.log2n
+
+    def log(message):
+        if rank == 0:
+            print(message, flush=True)
+
+    generator = torch.Generator(device=device)
+    generator.manual_seed(7 + rank)
+    x = torch.randint(-(2**31), 2**31 - 1, (n,), generator=generator, device=device, dtype=torch.int32)
+    log(f"{size} GPUs ({torch.cuda.get_device_name(device)}), 2^{args.log2n} = {n:,} int32 per GPU "
+        f"({x.numel() * 4 / 2**30:.2f} GiB), add, inclusive; median of {args.repeat}, slowest rank per call")
+
+    # correctness first, on a result kept for it
+    out = distributed.scan(x)
+    bad = check_by_construction(torch, dist, x, out)
+    bad_all = torch.tensor([bad], device=device)
+    dist.all_reduce(bad_all)
+    construction = "equal on every rank" if bad_all.item() == 0 else f"{bad_all.item()} elements DIFFER"
+    log(f"check by construction (torch int64 cumsum + sums of the earlier shards, wrapped): {construction}")
+    single = "not run" if args.no_single_gpu_check else check_against_single_gpu(torch, dist, x, out)
+    log(f"check against pyscan.scan of the concatenation on one GPU: {single}")
+
+    timer = Timer(torch, dist, args.repeat)
+    results = {}
+    results["copy"] = timer.median_ms(lambda: out.copy_(x))
+    results["local scan"] = timer.median_ms(lambda: pyscan.scan(x))
+    results["distributed scan"] = timer.median_ms(lambda: distributed.scan(x))
+    results["combine pass"] = timer.median_ms(lambda: out.add_(torch.full((), 12345, dtype=torch.int32, device=device)))
+    record = out[-2:].clone()
+
+    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+
+    def exchange():  # what distributed.scan does between its local scan and its combine
+        gathered = torch.empty(size * 2, dtype=record.dtype, device=device)
+        gather(gathered, record)
+        gathered.cpu()
+
+    results["totals exchange"] = timer.median_ms(exchange)
+    gib = x.numel() * x.element_size() / 2**30
+    log(f"\n{'':<18}{'ms (slowest rank)':>18}{'per rank':>26}{'x copy':>9}")
+    for name, (ms, per_rank) in results.items():
+        ranks = " ".join(f"{t:7.3f}" for t in per_rank)
+        log(f"{name:<18}{ms:>18.3f}{ranks:>26}{ms / results['copy'][0]:>9.2f}")
+    ratio = results["distributed scan"][0] / results["local scan"][0]
+    log(f"\nweak scaling: distributed / local = {ratio:.2f}  (goal 1.1; the combine pass alone is "
+        f"{results['combine pass'][0] / results['local scan'][0]:.2f} x the local scan)")
+    log(f"copy bandwidth {2 * gib / results['copy'][0] * 1000:.0f} GiB/s read + written; {time.time() - started:.0f} s in all")
+    ok = bad_all.item() == 0 and not str(single).startswith("DIFFERENT")
+    if rank == 0 and args.json:
+        with open(args.json, "w") as f:
+            json.dump({"gpus": size, "device": torch.cuda.get_device_name(device), "log2n": args.log2n,
+                       "repeat": args.repeat, "ms": {k: v[0] for k, v in results.items()},
+                       "ms_per_rank": {k: v[1] for k, v in results.items()}, "ratio": ratio,
+                       "check_by_construction": construction, "check_single_gpu": single,
+                       "torch": torch.__version__, "nccl": str(torch.cuda.nccl.version())}, f, indent=1)
+    dist.destroy_process_group()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
