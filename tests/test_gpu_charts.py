@@ -1,0 +1,58 @@
+"""scripts/gpu_charts.py: without a GPU the contention chart draws the models' atomics and the timed charts refuse
+with the reason; on the GPU each chart runs (checked against NumPy inside) on small sizes."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def charts():
+    spec = importlib.util.spec_from_file_location("gpu_charts", ROOT / "scripts" / "gpu_charts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_model_atomics(charts):
+    atomics = charts.model_atomics(1 << 16)
+    for name in ("atomic_block", "atomic_interleaved"):  # one global atomic per letter, no shared ones
+        for label in atomics[name]:
+            assert atomics[name][label] == (1.0, 0.0)
+    assert atomics["privatized"]["one letter ('e')"][1] == 1.0  # every byte a shared atomic
+    assert atomics["privatized"]["one letter ('e')"][0] < 0.01  # one global commit per block
+
+
+def test_crossover(charts):
+    sizes = [4, 8, 16, 32]
+    assert charts.crossover(sizes, [1, 2, 4, 8], [2, 1.5, 3, 5]) == 8
+    assert charts.crossover(sizes, [1, 2, 4, 8], [2, 3, 5, 9]) is None
+    assert charts.crossover(sizes, [1, 2, 4, 8], [2, 1, 5, 7]) == 32
+
+
+@pytest.mark.skipif(__import__("pyscan").gpu.gpu_unavailable_reason() is None, reason="checks the no-GPU paths")
+def test_without_gpu(charts, tmp_path, capsys):
+    assert charts.main(["contention", "--save", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:8] == PNG_MAGIC
+    assert charts.main(["life", "--save", str(tmp_path / "l.png")]) == 1
+    assert charts.main(["end_to_end", "--save", str(tmp_path / "e.png")]) == 1
+    out = capsys.readouterr().out
+    assert "atomics from the NumPy models only" in out
+    assert "life needs a GPU to time" in out and "end_to_end needs a GPU to time" in out
+    assert not (tmp_path / "l.png").exists()
+
+
+@pytest.mark.gpu
+def test_gpu_charts(charts, tmp_path, capsys):
+    assert charts.contention(tmp_path / "c.png", repeat=2, size=1 << 20) == 0
+    assert charts.end_to_end(tmp_path / "e.png", max_mb=8, repeat=1) == 0
+    assert charts.life(tmp_path / "l.png", generations=16, repeat=2) == 0
+    for name in ("c.png", "e.png", "l.png"):
+        assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
+    assert "Contiguous (atomic_block" in capsys.readouterr().out
