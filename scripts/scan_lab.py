@@ -144,15 +144,21 @@ def _compile(b):
 _lab_modules: dict = {}
 
 
-def lab_module(variant: dict, lab_defines: dict):
+def lab_source(variant: dict, lab_defines: dict, dtype=None) -> str:
     """The lab build of a variant: the shipped kernel's source (its #defines included) with LAB_SOURCE appended."""
+    from pyscan.loader import build_source
+
+    kernel_file, defines = build(variant, dtype)
+    macros = "".join(f"#define {k} {v}\n" for k, v in sorted(lab_defines.items()))
+    return build_source(kernel_file, **defines) + macros + LAB_SOURCE
+
+
+def lab_module(variant: dict, lab_defines: dict):
     from pycuda.compiler import SourceModule
 
-    from pyscan.loader import COMPILE_OPTIONS, build_source
+    from pyscan.loader import COMPILE_OPTIONS
 
-    kernel_file, defines = build(variant)
-    macros = "".join(f"#define {k} {v}\n" for k, v in sorted(lab_defines.items()))
-    source = build_source(kernel_file, **defines) + macros + LAB_SOURCE
+    source = lab_source(variant, lab_defines)
     if source not in _lab_modules:
         _lab_modules[source] = SourceModule(source, no_extern_c=True, options=list(COMPILE_OPTIONS))
     return _lab_modules[source]

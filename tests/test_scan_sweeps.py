@@ -316,6 +316,25 @@ def test_kernel_variants_compile(tmp_path):
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_scan_lab_builds_compile(tmp_path):
+    """scripts/scan_lab.py's diagnostic builds (the kernel's loop, scan_tiles, with the lab's probe) still compile."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scan_lab", KERNEL_ROOT.parent / "scripts" / "scan_lab.py")
+    lab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab)
+    procs = []
+    for k, (lab_defines, dtype) in enumerate([({"LAB_STATS": 1}, "int32"),
+                                              ({"LAB_LOOK_BACK": 0, "LAB_STATS": 0}, "float64")]):
+        source = tmp_path / f"lab{k}.cu"
+        source.write_text(lab.lab_source({}, lab_defines, dtype))
+        cmd = [NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"lab{k}.cubin"), str(source)]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    failures = [p.communicate()[0] for p in procs if p.wait() != 0]
+    assert not failures, failures
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 def test_bad_section_size_is_a_compile_error(tmp_path):
     cmd = [NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "x.cubin"), "-DSECTION_SIZE=48",
            str(KERNEL_ROOT / "scan" / "blelloch_block.cu")]
