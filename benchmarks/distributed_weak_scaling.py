@@ -30,6 +30,7 @@ import os
 import statistics
 import sys
 import time
+from datetime import timedelta
 
 for name, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NVSHMEM_DISABLE_NVLS", "1"),
                     ("CUDA_DEVICE", os.environ.get("LOCAL_RANK", "0"))):
@@ -93,7 +94,7 @@ def check_against_single_gpu(torch, dist, x, out):
         del parts
         try:
             single = pyscan.scan(whole)
-        except (ValueError, MemoryError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001  reported, and rank 1 must still get the verdict
             verdict = f"skipped: pyscan.scan of {whole.numel():,} elements on one GPU: {exc}"
         else:
             same = all(torch.equal(r, single[i * x.numel():(i + 1) * x.numel()]) for i, r in enumerate(results))
@@ -122,7 +123,7 @@ def main():
     local_rank = int(os.environ["LOCAL_RANK"])
     device = torch.device("cuda", local_rank)
     torch.cuda.set_device(device)
-    dist.init_process_group("nccl", device_id=device)
+    dist.init_process_group("nccl", device_id=device, timeout=timedelta(seconds=300))
     rank, size = dist.get_rank(), dist.get_world_size()
     n = 2**args.log2n
 
