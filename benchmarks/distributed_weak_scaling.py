@@ -41,8 +41,8 @@ from pyscan import distributed  # noqa: E402
 
 
 class Timer:
-    def __init__(self, torch, dist, repeat):
-        self.torch, self.dist, self.repeat = torch, dist, repeat
+    def __init__(self, torch, dist, repeat, device):
+        self.torch, self.dist, self.repeat, self.device = torch, dist, repeat, device
 
     def median_ms(self, fn, warmup=2):
         """Median over the calls of the slowest rank's milliseconds, and every rank's medians."""
@@ -59,11 +59,18 @@ class Timer:
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end))
-        mine = torch.tensor(times, device="cuda", dtype=torch.float64)
+        mine = torch.tensor(times, device=self.device, dtype=torch.float64)
         every = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
         dist.all_gather(every, mine)
         every = torch.stack(every)  # ranks x calls
         return statistics.median(every.max(dim=0).values.tolist()), [statistics.median(r.tolist()) for r in every]
+
+
+def nccl_version(torch) -> str:
+    try:
+        return ".".join(map(str, torch.cuda.nccl.version()))
+    except (AttributeError, RuntimeError, TypeError):
+        return "unknown"
 
 
 def check_by_construction(torch, dist, x, out):
@@ -147,7 +154,7 @@ def main():
     single = "not run" if args.no_single_gpu_check else check_against_single_gpu(torch, dist, x, out)
     log(f"check against pyscan.scan of the concatenation on one GPU: {single}")
 
-    timer = Timer(torch, dist, args.repeat)
+    timer = Timer(torch, dist, args.repeat, device)
     results = {}
     results["copy"] = timer.median_ms(lambda: out.copy_(x))
     results["local scan"] = timer.median_ms(lambda: pyscan.scan(x))
@@ -179,7 +186,7 @@ def main():
                        "repeat": args.repeat, "ms": {k: v[0] for k, v in results.items()},
                        "ms_per_rank": {k: v[1] for k, v in results.items()}, "ratio": ratio,
                        "check_by_construction": construction, "check_single_gpu": single,
-                       "torch": torch.__version__, "nccl": str(torch.cuda.nccl.version())}, f, indent=1)
+                       "torch": torch.__version__, "nccl": nccl_version(torch)}, f, indent=1)
     dist.destroy_process_group()
     return 0 if ok else 1
 

@@ -70,7 +70,7 @@ def compare(whole, result, single, lengths, op):
     return ok, "is within the rounding bound of" if ok else "is OUTSIDE the rounding bound of"
 
 
-def median_ms(torch, dist, fn, repeat):
+def median_ms(torch, dist, fn, repeat, device):
     """The median over `repeat` calls of the slowest rank's milliseconds (CUDA events; a barrier before each)."""
     fn()
     fn()  # warm-up: compilation, memory pools, NCCL's connections
@@ -84,7 +84,7 @@ def median_ms(torch, dist, fn, repeat):
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
-    slowest = torch.tensor(times, device="cuda")
+    slowest = torch.tensor(times, device=device)
     dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
     return statistics.median(slowest.tolist())
 
@@ -117,8 +117,8 @@ def main():
 
     whole = gather_to_rank0(torch, dist, x, lengths)
     result = gather_to_rank0(torch, dist, out, lengths)
-    t_dist = median_ms(torch, dist, lambda: distributed.scan(x, op=args.op, exclusive=args.exclusive), args.repeat)
-    t_local = median_ms(torch, dist, lambda: pyscan.scan(x, op=args.op, exclusive=args.exclusive), args.repeat)
+    t_dist = median_ms(torch, dist, lambda: distributed.scan(x, op=args.op, exclusive=args.exclusive), args.repeat, device)
+    t_local = median_ms(torch, dist, lambda: pyscan.scan(x, op=args.op, exclusive=args.exclusive), args.repeat, device)
     names = [None] * size
     dist.all_gather_object(names, f"{torch.cuda.get_device_name(device)} (cuda:{local_rank})")
 
