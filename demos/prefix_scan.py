@@ -84,12 +84,12 @@ def main():
 
     x_dev = arrays.to_device(x)
     out = arrays.empty(x.shape, x.dtype)
-    runs = [(a.name, a.driver, a.options.get("error_depth")) for a in SCANS]
-    hier_depth = SCANS.get("hierarchical").options.get("error_depth")
+    runs = [(a.name, a.driver, a.error_depth) for a in SCANS]
+    hier_depth = SCANS.get("hierarchical").error_depth
     for block in BLOCK_SCANS:
         def driver(xd, o, *, op, exclusive, _block=block):
             return hierarchical_scan(xd, o, op=op, exclusive=exclusive, block_scan=_block)
-        runs.append((f"hierarchical[{block}]", driver, SCANS.get(block).options.get("error_depth", hier_depth)))
+        runs.append((f"hierarchical[{block}]", driver, SCANS.get(block).error_depth or hier_depth))
 
     print(f"prefix scan ({'exclusive' if exclusive else 'inclusive'}, op={op}) of {n:,} {dtype} elements on {device}")
     print(f"numpy ({'cumsum' if op == 'add' else ufunc(op).__name__ + '.accumulate'}) on the host: {host_ms:.2f} ms\n")

@@ -63,7 +63,7 @@ def check(name, x, op, result):
     if name == "fast":
         depth = fast.error_depth(x.size, blocks=fast.launch_grid(x, op), dtype=x.dtype)
     else:
-        depth = REDUCTIONS.get(name).options["error_depth"](x.size)
+        depth = REDUCTIONS.get(name).error_depth(x.size)
     ok, error, allowance = check_result(x, op, result, depth)
     detail = f"err {error:.3g} <= {allowance:.3g}" if allowance else ("exact" if ok else "WRONG")
     return ok, detail

@@ -51,7 +51,7 @@ def resolve(name: str, on_gpu: bool) -> str | None:
     names = SCANS.names()
     if name == "blelloch" and "blelloch_block" in names:
         block = SCANS.get("blelloch_block")
-        if (block.options.get("trace") if on_gpu else block.model) is not None:
+        if (block.trace if on_gpu else block.model) is not None:
             return "blelloch_block"
     return name if name in names else None
 
@@ -63,7 +63,7 @@ def model_steps(algorithm, x, op, exclusive):
 
 def gpu_steps(algorithm, x, op, exclusive, steps):
     """The GPU trace as Steps (the trace's values, the model's labels and edges); checks them against the model."""
-    trace = algorithm.options["trace"](x, op=op, exclusive=exclusive)
+    trace = algorithm.trace(x, op=op, exclusive=exclusive)
     if len(trace) != len(steps):
         raise AssertionError(f"{algorithm.name}: the GPU trace has {len(trace)} steps, the model {len(steps)}")
     out = []
@@ -103,7 +103,7 @@ def collect(names, x, op, exclusive, device):
         if x.dtype.kind in "iu" and not np.array_equal(result, expected):
             raise AssertionError(f"{name}: the step-model's result differs from NumPy's scan")
         if device is not None:
-            if algorithm.options.get("trace") is None:
+            if algorithm.trace is None:
                 print(f"skipping {name}: it has no TRACE build (no 'trace' option)")
                 continue
             steps = gpu_steps(algorithm, x, op, exclusive, steps)

@@ -51,13 +51,13 @@ def scan_counts(names, ns, on_gpu):
     counts, notes = {}, []
     for name in names:
         row = []
-        options = SCANS.get(name).options if name != "sequential" else {}
+        entry = SCANS.get(name) if name != "sequential" else None
         for n in ns:
             try:
-                if on_gpu and name != "sequential":
-                    work = options["count_work"](n)
-                elif options.get("model_count_work") is not None:
-                    work = options["model_count_work"](n)
+                if on_gpu and entry is not None:
+                    work = entry.count_work(n)
+                elif entry is not None and entry.model_count_work is not None:
+                    work = entry.model_count_work(n)
                 else:
                     row.append((model_additions(name, n), None, None))
                     continue
@@ -116,11 +116,11 @@ def reduction_counts(on_gpu):
     GPU; without one the NumPy model's count (`model_count_work`), else the kernel's index arithmetic."""
     table, sources = {}, {}
     for kernel in REDUCTION_KERNELS:
-        options = REDUCTIONS.get(kernel).options if kernel in REDUCTIONS.names() else {}
-        if on_gpu and options.get("count_work") is not None:
-            count, sources[kernel] = options["count_work"], "GPU count"
-        elif options.get("model_count_work") is not None:
-            count, sources[kernel] = options["model_count_work"], "NumPy model" + ("" if on_gpu else " (no GPU)")
+        entry = REDUCTIONS.get(kernel) if kernel in REDUCTIONS.names() else None
+        if on_gpu and entry is not None and entry.count_work is not None:
+            count, sources[kernel] = entry.count_work, "GPU count"
+        elif entry is not None and entry.model_count_work is not None:
+            count, sources[kernel] = entry.model_count_work, "NumPy model" + ("" if on_gpu else " (no GPU)")
         else:
             count, sources[kernel] = None, "index arithmetic" + ("" if on_gpu else " (no GPU)")
         table[kernel] = {}
@@ -186,8 +186,8 @@ def main(argv=None) -> int:
             print(f"skipping {name!r}: not a registered scan (registered: {', '.join(registered)})")
         elif name not in visual.FORMULA_OF:
             print(f"skipping {name}: no book formula to compare with")
-        elif on_gpu and "count_work" not in SCANS.get(name).options:
-            print(f"skipping {name}: it has no COUNT_WORK build (no 'count_work' option)")
+        elif on_gpu and SCANS.get(name).count_work is None:
+            print(f"skipping {name}: it has no COUNT_WORK build (no count_work)")
         elif not on_gpu and SCANS.get(name).model is None:
             print(f"skipping {name}: it has no NumPy step-model")
         else:

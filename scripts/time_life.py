@@ -147,7 +147,7 @@ def smoke(generations=30) -> bool:
         lattice = (rng.random(shape) < 0.25).astype(np.uint8)
         expected = reference_step(lattice, generations)
         for name in LIFE_KERNELS:
-            limit = LIFE.get(name).options.get("max_cells")
+            limit = LIFE.get(name).max_length
             if limit is not None and lattice.size > limit:
                 continue
             from pyscan.life import step

@@ -326,15 +326,15 @@ def test_life_bad_generations(generations, exc, no_gpu):
 
 
 @pytest.mark.parametrize("kernel", [k for k in pyscan.LIFE_KERNELS
-                                    if pyscan.life.LIFE.get(k).options.get("max_cells") is not None])
+                                    if pyscan.life.LIFE.get(k).max_length is not None])
 @pytest.mark.parametrize("shape", [(33, 32), (100, 37), (1, 1025)], ids=str)
 def test_life_single_block_kernels_name_their_limit(kernel, shape, no_gpu):
-    limit = pyscan.life.LIFE.get(kernel).options["max_cells"]
+    limit = pyscan.life.LIFE.get(kernel).max_length
     lattice = np.zeros(shape, np.uint8)
     for call in (lambda v: pyscan.life.step(v, kernel=kernel), lambda v: pyscan.life.Life(v, kernel=kernel)):
         e = raises_clearly(call, lattice, ValueError, str(limit))
         for other in pyscan.LIFE_KERNELS:  # the message names the kernels without the limit
-            if pyscan.life.LIFE.get(other).options.get("max_cells") is None:
+            if pyscan.life.LIFE.get(other).max_length is None:
                 assert other in str(e)
 
 

@@ -194,6 +194,6 @@ def test_registry_and_names():
         assert set(algorithm.kernels) <= files, algorithm.name
         assert algorithm.model is life.reference_step
         assert algorithm.source and algorithm.summary
-        assert algorithm.options["max_cells"] == (1024 if algorithm.name in ("iterative_block", "shared") else None)
+        assert algorithm.max_length == (1024 if algorithm.name in ("iterative_block", "shared") else None)
     assert [a.name for a in life.LIFE if a.fast] == ["fast"]
     assert life.choose_auto((16384, 16384)) == "fast"

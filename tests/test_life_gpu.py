@@ -14,7 +14,7 @@ ODD_SIZES = [(1, 1), (1, 40), (40, 1), (3, 5), (2, 2), (31, 33), (5, 64), (7, 65
 
 
 def fits(kernel, shape):
-    limit = life.LIFE.get(kernel).options.get("max_cells")
+    limit = life.LIFE.get(kernel).max_length
     return limit is None or shape[0] * shape[1] <= limit
 
 

@@ -47,7 +47,7 @@ def assert_reduced(x, op, result, depth):
 @pytest.mark.parametrize("make", [random_data, equal_data], ids=["random", "equal"])
 def test_model_equals_numpy(name, dtype, make, rng):
     algorithm = REDUCTIONS.get(name)
-    depth = algorithm.options["error_depth"]
+    depth = algorithm.error_depth
     for n in LENGTHS:
         x = make(rng, n, dtype)
         for op in OPS:
@@ -187,15 +187,15 @@ def test_count_work_only_where_built():
 @pytest.mark.parametrize("name", ["simple", "convergent", "shared_memory"])
 def test_tree_error_depth_is_log2(name):
     """The host-relaunched trees are binary trees over the whole array: depth log2(n) for n a power of two."""
-    depth = REDUCTIONS.get(name).options["error_depth"]
+    depth = REDUCTIONS.get(name).error_depth
     for k in range(0, 29):
         assert depth(2**k) == max(k, 1)
     assert depth(2**20 + 7) == 11 + 10  # level 0: 513 blocks of 1024 threads (11 steps); level 1: 512 threads (10)
 
 
 def test_atomic_error_depth():
-    segmented = REDUCTIONS.get("segmented").options["error_depth"]
-    coarsened = REDUCTIONS.get("coarsened").options["error_depth"]
+    segmented = REDUCTIONS.get("segmented").error_depth
+    coarsened = REDUCTIONS.get("coarsened").error_depth
     assert segmented(2**24) == 1 + 10 + 2**24 // 2048  # first combine, log2(1024) tree steps, 8192 atomics
     assert coarsened(2**24) == 7 + 10 + 2**24 // 8192
     assert segmented(1) == 1 + 0 + 1
@@ -216,7 +216,7 @@ def test_error_bound_catches_a_wrong_sum(rng):
     x = random_data(rng, 100_000, np.float32)
     largest = int(np.argmax(np.abs(x)))
     for name in REDUCE_ALGORITHMS:
-        depth = REDUCTIONS.get(name).options["error_depth"](x.size)
+        depth = REDUCTIONS.get(name).error_depth(x.size)
         assert check_result(x, "add", REDUCTIONS.get(name).model(x), depth)[0]
         assert not check_result(x, "add", REDUCTIONS.get(name).model(np.delete(x, largest)), depth)[0], name
 
@@ -235,10 +235,10 @@ def test_registry():
     assert choose_auto(10, np.float32, "add") == "fast"
     for algorithm in REDUCTIONS:
         assert algorithm.pattern == "reduce" and algorithm.model is not None and algorithm.summary
-        assert {"launch", "error_depth"} <= set(algorithm.options)
+        assert algorithm.launch is not None and algorithm.error_depth is not None
         for path in algorithm.kernels:
             assert (KERNEL_ROOT / path).is_file()
-        assert ("count_work" in algorithm.options) == (algorithm.name in ("simple", "convergent"))
+        assert (algorithm.count_work is not None) == (algorithm.name in ("simple", "convergent"))
     assert REDUCTIONS.get("simple").source == "PMPP §10.3"
     assert REDUCTIONS.get("coarsened").source == "PMPP §10.8"
 

@@ -56,7 +56,7 @@ def _expected(dtype, op, exclusive):
 def test_scan_matches_numpy(dtype, op, exclusive, algorithm):
     import pycuda.gpuarray as ga
 
-    depth = SCANS.get(algorithm).options.get("error_depth")
+    depth = SCANS.get(algorithm).error_depth
     assert depth is not None, f"{algorithm} registers no error_depth"
     data, expected = _data(dtype, op), _expected(dtype, op, exclusive)
     for n, (x, x_dev) in data.items():
@@ -76,7 +76,7 @@ def test_numpy_in_numpy_out(algorithm, rng):
         before = x.copy()
         out = pyscan.scan(x, algorithm=algorithm)
         assert type(out) is np.ndarray and out.dtype == x.dtype
-        check_scan(out, expected_scan(x, "add", False), SCANS.get(algorithm).options["error_depth"](x.size), algorithm)
+        check_scan(out, expected_scan(x, "add", False), SCANS.get(algorithm).error_depth(x.size), algorithm)
         np.testing.assert_array_equal(x, before)
     empty = pyscan.scan(np.zeros(0, np.float32), algorithm=algorithm, exclusive=True)
     assert type(empty) is np.ndarray and empty.shape == (0,) and empty.dtype == np.float32

@@ -116,7 +116,7 @@ def test_registry_has_the_issue_table():
         assert name in ALGORITHMS
     for algorithm in SCANS:
         assert algorithm.model is not None, f"{algorithm.name} has no step-model"
-        assert callable(algorithm.options.get("error_depth")), f"{algorithm.name} has no error_depth"
+        assert callable(algorithm.error_depth), f"{algorithm.name} has no error_depth"
 
 
 @pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
@@ -129,7 +129,7 @@ def test_model_matches_numpy(algorithm, dtype, op, exclusive, rng):
         x = make_input(rng, n, dtype, op)
         before = x.copy()
         out = a.model(x, op=op, exclusive=exclusive)
-        assert_scan_close(out, x, op, exclusive, a.options["error_depth"](n), f"{algorithm} n={n}")
+        assert_scan_close(out, x, op, exclusive, a.error_depth(n), f"{algorithm} n={n}")
         np.testing.assert_array_equal(x, before)  # the input is untouched
 
 
@@ -269,11 +269,12 @@ def test_count_input_checked():
 
 
 def test_tracing_dispatch_errors(monkeypatch):
-    from pyscan.registry import Algorithm
+    from pyscan.registry import ScanAlgorithm
 
     with pytest.raises(ValueError, match="unknown scan algorithm"):
         tracing.trace("nope", np.ones(4, np.int32))
-    fake = Algorithm("fake", "scan", lambda *a, **k: 0, (), "test", "no trace", None, False, {})
+    fake = ScanAlgorithm(name="fake", driver=lambda *a, **k: 0, kernels=(), source="test", summary="no trace",
+                         pattern="scan")
     monkeypatch.setitem(SCANS._algorithms, "fake", fake)
     with pytest.raises(ValueError, match="has no trace build.*'kogge_stone'"):
         tracing.trace("fake", np.ones(4, np.int32))
@@ -307,7 +308,7 @@ def test_hierarchical_model_small_sections(rng):
 
 def test_error_depth_grows_with_levels():
     for name in MINE + ("hierarchical",):
-        depth = SCANS.get(name).options["error_depth"]
+        depth = SCANS.get(name).error_depth
         values = [depth(n) for n in (1, 1024, 4097, 2**20 + 7, 2**24, 2**31 - 1)]
         assert values == sorted(values) and values[0] >= 1 and values[-1] < 200
     assert hierarchical_error_depth(5, 4, 3) == 3 + 3 + 1

@@ -26,7 +26,7 @@ def test_required_builds_exist():
 @pytest.mark.parametrize("op", OPERATOR_NAMES)
 @pytest.mark.parametrize("algorithm", TRACED)
 def test_trace_equals_model(algorithm, op, rng):
-    limit = SCANS.get(algorithm).options.get("trace_limit")
+    limit = SCANS.get(algorithm).trace_limit
     lengths = TRACE_LENGTHS[op] + ((limit,) if limit and op == "add" else ())
     for n in lengths:
         if limit and n > limit:
@@ -44,8 +44,8 @@ def test_trace_equals_model(algorithm, op, rng):
 @pytest.mark.gpu
 @pytest.mark.parametrize("algorithm", COUNTED)
 def test_counted_work_equals_model_and_book(algorithm):
-    limit = SCANS.get(algorithm).options.get("trace_limit", 2048)
-    has_model = SCANS.get(algorithm).options.get("model_count_work") is not None
+    limit = (SCANS.get(algorithm).trace_limit or 2048)
+    has_model = SCANS.get(algorithm).model_count_work is not None
     for n in COUNT_SIZES:
         if n > limit:
             continue

@@ -205,7 +205,7 @@ def test_reduction_warp_slots(kernel, n):
 @pytest.mark.parametrize("kernel", ["simple", "convergent"])
 def test_reduction_model_count_work(kernel):
     """The reduction owners' model counts (read off their model) agree with the brute-force index arithmetic."""
-    count = REDUCTIONS.get(kernel).options["model_count_work"]
+    count = REDUCTIONS.get(kernel).model_count_work
     for n in (64, 256, 1024, 2048):
         work = count(n)
         assert (work.additions, work.warp_slots) == _warps_brute_force(kernel, n)
@@ -248,26 +248,26 @@ SECTION_LIMIT = 1024  # a one-block kernel with one thread per element holds at 
 
 
 def _with_option(names, option, registry=SCANS):
-    return [name for name in names if name in registry.names() and option in registry.get(name).options]
+    return [name for name in names if name in registry.names() and getattr(registry.get(name), option, None) is not None]
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", FORMULA_SCANS)
 def test_gpu_count_work_equals_formula(name):
     algorithm = SCANS.get(name)
-    if "count_work" not in algorithm.options:
+    if algorithm.count_work is None:
         pytest.fail(f"{name} has no count_work option (issue 7 asks every scan kernel for a COUNT_WORK build)")
     counted = 0
     for n in NS:
         try:
-            work = algorithm.options["count_work"](n)
+            work = algorithm.count_work(n)
         except ValueError:
             assert n > SECTION_LIMIT, f"{name}: count_work refused N = {n}"
             continue
         counted += 1
         assert work.additions == visual.book_additions(name, n), (name, n, work)
         assert work.additions == visual.count_additions(_steps(name, np.ones(n, np.int64))[1]), (name, n)
-        assert work == algorithm.options["model_count_work"](n), (name, n)  # the warps too, step by step
+        assert work == algorithm.model_count_work(n), (name, n)  # the warps too, step by step
         assert len(work.active_warps) >= 1 and all(w >= 0 for w in work.active_warps)
         assert 0 < max(work.active_warps) <= SECTION_LIMIT // 32
     assert counted >= len(NS) - 1
@@ -276,7 +276,7 @@ def test_gpu_count_work_equals_formula(name):
 @pytest.mark.gpu
 def test_gpu_kogge_stone_active_warps():
     """Kogge-Stone: thread i owns element i, so a step's active warps are the warps of its edges' destinations."""
-    work = SCANS.get("kogge_stone").options["count_work"](256)
+    work = SCANS.get("kogge_stone").count_work(256)
     _, steps = _steps("kogge_stone", np.ones(256, np.int64))
     model = [len({int(d) // 32 for _, d in step.edges}) for step in steps if step.edges]
     assert [w for w in work.active_warps if w] == model
@@ -285,7 +285,7 @@ def test_gpu_kogge_stone_active_warps():
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", ["simple", "convergent"])
 def test_gpu_reduction_resources(kernel):
-    count = REDUCTIONS.get(kernel).options["count_work"]
+    count = REDUCTIONS.get(kernel).count_work
     for n in (64, 256, 1024, 2048):
         work = count(n)
         additions, warps = visual.reduction_warp_slots(kernel, n)
@@ -304,7 +304,7 @@ def test_gpu_trace_pictures(exclusive, tmp_path, rng):
     for name in names:
         x = rng.integers(-20, 20, 16).astype(np.int32)
         _, steps = _steps(name, x, exclusive)
-        trace = SCANS.get(name).options["trace"](x, op="add", exclusive=exclusive)
+        trace = SCANS.get(name).trace(x, op="add", exclusive=exclusive)
         assert len(trace) == len(steps), name
         for k, (values, step) in enumerate(zip(trace, steps)):
             np.testing.assert_array_equal(values, step.values, err_msg=f"{name} step {k} ({step.label})")

@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (the submodule imports below are in registration order, on purpose)
 """Histogram (PMPP ch. 9): every kernel of the chapter behind one function, plus a fast one.
 
     pyscan.histogram(data, bins=256, *, algorithm="auto")    -> np.ndarray of uint64, shape (bins,)
@@ -31,22 +30,19 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays, gpu
-from ..registry import Registry
+
+# Each module registers its algorithms; the registry's order (histograms/registry.py) is HISTOGRAM_ALGORITHMS'.
+from . import book, fast  # noqa: F401
 from .reference import COUNT_DTYPE, LETTER_BINS, LETTER_LABELS, MAX_BINS, reference_histogram
-
-HISTOGRAMS = Registry("histogram")
-
-# Each import registers its algorithms, in the order of the issue's table (and the fast one after).
-from . import book  # noqa: E402,F401  atomic_block, atomic_interleaved, privatized, aggregated, coarsened
-from . import fast  # noqa: E402,F401  fast
+from .registry import HISTOGRAMS
 
 HISTOGRAM_ALGORITHMS = HISTOGRAMS.names()
 
 
 def choose_auto() -> str:
-    """The algorithm `auto` runs: the first registered fast one, else the aggregated kernel."""
-    fast_names = [a.name for a in HISTOGRAMS if a.fast]
-    return fast_names[0] if fast_names else "aggregated"
+    """The algorithm `auto` runs: the first of the registry's auto priority (histograms/registry.py).  Every
+    registered histogram takes every length and bin count."""
+    return HISTOGRAMS.choose()
 
 
 def _algorithm(algorithm):

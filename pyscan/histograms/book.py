@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from . import HISTOGRAMS, launch
+from . import launch
 from . import models as m
+from .registry import HISTOGRAMS
 
 
 def _driver(relpath, function, config):

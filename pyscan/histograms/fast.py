@@ -4,8 +4,9 @@ loads, a grid sized to the device; run aggregation optional (measured slower the
 
 from __future__ import annotations
 
-from . import HISTOGRAMS, launch
+from . import launch
 from . import models as m
+from .registry import HISTOGRAMS
 
 
 def run_fast(data, bins, *, letters=False, block=m.FAST_BLOCK, copies=m.FAST_COPIES, aggregate=m.FAST_AGGREGATE,

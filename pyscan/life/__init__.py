@@ -45,28 +45,32 @@ from .reference import (
     unpack_bits,
 )
 
-LIFE = Registry("life")
+LIFE = Registry(
+    "life", order=("global", "iterative_block", "shared", "tiled", "fast"),
+    # the bit-packed kernel wins at every size (fewest bytes per cell) and takes any H x W; then the tiled one
+    auto=("fast", "tiled"),
+)
 
 LIFE.register("global", GlobalDriver, kernels=("life/global.cu", "life/population.cu"),
               source="Hands-On GPU Programming with Python and CUDA, ch. 4: conway_ker",
               summary="one generation a launch, 2-D grid of 2-D blocks, neighbours read from global memory",
-              model=reference_step, max_cells=None)
+              model=reference_step, max_length=None)
 LIFE.register("iterative_block", IterativeBlockDriver, kernels=("life/iterative_block.cu", "life/population.cu"),
               source="Hands-On GPU Programming with Python and CUDA, ch. 4: conway_ker with iters (__syncthreads)",
               summary="many generations in one launch of ONE block, in place, __syncthreads between read and write",
-              model=reference_step, max_cells=1024)
+              model=reference_step, max_length=1024)
 LIFE.register("shared", SharedDriver, kernels=("life/shared.cu", "life/population.cu"),
               source="Hands-On GPU Programming with Python and CUDA, ch. 4: conway_ker_shared",
               summary="the iterative single-block kernel on a shared-memory copy of the lattice",
-              model=reference_step, max_cells=1024)
+              model=reference_step, max_length=1024)
 LIFE.register("tiled", TiledDriver, kernels=("life/tiled.cu", "life/population.cu"),
               source="beyond the book (PMPP ch. 7 tiling applied to the Life stencil)",
               summary="many blocks, a 32x16 shared-memory tile with a one-cell halo, one generation a launch",
-              model=reference_step, max_cells=None)
+              model=reference_step, max_length=None)
 LIFE.register("fast", FastDriver, kernels=("life/fast.cu", "life/pack.cu", "life/population.cu"),
               source="beyond the book: bit-sliced Life (32 cells per word, bitwise full adders)",
               summary="bit-packed lattice, one thread per 32 cells x a strip of rows, bit-parallel neighbour counts",
-              model=reference_step, fast=True, max_cells=None)
+              model=reference_step, fast=True, max_length=None)
 
 LIFE_KERNELS = LIFE.names()
 
@@ -74,15 +78,14 @@ LIFE_KERNELS = LIFE.names()
 def choose_auto(shape) -> str:
     """The kernel `auto` runs: the fast one where registered (it wins at every size: fewest bytes per cell, and
     it takes any H x W), else the tiled kernel."""
-    fast = [a.name for a in LIFE if a.fast]
-    return fast[0] if fast else "tiled"
+    return LIFE.choose(int(np.prod(shape)))
 
 
 def _resolve(kernel, cells: np.ndarray, what: str) -> str:
     name = choose_auto(cells.shape) if kernel == "auto" else kernel
-    limit = LIFE.get(name).options.get("max_cells")
+    limit = LIFE.get(name).max_length
     if limit is not None and cells.size > limit:
-        unlimited = ", ".join(a.name for a in LIFE if a.options.get("max_cells") is None)
+        unlimited = ", ".join(a.name for a in LIFE if a.max_length is None)
         height, width = cells.shape
         raise ValueError(
             f"{what}: kernel {name!r} runs the whole lattice in ONE block, one thread per cell, so it takes at most "

@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (the submodule imports below are in registration order, on purpose)
 """Reduction (PMPP ch. 10): every kernel of the chapter, and a fast one, behind one function.
 
     pyscan.reduce(x, *, algorithm="auto", op="add")  ->  a NumPy scalar of x's dtype
@@ -8,7 +7,7 @@ Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
     driver(x: GPUArray, *, op: str) -> NumPy scalar      # x validated, contiguous, 1-D, non-empty
     model(x: np.ndarray, *, op="add", return_steps=False) -> result, or (result, steps: list[Step])
 
-and these options:
+and these fields of its ReduceAlgorithm entry (pyscan.registry):
 
     launch(x, *, op) -> GPUArray of one element       # the driver without the copy back (for timing; no sync)
     error_depth(n) -> int                               # h in the float bound below
@@ -38,22 +37,19 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays, gpu
-from ..registry import Registry
 from ..types import ELEMENT_TYPES, SUPPORTED_DTYPES, check_op
 
-REDUCTIONS = Registry("reduce")
-
-# Each import registers its algorithms, in the order of the issue's table (the fast one last).
-from . import book  # noqa: E402,F401  simple, convergent, shared_memory, segmented, coarsened
-from . import fast  # noqa: E402,F401
+# Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
+from . import book, fast  # noqa: F401
+from .registry import REDUCTIONS
 
 REDUCE_ALGORITHMS = REDUCTIONS.names()
 
 
-def choose_auto(n: int, dtype, op: str) -> str:
-    """The algorithm `auto` runs: the first one registered with fast=True, else the coarsened kernel."""
-    fast_names = [a.name for a in REDUCTIONS if a.fast]
-    return fast_names[0] if fast_names else "coarsened"
+def choose_auto(n: int, dtype=None, op=None) -> str:
+    """The algorithm `auto` runs on n elements: the first of the registry's auto priority that takes n
+    (reductions/registry.py).  Every registered reduction takes every dtype and operator."""
+    return REDUCTIONS.choose(n)
 
 
 def _check(x, algorithm, op):
@@ -91,7 +87,7 @@ def reduce(x, *, algorithm="auto", op="add"):
     * integer add wraps modulo 2^32 / 2^64, as np.sum(x, dtype=x.dtype) (np.sum(x) of int32 would give int64).
     * max/min are exact; a NaN anywhere makes the result NaN (as np.max / np.min; not np.nanmax).
     * float add: the order of the additions is the algorithm's tree, not NumPy's, so the last bits differ from
-      np.sum; |result - exact sum| <= h * eps * sum|x_i| with h = REDUCTIONS.get(name).options["error_depth"](n)
+      np.sum; |result - exact sum| <= h * eps * sum|x_i| with h = REDUCTIONS.get(name).error_depth(n)
       (see the module docstring).  segmented and coarsened combine the blocks' results with atomics in whatever
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
@@ -113,7 +109,7 @@ def reduce_device(x, *, algorithm="auto", op="add"):
         return arrays.to_device(np.array([_empty_result(x, op)], x.dtype))
     name = choose_auto(x.size, x.dtype, op) if algorithm == "auto" else algorithm
     gpu.driver()
-    return REDUCTIONS.get(name).options["launch"](arrays.to_device(x), op=op)
+    return REDUCTIONS.get(name).launch(arrays.to_device(x), op=op)
 
 
 def count_work(algorithm: str, n: int):
@@ -144,7 +140,7 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
     for name in names or REDUCE_ALGORITHMS:
         for dtype in dtypes or ELEMENT_TYPES:
             for op in ops or ("add", "max", "min"):
-                for path, macros in REDUCTIONS.get(name).options["builds"](np.dtype(dtype), op):
+                for path, macros in REDUCTIONS.get(name).builds(np.dtype(dtype), op):
                     sources.add(build_source(path, **macros))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # threads: each waits on its own nvcc process
         list(pool.map(lambda s: nvcc_compile(s, options=list(COMPILE_OPTIONS), no_extern_c=True, arch=arch), sources))
@@ -152,11 +148,11 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
 
 
 def _work_option(algorithm, key):
-    entry = REDUCTIONS.get(algorithm)
-    if key not in entry.options:
-        having = [a.name for a in REDUCTIONS if key in a.options]
+    count = getattr(REDUCTIONS.get(algorithm), key)
+    if count is None:
+        having = [a.name for a in REDUCTIONS if getattr(a, key) is not None]
         raise ValueError(f"reduce algorithm {algorithm!r} has no work counting; these do: {', '.join(having)}")
-    return entry.options[key]
+    return count
 
 
 __all__ = ["REDUCTIONS", "REDUCE_ALGORITHMS", "SUPPORTED_DTYPES", "count_work", "model_count_work", "prewarm", "reduce",

@@ -22,8 +22,8 @@ from .. import arrays
 from ..loader import get_kernel
 from ..scans.steps import Step, WorkCount
 from ..types import defines, identity, ufunc
-from . import REDUCTIONS
 from ._common import block_for, ceil_div, check_count_n, check_model_input, fold_in_order, log2, scalar_result, warps_of
+from .registry import REDUCTIONS
 
 COARSE_FACTOR = 4  # elements per thread of coarsened.cu = 2 * COARSE_FACTOR (the book's COARSE_FACTOR)
 

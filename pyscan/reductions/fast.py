@@ -17,8 +17,8 @@ from .. import arrays
 from ..loader import get_kernel
 from ..scans.steps import Step
 from ..types import defines, identity, ufunc
-from . import REDUCTIONS
 from ._common import ceil_div, check_model_input, log2, scalar_result
+from .registry import REDUCTIONS
 
 KERNEL = "reduction/fast.cu"
 # FAST_BLOCK: 512 won 4 of 4 `demos/reduction.py --tune` runs on an H100 at 2^28 (2026-11-22; float32 0.389-0.399 ms,

@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (the submodule imports below are in registration order, on purpose)
 """Prefix scan (PMPP ch. 11, Hands-On ch. 4): every algorithm of the books behind one function.
 
     pyscan.scan(x, *, algorithm="auto", exclusive=False, op="add")
@@ -19,17 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays, gpu
-from ..registry import Registry
 from ..types import ELEMENT_TYPES, SUPPORTED_DTYPES, check_op
 
-SCANS = Registry("scan")
-
-# Each import registers its algorithms, in the order of the issue's table (and the fast ones after).
-from . import single_section  # noqa: E402,F401  naive, kogge_stone, kogge_stone_double_buffer, brent_kung, coarsened
-from . import hierarchical  # noqa: E402,F401
-from . import blelloch  # noqa: E402,F401  blelloch, blelloch_block
-from . import single_pass  # noqa: E402,F401
-from . import decoupled_lookback  # noqa: E402,F401
+# Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
+from . import blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401
+from .registry import SCANS
 
 SCAN_ALGORITHMS = SCANS.names()
 
@@ -38,10 +31,11 @@ SCAN_ALGORITHMS = SCANS.names()
 MAX_LENGTH = 2**31 - 1
 
 
-def choose_auto(n: int, dtype, op: str) -> str:
-    """The algorithm `auto` runs: the fastest registered one (fast=True first), else the hierarchical scan."""
-    fast = [a.name for a in SCANS if a.fast]
-    return fast[0] if fast else "hierarchical"
+def choose_auto(n: int, dtype=None, op=None) -> str:
+    """The algorithm `auto` runs on n elements: the first of the registry's auto priority that takes n
+    (scans/registry.py).  Every registered scan takes every dtype and operator, so dtype and op do not change
+    the choice."""
+    return SCANS.choose(n)
 
 
 def scan(x, *, algorithm="auto", exclusive=False, op="add"):

@@ -40,7 +40,6 @@ from .. import arrays
 from ..loader import get_kernel
 from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from ..types import defines as type_defines
-from . import SCANS
 from .hierarchical import (
     SectionScan,
     hierarchical_error_depth,
@@ -49,6 +48,7 @@ from .hierarchical import (
     register_section_scan,
     section_kernel,
 )
+from .registry import SCANS
 from .steps import Step, WorkCount
 
 SWEEPS = "scan/blelloch_sweeps.cu"

@@ -42,7 +42,7 @@ from .. import arrays
 from ..loader import get_kernel
 from ..types import defines as type_defines
 from ..types import identity, ufunc
-from . import SCANS
+from .registry import SCANS
 from .single_section import SECTION_KERNELS
 
 # The prepare() argument types of a section kernel (see the contract above); read off by hand because the
@@ -177,19 +177,19 @@ def hierarchical_algorithm_model(x, *, op="add", exclusive=False, return_steps=F
 
 
 def _trace(x, *, op="add", exclusive=False):
-    return _block_algorithm().options["trace"](x, op=op, exclusive=exclusive)
+    return _block_algorithm().trace(x, op=op, exclusive=exclusive)
 
 
 def _count_work(n):
-    return _block_algorithm().options["count_work"](n)
+    return _block_algorithm().count_work(n)
 
 
 def _model_count_work(n):
-    return _block_algorithm().options["model_count_work"](n)
+    return _block_algorithm().model_count_work(n)
 
 
 def _error_depth(n):
-    return _block_algorithm().options["error_depth"](n)
+    return _block_algorithm().error_depth(n)
 
 
 SCANS.register(

@@ -25,7 +25,7 @@ from .. import arrays
 from ..loader import get_kernel
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
-from . import SCANS
+from .registry import SCANS
 from .steps import Step
 
 KERNEL = "scan/single_pass.cu"

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import arrays
 from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
-from . import SCANS
+from .registry import SCANS
 from .steps import Step, WorkCount
 
 # name -> (kernel file, function, production SECTION_SIZE, threads per block, other #defines).  hierarchical.py

@@ -5,7 +5,7 @@
     count_work("brent_kung", 1024)   # WorkCount measured on the GPU (COUNT_WORK=1 build)
     model_count_work("brent_kung", 1024)  # the same counts read off the step-model (no GPU)
 
-They dispatch through the options an algorithm registers in SCANS (`trace`, `count_work`, `model_count_work`);
+They dispatch through the fields an algorithm registers in SCANS (`trace`, `count_work`, `model_count_work`);
 an algorithm without the option raises ValueError naming the ones that have it.  For integer input, trace(...)
 equals [s.values for s in model_steps(...)] step for step.
 """
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import SCANS
+from .registry import SCANS
 
 
 def _option(algorithm: str, option: str, what: str):
-    fn = SCANS.get(algorithm).options.get(option)
+    fn = getattr(SCANS.get(algorithm), option)
     if fn is None:
-        having = [a.name for a in SCANS if a.options.get(option) is not None]
+        having = [a.name for a in SCANS if getattr(a, option) is not None]
         raise ValueError(f"scan algorithm {algorithm!r} has no {what}; the algorithms with one are: "
                          f"{', '.join(map(repr, having)) or 'none'}")
     return fn
@@ -28,7 +28,7 @@ def _option(algorithm: str, option: str, what: str):
 
 def algorithms_with(option: str) -> tuple:
     """Names of the registered scans that have an option: "trace", "count_work", "model_count_work", ..."""
-    return tuple(a.name for a in SCANS if a.options.get(option) is not None)
+    return tuple(a.name for a in SCANS if getattr(a, option) is not None)
 
 
 def trace(algorithm: str, x, *, op: str = "add", exclusive: bool = False) -> list:
