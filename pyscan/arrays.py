@@ -1,67 +1,495 @@
-"""Checking what users pass in, and handing results back in the kind they came in.
+"""Arrays in and out: NumPy, pycuda GPUArray, CuPy, torch, Numba, and anything with `__cuda_array_interface__`.
 
-NumPy in -> NumPy out (copied to the device and back); pycuda GPUArray in -> GPUArray out, no host round
-trip.  Everything is validated before anything is launched, with a message that says what was expected and
-what came.
+Every public GPU function starts with `begin(x, ...)`, which checks x *before anything touches the GPU* (a message
+that says what was expected and what came) and returns a `Call`:
+
+    call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
+    with call:                                  # x's device current in this thread, launches on the call's stream
+        out = call.result(x.shape, x.dtype)     # a new array of the caller's kind (or call.expect_out(out, ...))
+        driver(call.x, out, ...)                # drivers see .gpudata / .shape / .dtype / .size
+        return call.finish(out)                 # the caller's kind: CuPy in, CuPy out; NumPy in, NumPy out
+
+* **No copies of device input.**  A device array is used where it is (any offset); one that is not C-contiguous is
+  refused with a ValueError saying how to make it contiguous.  A NumPy array is copied to the device (made
+  contiguous first if it is not), the result copied back.  The input is never modified.
+* **Results in the caller's kind**, allocated by the caller's library on the caller's device: `cupy.empty`,
+  `torch.empty(device=x.device)`, `numba.cuda.device_array`, a GPUArray from pyscan's pool for GPUArray input and
+  for other `__cuda_array_interface__` objects.  Scratch buffers of a call come from the same place, so CuPy's
+  and torch's stream-ordered pools keep them safe when calls on several streams overlap.
+* **Streams.**  `stream=None` means: CuPy and torch input on that library's *current* stream (ordered with the
+  caller's work exactly like a CuPy or torch operation), Numba and other `__cuda_array_interface__` input on the
+  stream the array names (v3 of the interface), NumPy and GPUArray input on the legacy default stream.  Any other
+  stream (pyscan.streams.handle) is used as given; ordering it after the producer of x is then the caller's job,
+  as with CuPy's and torch's own `with stream:` blocks.
+* **Devices.**  CuPy, torch and Numba data run on the device that holds them (its primary context made current in
+  this thread for the call); NumPy, GPUArray and other interface objects on pycuda's default device.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
+
 import numpy as np
 
-from . import gpu
+from . import cuda, gpu, streams
 
 INT32_MAX = 2**31 - 1
 
 
 def describe(x) -> str:
-    if isinstance(x, np.ndarray) or gpu.is_gpuarray(x):
-        return f"{type(x).__module__}.{type(x).__name__} of dtype {x.dtype} and shape {tuple(x.shape)}"
+    kind = kind_of(x)
+    if kind is not None:
+        try:
+            shape = tuple(x.shape)
+            dtype = x.dtype
+        except AttributeError:  # pragma: no cover - every kind has them
+            return f"{type(x).__module__}.{type(x).__name__}"
+        return f"{type(x).__module__}.{type(x).__name__} of dtype {dtype} and shape {shape}"
     return f"{type(x).__name__} {x!r}"[:200]
 
 
-def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):
-    """Validate x; return (array, on_gpu).  NumPy input that is not C-contiguous is copied (never refused),
-    GPUArray input must be contiguous (copying it would hide a slow path), and nothing is modified."""
-    on_gpu = gpu.is_gpuarray(x)
-    if not on_gpu and not isinstance(x, np.ndarray):
-        raise TypeError(f"{what}: expected a numpy.ndarray or a pycuda GPUArray, got {describe(x)}")
-    if len(x.shape) != ndim:
-        raise ValueError(f"{what}: expected a {ndim}-D array, got shape {tuple(x.shape)}")
-    dtype = np.dtype(x.dtype)
+# --- the kinds of array -------------------------------------------------------------------------------------------
+
+class DeviceView:
+    """Contiguous device memory as the drivers see it: an address (`gpudata`), shape, dtype and size, and the
+    caller's array it belongs to (`native`, kept alive with the view)."""
+
+    __slots__ = ("gpudata", "shape", "dtype", "size", "native")
+
+    def __init__(self, gpudata: int, shape: tuple, dtype, native):
+        self.gpudata, self.shape, self.dtype, self.native = int(gpudata), tuple(shape), np.dtype(dtype), native
+        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def get(self) -> np.ndarray:
+        """A NumPy copy, taken on the running call's stream (waits for it)."""
+        host = np.empty(self.shape, self.dtype)
+        if self.size:
+            stream = streams.current()
+            cuda.copy_dtoh(host.ctypes.data, self.gpudata, self.nbytes, stream)
+            cuda.stream_synchronize(stream)
+        return host
+
+    def __repr__(self):
+        return f"DeviceView(0x{self.gpudata:x}, shape={self.shape}, dtype={self.dtype})"
+
+
+def _module_root(x) -> str:
+    return (type(x).__module__ or "").partition(".")[0]
+
+
+def _c_contiguous(shape, strides, itemsize) -> bool:
+    if strides is None:
+        return True
+    expected = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent > 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+class Kind:
+    """How one library's arrays are read and made.  `view(x)` -> (address, shape, dtype, C-contiguous, device or
+    None for pycuda's default device); `default_stream(x, device)`; `empty(shape, dtype, device, stream,
+    on_library_stream)` -> a new array of the library's own type, usable on `stream` (on_library_stream: `stream`
+    is the library's current one, so no stream switch is needed to allocate for it)."""
+
+    name = ""
+    via_pycuda = False  # runs in pycuda's default context (NumPy, GPUArray, other interface objects)
+    library_streams = False  # the library has a current stream (CuPy, torch)
+    fix_contiguous = "a contiguous copy"
+
+    def zero_d(self, native):
+        return native.reshape(())
+
+
+class _NumPy(Kind):
+    name, via_pycuda = "numpy", True
+
+    def view(self, x):
+        return 0, x.shape, x.dtype, True, None
+
+
+class _GPUArray(Kind):
+    name, via_pycuda, fix_contiguous = "pycuda", True, "x.copy()"
+
+    def view(self, x):
+        return int(x.gpudata), x.shape, x.dtype, bool(x.flags.c_contiguous), None
+
+    def default_stream(self, x, device):
+        return 0
+
+    def empty(self, shape, dtype, device, stream, on_library_stream=True):
+        return gpu.gpuarray().empty(shape, dtype, allocator=device_pool().allocate)
+
+
+class _Interface(_GPUArray):
+    """Any other object with __cuda_array_interface__: read through the interface; results are GPUArrays."""
+
+    name, fix_contiguous = "__cuda_array_interface__", "a C-contiguous copy"
+
+    def view(self, x):
+        cai = x.__cuda_array_interface__
+        dtype = np.dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        return int(cai["data"][0]), shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), None
+
+    def default_stream(self, x, device):
+        return int(x.__cuda_array_interface__.get("stream") or 0)
+
+
+class _Numba(_Interface):
+    name, via_pycuda, fix_contiguous = "numba", False, "x.copy_to_host() and back, or a C-contiguous device array"
+
+    def view(self, x):
+        address, shape, dtype, contiguous, _ = super().view(x)
+        return address, shape, dtype, contiguous, (cuda.pointer_device(address) if address else None)
+
+    def empty(self, shape, dtype, device, stream, on_library_stream=True):
+        from numba import cuda as numba_cuda
+
+        with numba_cuda.gpus[device]:
+            return numba_cuda.device_array(shape, dtype, stream=numba_cuda.external_stream(stream) if stream else 0)
+
+
+class _CuPy(Kind):
+    name, library_streams, fix_contiguous = "cupy", True, "cupy.ascontiguousarray(x)"
+
+    def view(self, x):
+        return x.data.ptr, x.shape, x.dtype, bool(x.flags.c_contiguous), x.device.id
+
+    def default_stream(self, x, device):
+        cupy = sys.modules["cupy"]
+        try:
+            return cupy.cuda.get_current_stream(device).ptr
+        except TypeError:  # an older CuPy: one current stream
+            return cupy.cuda.get_current_stream().ptr
+
+    def empty(self, shape, dtype, device, stream, on_library_stream=True):
+        cupy = sys.modules["cupy"]
+        if device != cupy.cuda.runtime.getDevice():
+            with cupy.cuda.Device(device):
+                return self.empty(shape, dtype, device, stream, on_library_stream)
+        if on_library_stream:
+            return cupy.empty(shape, dtype)
+        with cupy.cuda.ExternalStream(stream):  # CuPy's pool keeps the block for this stream
+            return cupy.empty(shape, dtype)
+
+
+class _Torch(Kind):
+    name, library_streams, fix_contiguous = "torch", True, "x.contiguous()"
+    _devices: dict = {}
+
+    @staticmethod
+    def dtype_of(x):
+        torch = sys.modules["torch"]
+        mapping = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32, torch.float64: np.float64,
+                   torch.uint8: np.uint8, torch.bool: np.bool_, torch.int8: np.int8, torch.int16: np.int16,
+                   torch.float16: np.float16}
+        for name in ("uint16", "uint32", "uint64"):
+            if hasattr(torch, name):
+                mapping[getattr(torch, name)] = getattr(np, name)
+        if x in mapping:
+            return np.dtype(mapping[x])
+        return None
+
+    @staticmethod
+    def torch_dtype(dtype):
+        torch = sys.modules["torch"]
+        return getattr(torch, "bool" if dtype == np.bool_ else np.dtype(dtype).name)
+
+    def view(self, x):
+        if not x.is_cuda:
+            raise TypeError(f"a torch tensor on {x.device}: pyscan takes CUDA tensors (x.cuda()) or NumPy arrays "
+                            "(x.numpy())")
+        dtype = self.dtype_of(x.dtype)
+        if dtype is None:
+            raise TypeError(f"unsupported dtype {x.dtype}")
+        return x.data_ptr(), tuple(x.shape), dtype, x.is_contiguous(), x.get_device()
+
+    def default_stream(self, x, device):
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+
+    def empty(self, shape, dtype, device, stream, on_library_stream=True):
+        torch = sys.modules["torch"]
+        where = self._devices.get(device)
+        if where is None:
+            where = self._devices[device] = torch.device("cuda", device)
+        if on_library_stream:
+            return torch.empty(shape, dtype=self.torch_dtype(dtype), device=where)
+        # the caching allocator ties a block to the stream current at allocation: make it the call's stream
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=where)):
+            return torch.empty(shape, dtype=self.torch_dtype(dtype), device=where)
+
+
+NUMPY, GPUARRAY, INTERFACE, NUMBA, CUPY, TORCH = _NumPy(), _GPUArray(), _Interface(), _Numba(), _CuPy(), _Torch()
+_kinds_by_type: dict = {}
+
+
+def kind_of(x) -> Kind | None:
+    """The Kind of x, or None if pyscan cannot take it."""
+    kind = _kinds_by_type.get(type(x))
+    if kind is not None:
+        return kind
+    root = _module_root(x)
+    if isinstance(x, np.ndarray):
+        kind = NUMPY
+    elif gpu.is_gpuarray(x):
+        kind = GPUARRAY
+    elif root == "cupy" and hasattr(x, "data") and hasattr(x, "device"):
+        kind = CUPY
+    elif root == "torch" and "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor):
+        kind = TORCH
+    elif root == "numba" and hasattr(x, "__cuda_array_interface__"):
+        kind = NUMBA
+    elif hasattr(type(x), "__cuda_array_interface__") or hasattr(x, "__cuda_array_interface__"):
+        kind = INTERFACE
+    else:
+        return None
+    _kinds_by_type[type(x)] = kind
+    return kind
+
+
+EXPECTED_KINDS = ("a numpy.ndarray or a device array (pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba "
+                  "device array, or any object with __cuda_array_interface__)")
+
+
+# --- one public call ----------------------------------------------------------------------------------------------
+
+_local = threading.local()  # .call: the Call running in this thread
+
+
+class Call:
+    """One public call on one array (see the module docstring)."""
+
+    __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "library_stream", "_previous",
+                 "_scope", "_outer", "_scratch", "_out")
+
+    def __init__(self, kind, x, host, address, shape, dtype, device, stream, library_stream):
+        self.kind, self.host, self.shape, self.dtype, self.device = kind, host, tuple(shape), np.dtype(dtype), device
+        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.stream, self.library_stream = stream, library_stream
+        self.x = None if host is not None else (x if kind is GPUARRAY else DeviceView(address, shape, dtype, x))
+        self._scratch = None
+        self._out = None
+
+    def __enter__(self):
+        if self.kind.via_pycuda:
+            gpu.driver()
+            self._previous = -1
+            _reap()
+        else:
+            self._previous = gpu.enter_device(self.device)
+        self._scope = streams.launching_on(self.stream).__enter__()
+        self._outer = getattr(_local, "call", None)
+        _local.call = self
+        if self.host is not None and self.x is None:
+            self.x = upload(self.host)
+        return self
+
+    def __exit__(self, *exc):
+        _local.call = self._outer
+        self._scope.__exit__()
+        if self._scratch:  # pool buffers used on a stream other than the legacy one: free once the stream passes
+            event = cuda.event_create()
+            cuda.event_record(event, self.stream)
+            with _pending_lock:
+                _pending.append((event, self._scratch))
+            self._scratch = None
+        gpu.leave_device(self._previous)
+        return False
+
+    # allocation ---------------------------------------------------------------------------------------------------
+    def allocate(self, shape, dtype):
+        """A new device array of the caller's kind on the call's device and stream, as a DeviceView (GPUArray for
+        the pycuda path)."""
+        kind = GPUARRAY if self.kind.via_pycuda else self.kind
+        native = kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
+        if kind is GPUARRAY:
+            if self.stream not in (0, cuda.STREAM_LEGACY):
+                if self._scratch is None:
+                    self._scratch = []
+                self._scratch.append(native)
+            return native
+        return DeviceView(kind.view(native)[0], shape, dtype, native)
+
+    def expect_out(self, out, shape, dtype, what="out") -> None:
+        """Check `out` now (before any GPU work): the caller's array of that shape and dtype, C-contiguous, writeable
+        (NumPy), on the input's device, of the input's side (NumPy for NumPy input, a device array otherwise).
+        result() then returns it.  out=None: result() allocates."""
+        if out is None:
+            self._out = None
+            return
+        kind = kind_of(out)
+        dtype = np.dtype(dtype)
+        if kind is None:
+            raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(out)}")
+        if (kind is NUMPY) != (self.kind is NUMPY):
+            raise TypeError(f"{what}: expected {'a NumPy array' if self.kind is NUMPY else 'a device array'} like the "
+                            f"input, got {describe(out)}")
+        try:
+            address, out_shape, out_dtype, contiguous, device = kind.view(out)
+        except TypeError as exc:
+            raise TypeError(f"{what}: {exc}") from None
+        if tuple(out_shape) != tuple(shape) or np.dtype(out_dtype) != dtype:
+            raise ValueError(f"{what}: expected shape {tuple(shape)} and dtype {dtype}, got shape {tuple(out_shape)} "
+                             f"and dtype {np.dtype(out_dtype)}")
+        if kind is NUMPY:
+            if not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError(f"{what}: the NumPy array must be C-contiguous and writeable")
+        elif not contiguous:
+            raise ValueError(f"{what}: the array is not C-contiguous; pass {kind.fix_contiguous}")
+        if device is not None and self.device is not None and device != self.device:
+            raise ValueError(f"{what}: on device {device}, but the input is on device {self.device}")
+        self._out = (kind, out, address)
+
+    def result(self, shape, dtype):
+        """The array the result goes to: the `out` given to expect_out, or a new one of the caller's kind."""
+        if self._out is None:
+            return self.allocate(shape, dtype)
+        kind, out, address = self._out
+        if kind is NUMPY:
+            return _HostOut(out, self.allocate(shape, dtype))
+        return out if kind is GPUARRAY else DeviceView(address, shape, dtype, out)
+
+    def finish(self, result):
+        """The result in the caller's kind (NumPy: copied back, after the call's stream has finished)."""
+        if isinstance(result, _HostOut):
+            copy_to_host(result.device, result.host, self.stream)
+            return result.host
+        if self.kind is NUMPY:
+            host = np.empty(result.shape, result.dtype)
+            copy_to_host(result, host, self.stream)
+            return host
+        return result if self.kind.via_pycuda else result.native
+
+    def finish_scalar(self, result):
+        """A one-element device result as the caller expects a reduction: a NumPy scalar for NumPy input, else a
+        0-d array of the caller's kind."""
+        if self.kind is NUMPY:
+            host = np.empty(1, result.dtype)
+            copy_to_host(result, host, self.stream)
+            return host[0]
+        native = result if self.kind.via_pycuda else result.native
+        return (GPUARRAY if self.kind.via_pycuda else self.kind).zero_d(native)
+
+
+class _HostOut:
+    """out= a NumPy array: the device result is copied into it at the end."""
+
+    __slots__ = ("host", "device")
+
+    def __init__(self, host, device):
+        self.host, self.device = host, device
+
+    def __getattr__(self, name):  # drivers see the device buffer
+        return getattr(self.device, name)
+
+
+def to_host(device_array) -> np.ndarray:
+    """A NumPy copy of a device array (GPUArray or DeviceView), taken on the running call's stream."""
+    host = np.empty(device_array.shape, device_array.dtype)
+    copy_to_host(device_array, host, streams.current())
+    return host
+
+
+def copy_to_host(device_array, host: np.ndarray, stream: int) -> None:
+    if host.size:
+        cuda.copy_dtoh(host.ctypes.data, int(device_array.gpudata), host.nbytes, stream)
+    cuda.stream_synchronize(stream)
+
+
+def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None = None, stream=None) -> Call:
+    """Check x and the stream argument (raising TypeError / ValueError before any GPU work) and return the Call."""
+    kind = kind_of(x)
+    if kind is None:
+        raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(x)}")
+    try:
+        address, shape, dtype, contiguous, device = kind.view(x)
+    except TypeError as exc:
+        raise TypeError(f"{what}: {exc}") from None
+    if ndim is not None and len(shape) != ndim:
+        raise ValueError(f"{what}: expected a {ndim}-D array, got shape {tuple(shape)}")
+    dtype = np.dtype(dtype)
     if dtype not in [np.dtype(d) for d in dtypes]:
         names = ", ".join(str(np.dtype(d)) for d in dtypes)
         raise TypeError(f"{what}: unsupported dtype {dtype}: expected one of {names}")
-    if max_length is not None and x.size > max_length:
-        raise ValueError(f"{what}: {x.size} elements is more than the kernels' limit of {max_length}")
-    if on_gpu:
-        if not x.flags.c_contiguous:
-            raise ValueError(f"{what}: the GPUArray is not contiguous; pass a contiguous one (e.g. x.copy())")
-        return x, True
-    return np.ascontiguousarray(x), False
+    size = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+    if max_length is not None and size > max_length:
+        raise ValueError(f"{what}: {size} elements is more than the kernels' limit of {max_length}")
+    host = None
+    if kind is NUMPY:
+        host = x  # made contiguous (copied only if it is not) when the call uploads it, after every check
+    elif not contiguous:
+        raise ValueError(f"{what}: the {kind.name} array is not C-contiguous (a strided view); pass "
+                         f"{kind.fix_contiguous}")
+    library_stream = None
+    if stream is not None:
+        stream = streams.handle(stream)
+    if kind.library_streams:
+        library_stream = kind.default_stream(x, device)
+        if stream is None:
+            stream = library_stream
+    elif stream is None:
+        stream = kind.default_stream(x, device) if kind is not NUMPY else 0
+    if device is None and not kind.via_pycuda:
+        device = gpu.current_device()
+    return Call(kind, x, host, address, shape, dtype, device, stream, library_stream)
 
 
-def to_device(x):
-    """A GPUArray holding x (x itself if it is one already)."""
-    if gpu.is_gpuarray(x):
-        return x
-    return gpu.gpuarray().to_gpu(x)
+def running() -> Call | None:
+    """The Call running in this thread, if any."""
+    return getattr(_local, "call", None)
 
+
+# --- scratch and pycuda's pool ------------------------------------------------------------------------------------
 
 _pool = None
+_pending: list = []  # (event, [buffers]): pool buffers of calls on other streams, kept until those streams pass
+_pending_lock = threading.Lock()
+
+
+def _reap() -> None:
+    if not _pending:
+        return
+    with _pending_lock:
+        keep = []
+        for event, buffers in _pending:
+            if cuda.event_done(event):
+                cuda.event_destroy(event)
+            else:
+                keep.append((event, buffers))
+        _pending[:] = keep
 
 
 def device_pool():
-    """pyscan's device memory pool (pycuda.tools.DeviceMemoryPool): results and scratch buffers come from it, so
-    repeated calls reuse memory instead of paying cudaMalloc/cudaFree each time (PyCUDA's scan and reduction
-    kernels leave that to the caller)."""
+    """pyscan's device memory pool (pycuda.tools.DeviceMemoryPool) for NumPy and GPUArray calls: results and
+    scratch buffers come from it, so repeated calls reuse memory instead of paying cudaMalloc/cudaFree each time."""
     global _pool
     if _pool is None:
         gpu.driver()
         from pycuda.tools import DeviceMemoryPool
 
         _pool = DeviceMemoryPool()
+        gpu.at_release(_release_pool)
     return _pool
+
+
+def _release_pool():
+    for event, _ in _pending:
+        cuda.stream_synchronize(0)
+        cuda.event_destroy(event)
+    _pending.clear()
+    free_pool()
+    if _pool is not None:
+        _pool.stop_holding()
 
 
 def free_pool():
@@ -71,8 +499,48 @@ def free_pool():
 
 
 def empty(shape, dtype):
-    """An uninitialised GPUArray from pyscan's memory pool."""
+    """An uninitialised device array for a driver: inside a public call, of the caller's kind on the call's device
+    and stream (a DeviceView; a GPUArray on the pycuda path); outside one, a GPUArray from pyscan's pool."""
+    call = getattr(_local, "call", None)
+    if call is not None:
+        return call.allocate(shape, dtype)
     return gpu.gpuarray().empty(shape, dtype, allocator=device_pool().allocate)
+
+
+def upload(host: np.ndarray):
+    """A GPUArray from pyscan's pool holding a copy of the NumPy array `host` (on the running call's stream)."""
+    device = gpu.gpuarray().empty(host.shape, host.dtype, allocator=device_pool().allocate)
+    if host.size:
+        stream = streams.current()
+        cuda.copy_htod(int(device.gpudata), np.ascontiguousarray(host).ctypes.data, host.nbytes, stream)
+        if stream not in (0, cuda.STREAM_LEGACY):
+            cuda.stream_synchronize(stream)  # pageable host memory: keep it alive until the copy is done
+    return device
+
+
+def memset32(array, value: int, words: int) -> None:
+    """Set `words` 32-bit words of a device array to `value`, on the running call's stream."""
+    cuda.memset_d32(int(array.gpudata), value, words, streams.current())
+
+
+def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):
+    """Validate x without a GPU; return (array, on_gpu): NumPy input made C-contiguous (copied only if needed), a
+    device array as it is.  (Public functions use begin(); this serves the models' and tools' checks.)"""
+    call = begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length) if kind_of(x) is NUMPY else None
+    if call is not None:
+        return np.ascontiguousarray(call.host), False
+    kind = kind_of(x)
+    if kind is None:
+        raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(x)}")
+    begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length)
+    return x, True
+
+
+def to_device(x):
+    """A GPUArray holding x (x itself if it is one already)."""
+    if gpu.is_gpuarray(x):
+        return x
+    return upload(np.ascontiguousarray(x))
 
 
 def like_input(result, on_gpu: bool):

@@ -1,24 +1,39 @@
-"""Access to the GPU through pycuda, imported lazily so that `import pyscan` works without pycuda or a GPU.
+"""Devices and contexts: which GPU a call runs on, made current in whichever thread makes the call.
 
-pyscan works in the device's *primary* context (as `pycuda.autoprimaryctx` does, and as the CUDA runtime,
-CuPy and PyTorch do), so pyscan, CuPy and PyTorch can share one process and one device.  If a context is
-already current when pyscan first needs one (the user imported `pycuda.autoinit`, say), pyscan uses it.
+pyscan works in each device's *primary* context, as the CUDA runtime, CuPy, PyTorch and Numba do, so all of them
+share one process, one device and each other's memory.  Two paths lead to a device:
+
+* NumPy and pycuda GPUArray data go through pycuda (`driver()`): the primary context of device `CUDA_DEVICE` (or 0)
+  is pushed on pycuda's context stack in every thread that needs it.  If a context is already current when pyscan
+  first needs one (the user imported `pycuda.autoinit`, say), pyscan uses that one, in every thread.
+* CuPy arrays, torch tensors and Numba device arrays run on the device that holds them: `enter_device(ordinal)`
+  makes that device's primary context current in this thread for the call (through the driver API, pyscan.cuda)
+  and `leave_device` restores whatever was current before, so pycuda's and the caller's view of the thread's
+  context are never changed behind their back.
+
+Importing this module needs nothing: pycuda and libcuda are loaded the first time a GPU function runs, and a missing
+piece (pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import threading
 
+from . import cuda
 from .errors import GPUUnavailableError
 
 _INSTALL_HINT = (
-    'install it with `pip install "pyscan[gpu]"` (or `pip install pycuda`) on a machine with an NVIDIA GPU, '
-    "its driver and the CUDA toolkit (nvcc)"
+    "install it with `pip install pycuda` (it builds from source: it needs the CUDA toolkit with its headers, a C++ "
+    "compiler and the Python headers; see the README's set-up section) on a machine with an NVIDIA GPU and its driver"
 )
 
-_driver = None  # the pycuda.driver module once a context is current
-_pushed_context = None
+_driver = None  # the pycuda.driver module once the default context is chosen
+_default_context = None  # the pycuda Context that NumPy and GPUArray calls use, in every thread
+_pushed_by_pyscan = False  # whether pyscan pushed _default_context in the first thread (popped at exit)
+_thread = threading.local()  # .pycuda_ready: _default_context is current on pycuda's stack in this thread
+_setup_lock = threading.RLock()
 
 
 def _import_driver():
@@ -36,40 +51,54 @@ def _import_driver():
 
 
 def driver():
-    """Return `pycuda.driver` with a current context, creating the primary context of the chosen device once.
-
-    The device is `CUDA_DEVICE` (as in pycuda.autoinit) or 0.  Raises GPUUnavailableError naming what is missing.
-    """
-    global _driver, _pushed_context
-    if _driver is not None:
+    """Return `pycuda.driver` with pyscan's default context current in this thread (pushed on first use in each
+    thread).  The device is `CUDA_DEVICE` (as in pycuda.autoinit) or 0.  Raises GPUUnavailableError naming what is
+    missing."""
+    if getattr(_thread, "pycuda_ready", False):
         return _driver
-    drv = _import_driver()
-    try:
-        drv.init()
-    except drv.Error as exc:
-        raise GPUUnavailableError(
-            f"no CUDA driver: cuInit failed ({exc}). pyscan's GPU functions need an NVIDIA GPU and its driver."
-        ) from exc
-    if drv.Context.get_current() is None:
-        count = drv.Device.count()
-        if count == 0:
-            raise GPUUnavailableError("no CUDA device: the driver is loaded but sees no GPU.")
-        ordinal = int(os.environ.get("CUDA_DEVICE", "0"))
-        if not 0 <= ordinal < count:
-            raise GPUUnavailableError(f"CUDA_DEVICE={ordinal}, but the driver sees {count} device(s).")
-        context = drv.Device(ordinal).retain_primary_context()
-        context.push()
-        _pushed_context = context
-        atexit.register(_release_context)
-    _driver = drv
-    return drv
+    return _setup_thread()
+
+
+def _setup_thread():
+    global _driver, _default_context, _pushed_by_pyscan
+    with _setup_lock:
+        drv = _driver
+        if drv is None:
+            drv = _import_driver()
+            try:
+                drv.init()
+            except drv.Error as exc:
+                raise GPUUnavailableError(
+                    f"no CUDA driver: cuInit failed ({exc}). pyscan's GPU functions need an NVIDIA GPU and its driver."
+                ) from exc
+        current = drv.Context.get_current()
+        if _default_context is None:
+            if current is None:
+                count = drv.Device.count()
+                if count == 0:
+                    raise GPUUnavailableError("no CUDA device: the driver is loaded but sees no GPU.")
+                ordinal = int(os.environ.get("CUDA_DEVICE", "0"))
+                if not 0 <= ordinal < count:
+                    raise GPUUnavailableError(f"CUDA_DEVICE={ordinal}, but the driver sees {count} device(s).")
+                _default_context = drv.Device(ordinal).retain_primary_context()
+                _default_context.push()
+                _pushed_by_pyscan = True
+                atexit.register(_release_context)
+            else:
+                _default_context = current
+        elif current is None:
+            _default_context.push()  # a new thread: the same context, pushed on this thread's pycuda stack
+        _driver = drv
+        _thread.pycuda_ready = True
+        return drv
 
 
 _release_hooks: list = []
 
 
 def at_release(hook) -> None:
-    """Calls hook() at exit before the context is popped (for device memory a module keeps between calls)."""
+    """Calls hook() at exit while the context is still current (for device memory a module keeps between calls:
+    the loader's modules, the memory pool, kept status buffers)."""
     if hook not in _release_hooks:
         _release_hooks.append(hook)
 
@@ -77,28 +106,25 @@ def at_release(hook) -> None:
 def _release_context():
     """At exit: drop everything pyscan holds on the device *before* popping the context.
 
-    Compiled modules (the loader's cache), the memory pool's held blocks and any unreachable GPUArrays are
-    released while the context is still current; freeing them after the pop makes pycuda abort the process
-    ("explicit_context_dependent failed: invalid device context").
-    """
-    global _pushed_context
-    if _pushed_context is not None:
+    Freeing pycuda objects after the pop makes pycuda abort the process ("explicit_context_dependent failed:
+    invalid device context"), so the release hooks run first, then unreachable GPUArrays are collected."""
+    global _pushed_by_pyscan
+    if _pushed_by_pyscan and getattr(_thread, "pycuda_ready", False):
         import gc
 
         from pycuda.tools import clear_context_caches
 
-        from . import arrays, loader
-
-        loader._cache.clear()
-        for hook in _release_hooks:
+        for hook in reversed(_release_hooks):
             hook()
         gc.collect()
-        arrays.free_pool()
-        if arrays._pool is not None:
-            arrays._pool.stop_holding()
-        _pushed_context.pop()
+        _default_context.pop()
         clear_context_caches()
-        _pushed_context = None
+        _pushed_by_pyscan = False
+
+
+def ready() -> bool:
+    """Whether pycuda and the driver are set up in this process (then pyscan.cuda's calls work in any thread)."""
+    return _driver is not None
 
 
 def gpu_unavailable_reason() -> str | None:
@@ -126,8 +152,78 @@ def is_gpuarray(x) -> bool:
     return module is not None and isinstance(x, module.GPUArray)
 
 
+# --- any device, by ordinal (the driver API through pyscan.cuda) ------------------------------------------------
+
+_primary: dict = {}  # ordinal -> primary context handle
+_device_info: dict = {}  # ordinal -> (multiprocessors, "sm_XY")
+
+
+def _ensure_driver_api():
+    """pycuda initialised (it is pyscan's compiler; this also proves the driver loads) and libcuda bound."""
+    if _driver is None:
+        driver()
+    try:
+        cuda.lib()
+    except OSError as exc:  # pragma: no cover - pycuda loaded libcuda, so this cannot fail where it did not
+        raise GPUUnavailableError(f"no CUDA driver: cannot load libcuda.so.1 ({exc})") from exc
+
+
+def primary_context(ordinal: int) -> int:
+    handle = _primary.get(ordinal)
+    if handle is None:
+        _ensure_driver_api()
+        count = cuda.device_count()
+        if not 0 <= ordinal < count:
+            raise ValueError(f"device {ordinal} does not exist: the driver sees {count} device(s)")
+        handle = _primary[ordinal] = cuda.primary_context(ordinal)
+    return handle
+
+
+def enter_device(ordinal: int) -> int:
+    """Make device `ordinal`'s primary context current in this thread; returns what to give leave_device()."""
+    target = _primary.get(ordinal) or primary_context(ordinal)
+    previous = cuda.current_context()
+    if previous == target:
+        return -1
+    cuda.set_current_context(target)
+    return previous
+
+
+def leave_device(previous: int) -> None:
+    if previous != -1:
+        cuda.set_current_context(previous)
+
+
+def current_device() -> int:
+    """The ordinal of the device of the context current in this thread (pycuda's default one if none is)."""
+    if cuda.current_context() == 0:
+        driver()
+    return cuda.context_device()
+
+
+def _info(ordinal: int) -> tuple:
+    info = _device_info.get(ordinal)
+    if info is None:
+        _ensure_driver_api()
+        major = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        minor = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        sms = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        info = _device_info[ordinal] = (sms, f"sm_{major}{minor}")
+    return info
+
+
+def multiprocessor_count(ordinal: int | None = None) -> int:
+    """SMs of device `ordinal` (default: the current context's device)."""
+    return _info(current_device() if ordinal is None else ordinal)[0]
+
+
+def architecture(ordinal: int | None = None) -> str:
+    """"sm_90" for an H100: the target the kernels are compiled for."""
+    return _info(current_device() if ordinal is None else ordinal)[1]
+
+
 def device_attributes() -> dict:
-    """Name, compute capability, SM count and memory of the current device."""
+    """Name, compute capability, SM count and memory of pyscan's default device."""
     drv = driver()
     dev = drv.Context.get_device()
     attrs = dev.get_attributes()
@@ -142,8 +238,3 @@ def device_attributes() -> dict:
         "free_memory": free,
         "pci_bus_id": dev.pci_bus_id(),
     }
-
-
-def multiprocessor_count() -> int:
-    drv = driver()
-    return drv.Context.get_device().get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)

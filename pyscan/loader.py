@@ -10,18 +10,25 @@
   which works for plain nvcc.  SourceModule compiles a string in a temporary folder, so the loader inlines
   those includes itself, with `#line` directives: nvcc's messages name the real `.cu` file and line.
 * **Cache.**  Modules in-process on (the expanded source text, options, context); prepared functions on (file,
-  function, defines, options, context), checked against the files' modification times, so a kernel file edited
-  in a running session is compiled again.  A second call compiles nothing and returns the same function.
-  pycuda's own disk cache (~/.cache/pycuda) stays on, so a new process skips nvcc for kernels built before.
+  function, defines, options, context), checked against the files' modification times (at most once a second),
+  so a kernel file edited in a running session is compiled again.  A second call compiles nothing and returns the
+  same function.  pycuda's own disk cache (~/.cache/pycuda) stays on, so a new process skips nvcc for kernels
+  built before.
 * **Prepared functions.**  The argument types are read off the `__global__` signature (pointers -> "P",
-  `int` -> "i", `long long` -> "q", the element type as specialised, ...) and given to `prepare()` once.
+  `int` -> "i", `long long` -> "q", the element type as specialised, ...) once; a `Kernel` packs the arguments
+  with them and launches on the running call's stream (pyscan.streams), in the context of the call's device.
 """
 
 from __future__ import annotations
 
+import ctypes
 import re
+import struct
+import threading
+import time
 from pathlib import Path
 
+from . import cuda, gpu, streams
 from .errors import KernelCompileError
 from .gpu import driver
 
@@ -166,26 +173,29 @@ def signature(source: str, function: str) -> str:
     return "".join(codes)
 
 
-_cache: dict = {}
-
-
-def _context_key(drv):
-    """The current context's driver handle: modules and functions belong to one context."""
-    context = drv.Context.get_current()
-    handle = getattr(context, "handle", None)
-    return handle if handle is not None else drv.Context.get_device().pci_bus_id()
+_cache: dict = {}  # (source, options, context) -> pycuda module; ("function", ...) -> _Entry
+_cache_lock = threading.Lock()
+# A cached function is checked against its files' modification times at most this often (seconds): a kernel file
+# edited in a running session (a notebook, say) is compiled again, and a hot loop of calls costs no stat() each.
+SOURCE_CHECK_INTERVAL = 1.0
 
 
 def _stamps(files) -> tuple:
     return tuple(sorted((str(f), f.stat().st_mtime_ns) for f in files))
 
 
+def _release_modules():
+    """gpu's release hook: drop the compiled modules while their context is still current."""
+    _cache.clear()
+
+
 def get_module(relpath: str, *, options: tuple = (), **defines):
-    """The compiled pycuda SourceModule of a kernel file, cached (see the module docstring)."""
+    """The compiled pycuda SourceModule of a kernel file (for lab scripts that launch through pycuda), cached."""
     drv = driver()
+    gpu.at_release(_release_modules)
     source = build_source(relpath, **defines)
     options = tuple(COMPILE_OPTIONS) + tuple(options)
-    key = (source, options, _context_key(drv))
+    key = (source, options, cuda.current_context())
     module = _cache.get(key)
     if module is None:
         from pycuda.compiler import SourceModule
@@ -199,30 +209,133 @@ def get_module(relpath: str, *, options: tuple = (), **defines):
     return module, source
 
 
+def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) -> bytes:
+    """nvcc's cubin for `source` (pycuda's compile(): the same on-disk cache SourceModule uses)."""
+    drv = driver()
+    from pycuda.compiler import compile as nvcc_compile
+
+    try:
+        return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch)
+    except drv.CompileError as exc:
+        log = exc.stderr or exc.stdout or str(exc)
+        raise KernelCompileError(f"nvcc could not compile kernels/{relpath} with {defines}:\n{log}") from None
+
+
+class Kernel:
+    """A compiled `__global__` function, prepared once: `prepared_call` launches it on the stream of the call that
+    is running in this thread (pyscan.streams; the legacy default stream outside a call).
+
+    The interface is pycuda's prepared function's (`prepared_call(grid, block, *args, shared_size=0)`), so the
+    drivers read like PyCUDA code; the launch itself is one cuLaunchKernel with the arguments packed in one buffer
+    (struct with C alignment, as pycuda packs them), which is what lets it go to a CuPy or torch stream."""
+
+    __slots__ = ("name", "handle", "arg_types", "_struct", "_pointer_slots", "context", "__weakref__")
+
+    def __init__(self, name: str, handle: int, arg_types: str, context: int):
+        self.name, self.handle, self.arg_types, self.context = name, handle, arg_types, context
+        self._struct = struct.Struct("@" + arg_types) if arg_types else None
+        self._pointer_slots = tuple(i for i, code in enumerate(arg_types) if code == "P")
+
+    def _pack(self, args) -> bytes:
+        if len(args) != len(self.arg_types):
+            raise TypeError(f"{self.name}: expected {len(self.arg_types)} arguments ({self.arg_types}), "
+                            f"got {len(args)}")
+        if not self._struct:
+            return b""
+        if self._pointer_slots:
+            args = list(args)
+            for i in self._pointer_slots:  # a DeviceAllocation, a np.uintp or an int: the address
+                args[i] = int(args[i])
+        return self._struct.pack(*args)
+
+    def prepared_call(self, grid, block, *args, shared_size: int = 0):
+        launch(self.handle, grid, block, self._pack(args), int(shared_size), streams.current())
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size: int = 0):
+        """pycuda's spelling with an explicit stream (any stream pyscan.streams.handle takes)."""
+        launch(self.handle, grid, block, self._pack(args), int(shared_size), streams.handle(stream))
+
+    def get_attribute(self, attribute) -> int:
+        """A CUfunction_attribute (pycuda's `function_attribute.X` or its int value)."""
+        return cuda.function_attribute(self.handle, int(attribute))
+
+    def set_attribute(self, attribute, value: int) -> None:
+        cuda.set_function_attribute(self.handle, int(attribute), int(value))
+
+    @property
+    def num_regs(self) -> int:
+        return self.get_attribute(cuda.FUNC_ATTRIBUTE_NUM_REGS)
+
+    def __repr__(self):
+        return f"<pyscan Kernel {self.name}({self.arg_types})>"
+
+
+_launch_local = threading.local()
+
+
+def launch(function: int, grid, block, arguments: bytes, shared: int, stream: int) -> None:
+    """cuLaunchKernel(function) with `arguments` as one packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER)."""
+    extra = getattr(_launch_local, "extra", None)
+    if extra is None:  # per thread: the `extra` array and the size it points at, reused by every launch
+        size = ctypes.c_size_t()
+        extra = (ctypes.c_void_p * 5)(cuda.LAUNCH_PARAM_BUFFER_POINTER, None, cuda.LAUNCH_PARAM_BUFFER_SIZE,
+                                      ctypes.addressof(size), cuda.LAUNCH_PARAM_END)
+        _launch_local.extra, _launch_local.size = extra, size
+    buffer = ctypes.create_string_buffer(arguments, len(arguments) or 1)
+    extra[1] = ctypes.addressof(buffer)
+    _launch_local.size.value = len(arguments)
+    gx, gy, gz = (tuple(grid) + (1, 1))[:3]
+    bx, by, bz = (tuple(block) + (1, 1))[:3]
+    code = cuda.lib().cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream or None, None, extra)
+    if code:
+        cuda.check(code, f"cuLaunchKernel(grid={tuple(grid)}, block={tuple(block)}, shared={shared})")
+
+
+class _Entry:
+    __slots__ = ("kernel", "files", "stamps", "checked")
+
+    def __init__(self, kernel, files, stamps):
+        self.kernel, self.files, self.stamps, self.checked = kernel, files, stamps, time.monotonic()
+
+
 def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: str | None = None, **defines):
-    """A prepared kernel function of a kernel file, specialised by `defines`; cached, so calls are cheap.
+    """A prepared kernel function of a kernel file, specialised by `defines`, for the current context; cached, so
+    calls are cheap (a dict look-up).
 
     `relpath` is relative to kernels/; unknown files raise FileNotFoundError listing the kernel files, unknown
     functions raise AttributeError listing the file's __global__ functions, and nvcc errors raise
     KernelCompileError with nvcc's log.  `arg_types` overrides the argument types read off the signature.
     """
-    drv = driver()
-    key = ("function", relpath, function, tuple(options), arg_types, tuple(sorted(defines.items())), _context_key(drv))
-    cached = _cache.get(key)
-    # A hit costs a dict look-up and a stat of each source file: a kernel file edited in a running session (a
-    # notebook, say) is read and compiled again rather than served stale.
-    if cached is not None and _stamps(cached[1]) == cached[2]:
-        return cached[0]
+    context = cuda.current_context() if gpu.ready() else 0
+    if not context:
+        driver()
+        context = cuda.current_context()
+    key = ("function", relpath, function, options, arg_types, tuple(sorted(defines.items())), context)
+    entry = _cache.get(key)
+    if entry is not None:
+        now = time.monotonic()
+        if now - entry.checked < SOURCE_CHECK_INTERVAL:
+            return entry.kernel
+        entry.checked = now
+        if _stamps(entry.files) == entry.stamps:
+            return entry.kernel
+    gpu.at_release(_release_modules)
     source, files = _build(relpath, defines)
     stamps = _stamps(files)
     functions = global_functions(source)
     if function not in functions:
         raise AttributeError(f"kernels/{relpath} has no __global__ function {function!r}; it has: {', '.join(functions)}")
-    module, _ = get_module(relpath, options=options, **defines)
-    fn = module.get_function(function)
-    fn.prepare(arg_types if arg_types is not None else signature(source, function))
-    _cache[key] = (fn, files, stamps)
-    return fn
+    all_options = tuple(COMPILE_OPTIONS) + tuple(options)
+    image = _cubin(relpath, source, all_options, gpu.architecture(cuda.context_device()), defines)
+    with _cache_lock:
+        module_key = ("module", source, all_options, context)
+        module = _cache.get(module_key)
+        if module is None:
+            module = _cache[module_key] = cuda.load_module(image)
+        kernel = Kernel(function, cuda.module_function(module, function),
+                        arg_types if arg_types is not None else signature(source, function), context)
+        _cache[key] = _Entry(kernel, files, stamps)
+    return kernel
 
 
 def cache_size() -> int:

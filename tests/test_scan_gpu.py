@@ -154,7 +154,7 @@ def test_unknown_op_lists_the_valid_ones():
     (np.ones((2, 3), np.int32), ValueError, r"1-D.*\(2, 3\)"),
     (np.array(1.0, np.float32), ValueError, r"1-D.*\(\)"),
     (np.float32(1), TypeError, "numpy.ndarray"),
-    ([1, 2, 3], TypeError, "numpy.ndarray or a pycuda GPUArray"),
+    ([1, 2, 3], TypeError, "numpy.ndarray or a device array"),
     (None, TypeError, "numpy.ndarray"),
 ])
 def test_bad_input(bad, exc, words):

@@ -16,9 +16,12 @@
 //   combines form FAST_UNROLL*VEC independent chains instead of one.
 // * Warp shuffles (__shfl_down_sync) to reduce within a warp, one shared-memory slot per warp, and one warp to
 //   reduce those: two barrier-free trees and a single __syncthreads.
-// * Block b writes its result to out[b].  With one block, that is the answer; otherwise the host launches this
-//   same kernel once more, as one block over the per-block results (a tiny second pass).  No atomics: the
-//   result does not depend on timing, so floating-point sums are reproducible run to run on the same grid.
+// * One launch (the "last block" pattern of CUDA's threadFenceReduction sample).  With one block, its result is
+//   the answer.  Otherwise block b writes its result to partials[b], fences, and takes a ticket from a counter;
+//   the block that takes the last ticket knows every partial is written and reduces them with the same code, as
+//   one block over gridDim.x elements (what a second launch over the partials would do), then puts the counter
+//   back to 0 for the next call on the stream.  The partials meet in a fixed order whatever the timing, so
+//   floating-point sums are reproducible run to run on the same grid; only the ticket is an atomic.
 //
 // The element order differs from a sequential loop, so float sums round differently from np.sum (see the bound
 // in pyscan/reductions/fast.py); integer add wraps (exact in any order); max/min are exact and propagate NaN.
@@ -41,12 +44,24 @@ union Vector16 {  // the same 16 bytes seen as one vector load and as VEC elemen
     T lane[VEC];
 };
 
+// Loads of the input (read-only for the whole kernel: the read-only path may serve them) and of the partials that
+// other blocks wrote during this launch (COHERENT: through L2, never a stale L1 or read-only-cache line).
+enum class Load { INPUT, COHERENT };
+
+template <Load L>
 __device__ __forceinline__ uint4 load16(const uint4* p) {
+    if constexpr (L == Load::COHERENT) return __ldcg(p);
 #if FAST_LOAD == 1
     return __ldcs(p);
 #else
     return __ldg(p);
 #endif
+}
+
+template <Load L>
+__device__ __forceinline__ T load1(const T* p) {
+    if constexpr (L == Load::COHERENT) return __ldcg(p);
+    return __ldg(p);
 }
 
 __device__ __forceinline__ T warp_reduce(T value) {
@@ -57,11 +72,10 @@ __device__ __forceinline__ T warp_reduce(T value) {
     return value;  // lane 0 holds the warp's result
 }
 
-extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ out, const T* __restrict__ in,
-                                                                long long n) {
-    const long long threads = (long long)gridDim.x * blockDim.x;
-    const long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-
+// The op over in[0, n), read by `threads` threads of which this is number `gid`; the block's result is returned in
+// thread 0.  Every thread of the block must call it (it has a barrier).
+template <Load L>
+__device__ T block_reduce(const T* __restrict__ in, long long n, long long threads, long long gid) {
     // [0, n) = head (scalar, up to the first 16-byte boundary) + body (whole vectors) + tail (scalar).
     const unsigned long long address = reinterpret_cast<unsigned long long>(in);
     long long head = (long long)(((16 - (address & 15)) & 15) / sizeof(T));
@@ -83,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ o
     for (; v + (long long)(FAST_UNROLL - 1) * threads < vectors; v += (long long)FAST_UNROLL * threads) {
         Vector16 x[FAST_UNROLL];
 #pragma unroll
-        for (int u = 0; u < FAST_UNROLL; ++u) x[u].raw = load16(body + v + u * threads);
+        for (int u = 0; u < FAST_UNROLL; ++u) x[u].raw = load16<L>(body + v + u * threads);
 #pragma unroll
         for (int u = 0; u < FAST_UNROLL; ++u) {
 #pragma unroll
@@ -93,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ o
     // The last fewer than FAST_UNROLL vectors of this thread, one at a time.
     for (; v < vectors; v += threads) {
         Vector16 x;
-        x.raw = load16(body + v);
+        x.raw = load16<L>(body + v);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) acc[0][k] = op_combine(acc[0][k], x.lane[k]);
     }
@@ -106,8 +120,8 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ o
         for (int k = 0; k < width; ++k) flat[k] = op_combine(flat[k], flat[k + width]);
     }
     T value = flat[0];
-    if (gid < head) value = op_combine(value, in[gid]);
-    if (gid < n - tail_start) value = op_combine(value, in[tail_start + gid]);
+    if (gid < head) value = op_combine(value, load1<L>(in + gid));
+    if (gid < n - tail_start) value = op_combine(value, load1<L>(in + tail_start + gid));
 
     // Block: shuffle within each warp, one slot per warp in shared memory, then the first warp reduces the slots.
     __shared__ T warp_results[32];
@@ -118,6 +132,35 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ o
     if (warp == 0) {
         value = lane < (blockDim.x >> 5) ? warp_results[lane] : op_identity();
         value = warp_reduce(value);
-        if (lane == 0) out[blockIdx.x] = value;
+    }
+    return value;
+}
+
+// out[0] = the op over in[0, n).  With gridDim.x > 1: partials holds gridDim.x elements (16-byte aligned) and
+// *done_blocks is 0 at entry (it is 0 again at exit).
+extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ out, T* __restrict__ partials,
+                                                                unsigned int* __restrict__ done_blocks,
+                                                                const T* __restrict__ in, long long n) {
+    const long long threads = (long long)gridDim.x * blockDim.x;
+    const long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    T value = block_reduce<Load::INPUT>(in, n, threads, gid);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) out[0] = value;
+        return;
+    }
+    __shared__ bool last_block;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = value;
+        __threadfence();  // the partial is visible device-wide before the ticket says so
+        const unsigned int ticket = atomicAdd(done_blocks, 1u);
+        last_block = ticket == gridDim.x - 1;
+        if (last_block) __threadfence();  // and the other blocks' partials are read after their tickets
+    }
+    __syncthreads();
+    if (!last_block) return;
+    value = block_reduce<Load::COHERENT>(partials, gridDim.x, blockDim.x, threadIdx.x);
+    if (threadIdx.x == 0) {
+        out[0] = value;
+        *done_blocks = 0;  // ready for the next launch on this stream
     }
 }

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, gpu
+from .. import arrays, cuda
 
 # Each module registers its algorithms; the registry's order (histograms/registry.py) is HISTOGRAM_ALGORITHMS'.
 from . import book, fast  # noqa: F401
@@ -59,56 +59,70 @@ def _check_bins(bins) -> int:
     return int(bins)
 
 
-def as_bytes(data, what: str):
-    """(uint8 array, on_gpu) for NumPy uint8, a uint8 GPUArray, or bytes / bytearray / a memoryview of bytes.
-    Raises before anything is launched."""
+def _begin(data, what: str, stream):
+    """The Call for NumPy uint8, a uint8 device array of any kind (pyscan.arrays), or bytes / bytearray / a
+    memoryview of bytes.  Raises before anything is launched."""
     if isinstance(data, str):
         raise TypeError(f"{what}: expected bytes or a uint8 array, got a str; encode it (or use text_histogram)")
     if isinstance(data, (bytes, bytearray)):
-        return np.frombuffer(data, dtype=np.uint8), False
-    if isinstance(data, memoryview):
+        data = np.frombuffer(data, dtype=np.uint8)
+    elif isinstance(data, memoryview):
         if data.ndim != 1 or data.itemsize != 1 or not data.c_contiguous:
             raise TypeError(f"{what}: expected a contiguous 1-D memoryview of bytes, got one of format "
                             f"{data.format!r}, itemsize {data.itemsize}, shape {data.shape}")
-        return np.frombuffer(data, dtype=np.uint8), False
-    return arrays.check_array(data, dtypes=(np.uint8,), what=what)
+        data = np.frombuffer(data, dtype=np.uint8)
+    return arrays.begin(data, what=what, dtypes=(np.uint8,), stream=stream)
 
 
-def _count(data, bins: int, letters: bool, algorithm) -> np.ndarray:
-    gpu.driver()
-    if data.size == 0:
-        return np.zeros(bins, dtype=COUNT_DTYPE)
-    return algorithm.driver(arrays.to_device(data), bins, letters=letters).get()
+def as_bytes(data, what: str):
+    """(uint8 array, on_gpu), checked as the histogram functions check it (for the tools and models)."""
+    call = _begin(data, what, None)
+    return (call.host, False) if call.host is not None else (data, True)
 
 
-def histogram(data, bins=256, *, algorithm="auto"):
+def _count(call, bins: int, letters: bool, algorithm, out):
+    call.expect_out(out, (bins,), COUNT_DTYPE)
+    with call:
+        counts = call.result((bins,), COUNT_DTYPE)
+        if call.size == 0:
+            arrays.memset32(counts, 0, 2 * bins)
+        else:
+            made = algorithm.driver(call.x, bins, letters=letters)
+            cuda.copy_dtod(int(counts.gpudata), int(made.gpudata), bins * COUNT_DTYPE.itemsize, call.stream)
+        return call.finish(counts)
+
+
+def histogram(data, bins=256, *, algorithm="auto", out=None, stream=None):
     """The histogram of a 1-D array of bytes on the GPU: `bins` equal bins over 0..255, byte v in bin
     v * bins // 256, so the result equals np.histogram(data, bins=bins, range=(0, 256))[0].
 
-    data: a 1-D NumPy uint8 array (non-contiguous ones are copied), a contiguous uint8 GPUArray, or bytes,
-    bytearray or a memoryview of bytes.  bins: an int, 1 <= bins <= 256.  algorithm: "auto" (the fast kernel)
-    or one of HISTOGRAM_ALGORITHMS.  Returns a NumPy array of `bins` uint64 counts (uint64 cannot overflow for
-    inputs of up to 2^32 elements, nor for any that fits in memory).  Empty data gives zeros.
+    data: a 1-D NumPy uint8 array (non-contiguous ones are copied), bytes, bytearray or a memoryview of bytes
+    (the counts come back as a NumPy array), or a C-contiguous uint8 device array -- pycuda GPUArray, CuPy,
+    torch CUDA tensor, Numba, any __cuda_array_interface__ object -- (the counts stay on its device, an array of
+    its kind; the call does not wait for the GPU).  bins: an int, 1 <= bins <= 256.  algorithm: "auto" (the fast
+    kernel) or one of HISTOGRAM_ALGORITHMS.  Counts are uint64 (torch.uint64 for torch), which cannot overflow
+    for any input that fits in memory.  Empty data gives zeros.  out: an array of the input's kind, `bins` uint64
+    elements, to write the counts into (returned).  stream: as for pyscan.scan.
     """
     algorithm = _algorithm(algorithm)
     bins = _check_bins(bins)
-    data, _ = as_bytes(data, "histogram: data")
-    return _count(data, bins, False, algorithm)
+    call = _begin(data, "histogram: data", stream)
+    return _count(call, bins, False, algorithm, out)
 
 
-def text_histogram(text, *, algorithm="auto"):
+def text_histogram(text, *, algorithm="auto", out=None, stream=None):
     """The letter histogram of PMPP ch. 9 (Fig. 9.1): lowercase ASCII letters 'a'..'z' counted in 7 bins of four
     letters, a-d, e-h, i-l, m-p, q-t, u-x, y-z (LETTER_LABELS); every other byte (capitals, digits, spaces,
     bytes of non-ASCII characters) is ignored.
 
-    text: a str (encoded as UTF-8), bytes, bytearray, a memoryview of bytes, or a 1-D uint8 NumPy array or
-    GPUArray.  Returns a NumPy array of 7 uint64 counts.
+    text: a str (encoded as UTF-8), bytes, bytearray, a memoryview of bytes, or a 1-D uint8 array as histogram()
+    takes.  Returns 7 uint64 counts, as histogram() returns them.
     """
     algorithm = _algorithm(algorithm)
     if isinstance(text, str):
         text = text.encode("utf-8")
-    data, _ = as_bytes(text, "text_histogram: text")
-    return _count(data, LETTER_BINS, True, algorithm)
+    call = _begin(text, "text_histogram: text", stream)
+    return _count(call, LETTER_BINS, True, algorithm, out)
 
 
 __all__ = ["HISTOGRAMS", "HISTOGRAM_ALGORITHMS", "LETTER_BINS", "LETTER_LABELS", "choose_auto", "histogram",

@@ -9,22 +9,16 @@ from .. import arrays, gpu
 from ..loader import get_kernel
 from .reference import COUNT_DTYPE, LETTER_BINS, MAX_BINS
 
-_sms = None
-
 
 def sms() -> int:
-    """The multiprocessor count of the current device (cached)."""
-    global _sms
-    if _sms is None:
-        _sms = gpu.multiprocessor_count()
-    return _sms
+    """The multiprocessor count of the current device (cached per device in pyscan.gpu)."""
+    return gpu.multiprocessor_count()
 
 
 def zeroed_counts(nbins: int):
-    """A GPUArray of nbins uint64 zeros from pyscan's memory pool."""
-    drv = gpu.driver()
+    """A device array of nbins uint64 zeros (pyscan.arrays.empty: the running call's kind and stream)."""
     out = arrays.empty((nbins,), COUNT_DTYPE)
-    drv.memset_d32(int(out.gpudata), 0, 2 * nbins)  # 2 words per uint64
+    arrays.memset32(out, 0, 2 * nbins)  # 2 words per uint64
     return out
 
 

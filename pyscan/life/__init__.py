@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, gpu
+from .. import arrays, cuda
 from ..registry import Registry
 from .drivers import FastDriver, GlobalDriver, IterativeBlockDriver, SharedDriver, TiledDriver
 from .reference import (
@@ -99,67 +99,116 @@ def _check_kernel_name(kernel):
         LIFE.get(kernel)  # unknown names fail first, listing the valid ones
 
 
-def _upload(cells: np.ndarray):
-    """A device copy of the lattice from pyscan's pool (bool as uint8: the same bytes)."""
-    host = cells.view(np.uint8) if cells.dtype == np.bool_ else cells
-    device = arrays.empty(host.shape, host.dtype)
-    device.set(host)
-    return device
+def _begin(lattice, what: str, stream):
+    """(Call, dtype) for a lattice: a NumPy array checked by check_lattice (bool travels as uint8, the same bytes), or
+    a 2-D C-contiguous device array of bool, uint8 or int32 (pyscan.arrays), all checked before any launch (the
+    0/1 values of a device lattice inside the call, see _check_device_values)."""
+    if arrays.kind_of(lattice) in (arrays.NUMPY, None):
+        cells = check_lattice(lattice, what)  # its messages for what is not an array, too
+        host = cells.view(np.uint8) if cells.dtype == np.bool_ else cells
+        return arrays.begin(host, what=what, dtypes=LATTICE_DTYPES, ndim=2, stream=stream), cells.dtype
+    call = arrays.begin(lattice, what=what, dtypes=LATTICE_DTYPES, ndim=2, stream=stream)
+    if call.size == 0:
+        raise ValueError(f"{what}: expected at least one row and one column, got shape {call.shape}")
+    return call, call.dtype
 
 
-def step(lattice, generations=1, *, kernel="auto"):
-    """`generations` generations of the Game of Life on the GPU; returns a new NumPy array (same shape, dtype).
+def _check_device_values(call, what: str) -> None:
+    """A device lattice of uint8 or int32 must hold only 0s and 1s: checked on a host copy (one copy when a lattice
+    comes in, none per generation), so a bad lattice is refused rather than run."""
+    if call.host is not None or call.dtype == np.bool_:
+        return
+    check_lattice(arrays.to_host(call.x), what)
 
-    lattice: 2-D bool/uint8/int32 NumPy array of 0s and 1s (TypeError/ValueError otherwise, before any launch).
-    kernel: one of LIFE_KERNELS or "auto".  iterative_block and shared take at most 1024 cells (one block).
-    generations=0 returns a copy without touching the GPU.
+
+def _device_cells(call):
+    """The driver's own copy of the lattice (drivers overwrite it; the caller's array is never modified)."""
+    if call.host is not None:
+        return call.x  # the upload is already a copy
+    cells = call.allocate(call.shape, call.dtype)
+    cuda.copy_dtod(int(cells.gpudata), int(call.x.gpudata), call.size * call.dtype.itemsize, call.stream)
+    return cells
+
+
+class _Shape:
+    """Stands for a lattice in _resolve, which reads only .shape and .size."""
+
+    def __init__(self, shape):
+        self.shape, self.size = tuple(shape), int(np.prod(shape))
+
+
+def step(lattice, generations=1, *, kernel="auto", stream=None):
+    """`generations` generations of the Game of Life on the GPU; returns a new lattice of the input's kind, shape
+    and dtype (NumPy in, NumPy out; a CuPy, torch, Numba or pycuda device lattice in, one of the same kind on the
+    same device out, left on the device).
+
+    lattice: 2-D bool/uint8/int32 array of 0s and 1s (TypeError/ValueError otherwise, before any launch); a device
+    lattice must be C-contiguous.  kernel: one of LIFE_KERNELS or "auto".  iterative_block and shared take at most
+    1024 cells (one block).  generations=0 returns a copy.  stream: as for pyscan.scan.
     """
     _check_kernel_name(kernel)
-    cells = check_lattice(lattice, "step: lattice")
+    call, dtype = _begin(lattice, "step: lattice", stream)
     n = check_generations(generations, "step: generations")
-    name = _resolve(kernel, cells, "step")
-    if n == 0:
-        return cells.copy()
-    gpu.driver()
-    driver = LIFE.get(name).driver(_upload(cells))
-    driver.advance(n)
-    out = driver.cells().get()
-    return out.view(np.bool_) if cells.dtype == np.bool_ else out
+    name = _resolve(kernel, _Shape(call.shape), "step")
+    if n == 0 and call.host is not None:
+        return np.array(lattice, copy=True)  # nothing to run: no GPU needed
+    with call:
+        _check_device_values(call, "step: lattice")
+        cells = _device_cells(call)
+        if n:
+            driver = LIFE.get(name).driver(cells)
+            driver.advance(n)
+            cells = driver.cells()
+        out = call.finish(cells)
+    return out.view(np.bool_) if call.host is not None and dtype == np.bool_ else out
 
 
 class Life:
     """A lattice kept on the GPU and advanced there: no host copies between generations.
 
-        game = Life(lattice, kernel="auto")
+        game = Life(lattice, kernel="auto")   # NumPy, or a device lattice (CuPy, torch, Numba, GPUArray)
         game.advance(10)       # returns game, so game.advance(10).get() works
         game.generation        # 10
         game.population        # live cells, counted on the GPU (one 8-byte copy back)
         game.get()             # the lattice as a NumPy array of the input's dtype
+        game.lattice           # the lattice on the device, no copy: an array of the input's kind (a GPUArray for
+                               # NumPy input), valid until the next advance()
+
+    Every call runs on the device and stream the Life was made with (stream=, default as in pyscan.scan).
     """
 
-    def __init__(self, lattice, *, kernel="auto"):
+    def __init__(self, lattice, *, kernel="auto", stream=None):
         _check_kernel_name(kernel)
-        cells = check_lattice(lattice, "Life: lattice")
-        self.kernel = _resolve(kernel, cells, "Life")
-        self.shape = cells.shape
-        self.dtype = cells.dtype
-        gpu.driver()
-        self._driver = LIFE.get(self.kernel).driver(_upload(cells))
+        self._call, self.dtype = _begin(lattice, "Life: lattice", stream)
+        self.kernel = _resolve(kernel, _Shape(self._call.shape), "Life")
+        self.shape = self._call.shape
+        with self._call:
+            _check_device_values(self._call, "Life: lattice")
+            self._driver = LIFE.get(self.kernel).driver(_device_cells(self._call))
         self._generation = 0
 
     def advance(self, generations=1):
         n = check_generations(generations, "Life.advance: generations")
-        self._driver.advance(n)
+        with self._call:
+            self._driver.advance(n)
         self._generation += n
         return self
 
     def get(self) -> np.ndarray:
-        out = self._driver.cells().get()
+        with self._call:
+            out = arrays.to_host(self._driver.cells())
         return out.view(np.bool_) if self.dtype == np.bool_ else out
 
     @property
+    def lattice(self):
+        with self._call:
+            cells = self._driver.cells()
+        return cells if self._call.kind.via_pycuda else cells.native
+
+    @property
     def population(self) -> int:
-        return self._driver.population()
+        with self._call:
+            return self._driver.population()
 
     @property
     def generation(self) -> int:

@@ -13,7 +13,7 @@ from .. import arrays, gpu
 from ..loader import get_kernel
 
 # dtype of the device cells -> the C type injected as ELEM_TYPE.  bool lattices travel as uint8 (same bytes).
-CELL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.uint8): "unsigned char"}
+CELL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.uint8): "unsigned char", np.dtype(np.bool_): "unsigned char"}
 MAX_GRID_Y = 65535  # CUDA's limit on gridDim.y
 MAX_LAUNCH_GENERATIONS = 2**31 - 1  # `int iters` of the single-block kernels
 COUNT_BLOCK = 256
@@ -37,11 +37,10 @@ class _Counter:
         self.total = arrays.empty((1,), np.uint64)
 
     def count(self, function: str, data, n: int, **defines) -> int:
-        drv = gpu.driver()
-        drv.memset_d32(int(self.total.gpudata), 0, 2)
+        arrays.memset32(self.total, 0, 2)
         fn = get_kernel("life/population.cu", function, **defines)
         fn.prepared_call(_count_grid(n), (COUNT_BLOCK, 1, 1), self.total.gpudata, data.gpudata, np.int64(n))
-        return int(self.total.get()[0])
+        return int(arrays.to_host(self.total)[0])
 
 
 class CellDriver:

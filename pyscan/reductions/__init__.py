@@ -1,6 +1,7 @@
 """Reduction (PMPP ch. 10): every kernel of the chapter, and a fast one, behind one function.
 
-    pyscan.reduce(x, *, algorithm="auto", op="add")  ->  a NumPy scalar of x's dtype
+    pyscan.reduce(x, *, algorithm="auto", op="add", stream=None)  ->  a NumPy scalar of x's dtype (NumPy x),
+                                                                  a 0-d device array of x's kind (device x)
 
 Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
@@ -52,35 +53,37 @@ def choose_auto(n: int, dtype=None, op=None) -> str:
     return REDUCTIONS.choose(n)
 
 
-def _check(x, algorithm, op):
+def _begin(x, algorithm, op, stream):
     if algorithm != "auto":
         REDUCTIONS.get(algorithm)  # unknown names fail first, listing the valid ones
     check_op(op)
-    return arrays.check_array(x, dtypes=ELEMENT_TYPES, what="reduce: x")
+    return arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
 
 
-def _empty_result(x, op):
+def _empty_result(dtype, op):
     """NumPy's answer for an empty array: np.sum gives 0, np.max / np.min raise."""
     if op == "add":
-        return x.dtype.type(0)
+        return np.dtype(dtype).type(0)
     raise ValueError(f"reduce: zero-size array to reduction operation {op} which has no identity "
                      f"(as np.{op} raises; op='add' of an empty array is 0, as np.sum gives)")
 
 
-def reduce(x, *, algorithm="auto", op="add"):
-    """Reduce a 1-D array with `op` ("add", "max" or "min") on the GPU; returns a NumPy scalar of x's dtype.
+def reduce(x, *, algorithm="auto", op="add", stream=None):
+    """Reduce a 1-D array with `op` ("add", "max" or "min") on the GPU.
 
-    x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first) or a pycuda GPUArray
-    (used where it is; it must be contiguous, but may start anywhere, e.g. a slice x_gpu[3:]).  dtypes int32,
-    int64, float32, float64.  Everything is checked before anything is launched.
+    x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first; the result is a NumPy
+    scalar of x's dtype) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba device array
+    or any __cuda_array_interface__ object, used where it is (C-contiguous, any offset) -- for which the result is
+    a 0-d device array of the same kind, as gpuarray.sum, cupy.sum and torch.sum return, and the call does not
+    wait for the GPU.  dtypes int32, int64, float32, float64.  Everything is checked before anything is launched.
+    stream: as for pyscan.scan (default: CuPy's / torch's current stream for their arrays).
 
     algorithm: "auto" (the fast kernel) or one of REDUCE_ALGORITHMS.  Every algorithm takes every length >= 1.
     The book's one-block kernels (simple, convergent, shared_memory) are launched with one block per
     2*blockDim.x-element segment, each writing its segment's result to a partials array, and then again on the
     partials, level after level from the host, until one value is left (a 2^24-element array takes three
     launches of 1024-thread blocks).  segmented and coarsened cover any length in one launch (plus a tiny launch
-    that sets the output to the identity); fast in one launch plus, when it used more than one block, a
-    one-block launch over the per-block results.
+    that sets the output to the identity); fast in one launch (its last block reduces the per-block results).
 
     Semantics, as NumPy:
     * length 0: add gives 0 (as np.sum); max and min raise ValueError (as np.max and np.min).
@@ -92,24 +95,36 @@ def reduce(x, *, algorithm="auto", op="add"):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
-    x, _ = _check(x, algorithm, op)
-    if x.size == 0:
-        return _empty_result(x, op)
-    name = choose_auto(x.size, x.dtype, op) if algorithm == "auto" else algorithm
-    gpu.driver()
-    return REDUCTIONS.get(name).driver(arrays.to_device(x), op=op)
+    call = _begin(x, algorithm, op, stream)
+    if call.size == 0:
+        empty = _empty_result(call.dtype, op)
+        if call.kind is arrays.NUMPY:
+            return empty
+        with call:
+            result = call.allocate((1,), call.dtype)
+            arrays.memset32(result, 0, call.dtype.itemsize // 4)
+            return call.finish_scalar(result)
+    name = choose_auto(call.size, call.dtype, op) if algorithm == "auto" else algorithm
+    launch = REDUCTIONS.get(name).launch
+    with call:
+        return call.finish_scalar(launch(call.x, op=op))
 
 
-def reduce_device(x, *, algorithm="auto", op="add"):
-    """As reduce(), but the result stays on the device: a one-element GPUArray, and the host does not wait for
-    the kernels to finish (for timing and for chaining GPU work).  An empty x gives add's identity 0 on the
-    device; max/min of an empty x raise ValueError."""
-    x, _ = _check(x, algorithm, op)
-    if x.size == 0:
-        return arrays.to_device(np.array([_empty_result(x, op)], x.dtype))
-    name = choose_auto(x.size, x.dtype, op) if algorithm == "auto" else algorithm
-    gpu.driver()
-    return REDUCTIONS.get(name).launch(arrays.to_device(x), op=op)
+def reduce_device(x, *, algorithm="auto", op="add", stream=None):
+    """As reduce(), but the result stays on the device as a one-element array (a GPUArray for NumPy and GPUArray
+    input, else the caller's kind), and the host does not wait for the kernels (for timing and for chaining GPU
+    work).  An empty x gives add's identity 0 on the device; max/min of an empty x raise ValueError."""
+    call = _begin(x, algorithm, op, stream)
+    if call.size == 0:
+        _empty_result(call.dtype, op)
+    name = choose_auto(call.size, call.dtype, op) if algorithm == "auto" else algorithm
+    with call:
+        if call.size == 0:
+            result = call.allocate((1,), call.dtype)
+            arrays.memset32(result, 0, call.dtype.itemsize // 4)
+        else:
+            result = REDUCTIONS.get(name).launch(call.x, op=op)
+        return result if call.kind.via_pycuda else result.native
 
 
 def count_work(algorithm: str, n: int):

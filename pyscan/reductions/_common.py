@@ -47,10 +47,10 @@ def fold_in_order(values: np.ndarray, op: str):
 
 def scalar_result(out) -> np.generic:
     """The one element of a device array as a NumPy scalar (one small device-to-host copy; waits for the GPU)."""
-    from ..gpu import driver
+    from .. import arrays, streams
 
     host = np.empty(1, out.dtype)
-    driver().memcpy_dtoh(host, out.gpudata)
+    arrays.copy_to_host(out, host, streams.current())
     return host[0]
 
 

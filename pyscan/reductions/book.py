@@ -18,7 +18,7 @@ import functools
 
 import numpy as np
 
-from .. import arrays
+from .. import arrays, cuda, streams
 from ..loader import get_kernel
 from ..scans.steps import Step, WorkCount
 from ..types import defines, identity, ufunc
@@ -223,10 +223,8 @@ def _tree_launch(name):
         dtype, n = x.dtype, x.size
         fn = _kernel(name, dtype, op)
         if name in IN_PLACE:  # the kernel overwrites what it reduces: give it a scratch copy of x
-            from ..gpu import driver
-
             src = arrays.empty((n,), dtype)
-            driver().memcpy_dtod_async(src.gpudata, x.gpudata, n * dtype.itemsize)
+            cuda.copy_dtod(int(src.gpudata), int(x.gpudata), n * dtype.itemsize, streams.current())
         else:
             src = x
         while True:
@@ -270,7 +268,6 @@ def _driver(launch, name):
 
 def _make_count(name):
     def count_work(n) -> WorkCount:
-        from ..gpu import driver
 
         n = check_count_n(name, n)
         block, steps = n // 2, log2(n)
@@ -278,7 +275,7 @@ def _make_count(name):
         work = arrays.to_device(np.ones(n, np.int32))
         partial = arrays.empty((1,), np.int32)
         counters = arrays.empty((1 + steps,), np.uint64)
-        driver().memset_d32(counters.gpudata, 0, 2 * (1 + steps))
+        arrays.memset32(counters, 0, 2 * (1 + steps))
         fn.prepared_call((1, 1, 1), (block, 1, 1), partial.gpudata, work.gpudata, np.int64(n), counters.gpudata)
         c = counters.get()
         if int(partial.get()[0]) != n:

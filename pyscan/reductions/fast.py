@@ -1,8 +1,10 @@
-"""The fast reduction (kernels/reduction/fast.cu): grid-stride over a device-sized grid, 16-byte loads,
-FAST_UNROLL x VEC independent accumulators per thread, warp shuffles, and a one-block second pass over the
-per-block results.  No atomics: the order of the additions depends only on n, the grid and the array's
-alignment, so float sums are reproducible, and the NumPy model below (same index arithmetic, same order)
-gives the GPU's float result bit for bit when it is given the same grid and alignment.
+"""The fast reduction (kernels/reduction/fast.cu): one launch, grid-stride over a device-sized grid, 16-byte loads,
+FAST_UNROLL x VEC independent accumulators per thread, warp shuffles, and the last block to finish reducing the
+per-block results (as a second one-block pass would).  The order of the additions depends only on n, the grid and
+the array's alignment (only the ticket that elects the last block is an atomic), so float sums are reproducible,
+and the NumPy model below (same index arithmetic, same order) gives the GPU's float result bit for bit when it is
+given the same grid and alignment.  The per-block results and the ticket counter live in a buffer kept per stream
+(pyscan.workspace): a call allocates nothing but its one-element result.
 
 Tuning knobs (module globals, read at every call): FAST_BLOCK threads per block, FAST_UNROLL vector loads in
 flight per thread, FAST_LOAD (0: __ldg, 1: __ldcs), BLOCKS_PER_SM (None: as many as fit at once, from the
@@ -13,15 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
+from .. import arrays, cuda, gpu
 from ..loader import get_kernel
 from ..scans.steps import Step
 from ..types import defines, identity, ufunc
+from ..workspace import StreamWorkspace
 from ._common import ceil_div, check_model_input, log2, scalar_result
 from .registry import REDUCTIONS
 
 KERNEL = "reduction/fast.cu"
-# FAST_BLOCK: 512 won 4 of 4 `demos/reduction.py --tune` runs on an H100 at 2^28 (2026-11-22; float32 0.389-0.399 ms,
+# FAST_BLOCK: 512 won 4 of 4 `demos/reduction.py --tune` runs on an H100 at 2^28 (float32 0.389-0.399 ms,
 # int32 0.413, against 0.408-0.425 for 256 at the same occupancy, 1024 threads per SM; unroll and load kind mattered
 # less; a block-contiguous load layout and a one-launch second pass by the last block were no faster).
 FAST_BLOCK = 512
@@ -64,23 +67,17 @@ def max_blocks(fn) -> int:
     key = (id(fn), FAST_BLOCK, BLOCKS_PER_SM)  # the loader keeps fn alive (cached), so its id stays its own
     cached = _max_blocks_cache.get(key)
     if cached is None:
-        from ..gpu import driver
-
-        drv = driver()
-        dev = drv.Context.get_device()
-        attr = drv.device_attribute
-        sms = dev.get_attribute(attr.MULTIPROCESSOR_COUNT)
+        ordinal = gpu.current_device()
+        sms = gpu.multiprocessor_count(ordinal)
         if BLOCKS_PER_SM is not None:
             per_sm = BLOCKS_PER_SM
         else:
-            regs = fn.get_attribute(drv.function_attribute.NUM_REGS)
+            regs = fn.num_regs
             regs_per_warp = ceil_div(max(regs, 1) * 32, 256) * 256  # registers are allocated per warp, 256 at a time
-            by_regs = dev.get_attribute(attr.MAX_REGISTERS_PER_MULTIPROCESSOR) // (regs_per_warp * (FAST_BLOCK // 32))
-            by_threads = dev.get_attribute(attr.MAX_THREADS_PER_MULTIPROCESSOR) // FAST_BLOCK
-            try:
-                by_blocks = dev.get_attribute(attr.MAX_BLOCKS_PER_MULTIPROCESSOR)
-            except (AttributeError, drv.Error):
-                by_blocks = 32
+            by_regs = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) // (
+                regs_per_warp * (FAST_BLOCK // 32))
+            by_threads = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) // FAST_BLOCK
+            by_blocks = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)
             per_sm = max(1, min(by_regs, by_threads, by_blocks))
         cached = _max_blocks_cache[key] = sms * per_sm
     return cached
@@ -91,18 +88,25 @@ def launch_grid(x, op="add") -> int:
     return grid_for(x.size, x.dtype, max_blocks(_kernel(np.dtype(x.dtype), op)))
 
 
-def launch(x, *, op, blocks=None):
+# [0, 16): the ticket counter (32 bits, 0 between launches); [16, ...): the per-block results.
+_workspace = StreamWorkspace("fast reduction")
+PARTIALS_OFFSET = 16
+
+
+def launch(x, *, op, blocks=None, out=None):
+    """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
     dtype, n = x.dtype, x.size
     fn = _kernel(dtype, op)
     if blocks is None:
         blocks = grid_for(n, dtype, max_blocks(fn))
-    out = arrays.empty((1,), dtype)
+    if out is None:
+        out = arrays.empty((1,), dtype)
     if blocks == 1:
-        fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, x.gpudata, np.int64(n))
+        fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, 0, 0, x.gpudata, np.int64(n))
         return out
-    partials = arrays.empty((blocks,), dtype)
-    fn.prepared_call((blocks, 1, 1), (FAST_BLOCK, 1, 1), partials.gpudata, x.gpudata, np.int64(n))
-    fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, partials.gpudata, np.int64(blocks))
+    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize)
+    fn.prepared_call((blocks, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, kept.address + PARTIALS_OFFSET, kept.address,
+                     x.gpudata, np.int64(n))
     return out
 
 
@@ -223,5 +227,6 @@ def error_depth(n: int, blocks: int | None = None, dtype=None) -> int:
 
 REDUCTIONS.register(
     "fast", driver, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",
-    summary="grid-stride over a device-sized grid, 16-byte loads, independent accumulators, warp shuffles, "
-            "a one-block second pass", model=model, fast=True, launch=launch, error_depth=error_depth, builds=kernel_builds)
+    summary="one launch: grid-stride over a device-sized grid, 16-byte loads, independent accumulators, warp "
+            "shuffles, the last block reduces the per-block results",
+    model=model, fast=True, launch=launch, error_depth=error_depth, builds=kernel_builds)

@@ -1,13 +1,15 @@
 """Prefix scan (PMPP ch. 11, Hands-On ch. 4): every algorithm of the books behind one function.
 
-    pyscan.scan(x, *, algorithm="auto", exclusive=False, op="add")
+    pyscan.scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=None)
 
 Each algorithm lives in a module of this package that registers itself in SCANS with its driver, its kernel
 files and its NumPy step-model (see pyscan.registry).  A driver has the signature
 
-    driver(x: GPUArray, out: GPUArray, *, op: str, exclusive: bool) -> int   # the number of kernel launches
+    driver(x, out, *, op: str, exclusive: bool) -> int   # the number of kernel launches
 
-and is only called with validated, contiguous, non-empty 1-D arrays of a supported dtype.  A model has
+and is only called with validated, contiguous, non-empty 1-D device arrays of a supported dtype (GPUArrays or
+pyscan.arrays.DeviceView: .gpudata, .shape, .dtype, .size), inside the call's device and stream
+(pyscan.arrays.Call); out never overlaps x unless the algorithm is in IN_PLACE.  A model has
 
     model(x: np.ndarray, *, op="add", exclusive=False, return_steps=False)
         -> result, or (result, steps: list[Step]) with return_steps
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, gpu
+from .. import arrays, cuda
 from ..types import ELEMENT_TYPES, SUPPORTED_DTYPES, check_op
 
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
@@ -26,40 +28,81 @@ from .registry import SCANS
 
 SCAN_ALGORITHMS = SCANS.names()
 
-# The kernels index elements with 32-bit ints in places (block and section indices, thread offsets); every
-# driver supports lengths up to this.
+# The book kernels index elements with 32-bit ints in places (block and section indices, thread offsets); they take
+# lengths up to this.  The fast ones take what their registered max_length says (None: any length that fits).
 MAX_LENGTH = 2**31 - 1
+
+# Algorithms whose kernels read every element of a tile or section before writing any of it, and read nothing
+# outside it: out may be x itself (tests/test_interop_gpu.py checks every algorithm with out=x).  Others get a
+# scratch output and a device copy into out.
+IN_PLACE = frozenset({"decoupled_lookback", "hierarchical", "kogge_stone", "kogge_stone_double_buffer", "brent_kung",
+                      "coarsened", "blelloch", "blelloch_block", "single_pass"})
 
 
 def choose_auto(n: int, dtype=None, op=None) -> str:
-    """The algorithm `auto` runs on n elements: the first of the registry's auto priority that takes n
-    (scans/registry.py).  Every registered scan takes every dtype and operator, so dtype and op do not change
-    the choice."""
+    """The algorithm `auto` runs on n elements: the first of the registry's auto priority (scans/registry.py) that
+    takes n.  Every registered scan takes every dtype and operator."""
+    for name in SCANS.auto_priority:
+        if name in SCANS.names() and (max_length(name) is None or n <= max_length(name)):
+            return name
     return SCANS.choose(n)
 
 
-def scan(x, *, algorithm="auto", exclusive=False, op="add"):
+def max_length(name: str):
+    """The longest input algorithm `name` takes: MAX_LENGTH for the book's kernels, the registered max_length for
+    the fast ones (None: any length that fits in device memory)."""
+    entry = SCANS.get(name)
+    return entry.max_length if entry.fast else MAX_LENGTH
+
+
+def _overlaps(a, b) -> bool:
+    a0, b0 = int(a.gpudata), int(b.gpudata)
+    return a0 < b0 + b.size * b.dtype.itemsize and b0 < a0 + a.size * a.dtype.itemsize
+
+
+def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=None):
     """Inclusive (or exclusive) prefix scan of a 1-D array with `op` ("add", "max" or "min").
 
-    x: a NumPy array (the result is a NumPy array) or a pycuda GPUArray (the result is a new GPUArray; nothing
-    goes through the host).  dtypes: int32, int64, float32, float64.  A NumPy array that is not contiguous is
-    copied first; a GPUArray must be contiguous.  Integer add wraps like np.cumsum(x, dtype=x.dtype).  An
-    exclusive scan starts from the operator's identity (0; the dtype's lowest value or -inf for max; its
-    highest or +inf for min).  Every algorithm accepts every length, 0 included.
+    x: a NumPy array (the result is a NumPy array) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA
+    tensor, Numba device array, or any object with __cuda_array_interface__ -- used where it is, with the result a
+    new array of the same kind on the same device (pyscan.arrays).  dtypes: int32, int64, float32, float64.  A
+    NumPy array that is not contiguous is copied first; a device array must be C-contiguous.  Integer add wraps
+    like np.cumsum(x, dtype=x.dtype).  An exclusive scan starts from the operator's identity (0; the dtype's lowest
+    value or -inf for max; its highest or +inf for min).  Every algorithm accepts every length, 0 included.
+
+    out: an array of x's kind, shape and dtype to write the result into (returned).  out may be x itself (in
+    place) with every algorithm: those in IN_PLACE scan in place, the others through a scratch buffer.
+    stream: where the kernels run (pyscan.streams.handle: a pycuda, CuPy, torch or Numba stream, or a
+    cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
+    NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
     """
+    name = algorithm
     if algorithm != "auto":
         SCANS.get(algorithm)  # unknown names fail before anything else
     check_op(op)
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be True or False, got {arrays.describe(exclusive)}")
-    x, on_gpu = arrays.check_array(x, dtypes=ELEMENT_TYPES, what="scan: x", max_length=MAX_LENGTH)
-    name = choose_auto(x.size, x.dtype, op) if algorithm == "auto" else algorithm
-    gpu.driver()
-    x_dev = arrays.to_device(x)
-    out = arrays.empty(x.shape, x.dtype)
-    if x.size:
-        SCANS.get(name).driver(x_dev, out, op=op, exclusive=bool(exclusive))
-    return arrays.like_input(out, on_gpu)
+    call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
+    if algorithm == "auto":
+        name = choose_auto(call.size, call.dtype, op)
+    limit = max_length(name)
+    if limit is not None and call.size > limit:
+        fast = ", ".join(a.name for a in SCANS if max_length(a.name) is None)
+        raise ValueError(f"scan: x: {call.size} elements is more than algorithm {name!r} takes ({limit}; its kernels "
+                         f"index with 32-bit ints); these take any length: {fast}")
+    driver = SCANS.get(name).driver
+    call.expect_out(out, call.shape, call.dtype, "scan: out")
+    with call:
+        result = call.result(call.shape, call.dtype)
+        if call.size:
+            target = result
+            if name not in IN_PLACE and _overlaps(call.x, result):
+                target = call.allocate(call.shape, call.dtype)
+            driver(call.x, target, op=op, exclusive=bool(exclusive))
+            if target is not result:
+                cuda.copy_dtod(int(result.gpudata), int(target.gpudata), result.size * result.dtype.itemsize,
+                               call.stream)
+        return call.finish(result)
 
 
 __all__ = ["SCANS", "SCAN_ALGORITHMS", "SUPPORTED_DTYPES", "scan"]

@@ -124,9 +124,6 @@ def single_pass_error_depth(n: int) -> int:
 
 
 def single_pass_driver(x, out, *, op, exclusive):
-    from ..gpu import driver
-
-    drv = driver()
     n = int(x.size)
     dtype = x.dtype
     fn = get_kernel(KERNEL, FUNCTION, SECTION_SIZE=SECTION_SIZE, **type_defines(dtype, op))
@@ -135,7 +132,7 @@ def single_pass_driver(x, out, *, op, exclusive):
     words += words % 2  # scan_value 8-byte aligned
     scratch = arrays.empty((words * 4 + (blocks + 1) * dtype.itemsize,), np.uint8)
     base = int(scratch.gpudata)
-    drv.memset_d32_async(base, 0, words)
+    arrays.memset32(scratch, 0, words)
     fn.prepared_call((blocks, 1, 1), (SECTION_SIZE // 2, 1, 1), out.gpudata, x.gpudata, np.int64(n),
                      np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 4), np.uintp(base + 4 * words))
     return 1

@@ -1,0 +1,253 @@
+"""The wrapping and dispatch of foreign arrays, tested without a GPU.
+
+A fake library's arrays live in host memory and expose `__cuda_array_interface__`; a fake Kind makes its results,
+the device calls are replaced by host copies, and the scan and reduce drivers by NumPy on the same addresses.  So
+what is tested is pyscan's own logic: which kind an array is, what is refused and with what message, which stream
+and device a call runs on (per thread), where results are allocated, out= and in-place, and what comes back.
+"""
+
+import ctypes
+import dataclasses
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import pyscan
+from pyscan import arrays, cuda, gpu, streams
+from pyscan.reductions.registry import REDUCTIONS
+from pyscan.scans.registry import SCANS
+from pyscan.types import identity, ufunc
+
+
+class FakeDeviceArray:
+    """A 'device' array of a fake library: host memory behind the CUDA array interface."""
+
+    def __init__(self, host: np.ndarray, *, stream=None, device=0):
+        self.host = host
+        self.device = device
+        self.stream = stream
+
+    @property
+    def shape(self):
+        return self.host.shape
+
+    @property
+    def dtype(self):
+        return self.host.dtype
+
+    @property
+    def __cuda_array_interface__(self):
+        strides = None if self.host.flags.c_contiguous else self.host.strides
+        return {"shape": self.host.shape, "typestr": self.host.dtype.str, "strides": strides, "version": 3,
+                "data": (self.host.ctypes.data, False), "stream": self.stream}
+
+
+class FakeKind(arrays.Kind):
+    """The fake library as pyscan sees it: a current stream of its own, results made by it."""
+
+    name, library_streams, fix_contiguous = "fake", True, "fake.ascontiguous(x)"
+    current_stream = 7
+    made: list = []
+
+    def view(self, x):
+        cai = x.__cuda_array_interface__
+        return (cai["data"][0], tuple(cai["shape"]), np.dtype(cai["typestr"]),
+                arrays._c_contiguous(cai["shape"], cai["strides"], x.host.itemsize), x.device)
+
+    def default_stream(self, x, device):
+        return self.current_stream
+
+    def empty(self, shape, dtype, device, stream, on_library_stream=True):
+        array = FakeDeviceArray(np.full(shape, 99, dtype), device=device)
+        self.made.append((shape, np.dtype(dtype), device, stream))
+        return array
+
+    def zero_d(self, native):
+        return FakeDeviceArray(native.host.reshape(()), device=native.device)
+
+
+def _host(address, shape, dtype):
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape)) if shape else 1
+    buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(address)
+    return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """pyscan's device calls on host memory, and the fake library registered as a kind."""
+    seen = []  # (what, device, stream) of every launch
+    device_now = threading.local()
+    kind = FakeKind()
+    kind.made = []
+    monkeypatch.setitem(arrays._kinds_by_type, FakeDeviceArray, kind)
+
+    def enter(ordinal):
+        previous = getattr(device_now, "ordinal", None)
+        device_now.ordinal = ordinal
+        return previous
+
+    def leave(previous):
+        device_now.ordinal = previous
+
+    monkeypatch.setattr(gpu, "enter_device", enter)
+    monkeypatch.setattr(gpu, "leave_device", leave)
+    monkeypatch.setattr(cuda, "copy_dtod", lambda dst, src, n, stream: ctypes.memmove(dst, src, n))
+    monkeypatch.setattr(cuda, "memset_d32", lambda ptr, value, n, stream: ctypes.memset(ptr, value, 4 * n))
+
+    def scan_driver(x, out, *, op, exclusive):
+        seen.append(("scan", getattr(device_now, "ordinal", None), streams.current()))
+        values = _host(x.gpudata, x.shape, x.dtype).copy()
+        result = ufunc(op).accumulate(values, dtype=x.dtype)
+        if exclusive:
+            result = np.concatenate([[identity(op, x.dtype)], result[:-1]])
+        _host(out.gpudata, out.shape, out.dtype)[...] = result
+        return 1
+
+    def reduce_launch(x, *, op):
+        seen.append(("reduce", getattr(device_now, "ordinal", None), streams.current()))
+        out = arrays.empty((1,), x.dtype)
+        values = _host(x.gpudata, x.shape, x.dtype)
+        _host(out.gpudata, (1,), x.dtype)[0] = {"add": np.add, "max": np.maximum, "min": np.minimum}[op].reduce(
+            values, dtype=x.dtype)
+        return out
+
+    for registry, name, field, fake in ((SCANS, "decoupled_lookback", "driver", scan_driver),
+                                        (REDUCTIONS, "fast", "launch", reduce_launch)):
+        entry = registry._algorithms[name]
+        monkeypatch.setitem(registry._algorithms, name, dataclasses.replace(entry, **{field: fake}))
+    return seen, kind
+
+
+def test_kinds_are_recognised_without_importing_their_libraries():
+    assert arrays.kind_of(np.zeros(3)) is arrays.NUMPY
+    assert arrays.kind_of(FakeDeviceArray(np.zeros(3))) is arrays.INTERFACE  # an unknown interface object
+    assert arrays.kind_of([1, 2]) is None and arrays.kind_of(None) is None
+
+
+@pytest.mark.parametrize("shape, strides, contiguous", [((4,), None, True), ((4,), (8,), True), ((4,), (16,), False),
+                                                        ((2, 3), (12, 4), True), ((2, 3), (4, 8), False),
+                                                        ((1, 3), (999, 4), True)])
+def test_c_contiguity_from_the_interface(shape, strides, contiguous):
+    assert arrays._c_contiguous(shape, strides, 4 if len(shape) == 2 else 8) is contiguous
+
+
+def test_scan_of_a_foreign_array_runs_on_its_stream_and_device_and_returns_its_kind(fake_gpu):
+    seen, kind = fake_gpu
+    x = FakeDeviceArray(np.arange(1, 11, dtype=np.int32), device=1)
+    before = x.host.copy()
+    result = pyscan.scan(x)
+    assert isinstance(result, FakeDeviceArray) and result.device == 1
+    np.testing.assert_array_equal(result.host, np.cumsum(before, dtype=np.int32))
+    np.testing.assert_array_equal(x.host, before)  # the input is never modified
+    assert seen == [("scan", 1, FakeKind.current_stream)]
+    assert kind.made == [((10,), np.dtype(np.int32), 1, FakeKind.current_stream)]  # allocated by the library
+
+
+class _TorchLikeStream:
+    cuda_stream = 1234
+
+
+class _CuPyLikeStream:
+    ptr = 4321
+
+
+class _NumbaLikeStream:
+    handle = ctypes.c_void_p(5555)
+
+
+class _ProtocolStream:
+    def __cuda_stream__(self):
+        return (0, 6666)
+
+
+@pytest.mark.parametrize("stream, handle", [(None, FakeKind.current_stream), (0, 0), (99, 99),
+                                            (_TorchLikeStream(), 1234), (_CuPyLikeStream(), 4321),
+                                            (_NumbaLikeStream(), 5555), (_ProtocolStream(), 6666)])
+def test_stream_argument(fake_gpu, stream, handle):
+    seen, kind = fake_gpu
+    pyscan.scan(FakeDeviceArray(np.ones(5, np.float32)), stream=stream)
+    assert seen[-1][2] == handle
+    assert kind.made[-1][3] == handle  # the result is allocated for that stream too
+
+
+@pytest.mark.parametrize("bad, error, words", [(True, TypeError, "bool"), (-1, ValueError, "non-negative"),
+                                               ("s", TypeError, "stream"), (1.5, TypeError, "stream")])
+def test_bad_stream_is_refused(fake_gpu, bad, error, words):
+    with pytest.raises(error, match=words):
+        pyscan.scan(FakeDeviceArray(np.ones(5, np.float32)), stream=bad)
+    assert fake_gpu[0] == []
+
+
+def test_non_contiguous_device_array_is_refused_with_the_fix(fake_gpu):
+    x = FakeDeviceArray(np.arange(20, dtype=np.float64)[::2])
+    with pytest.raises(ValueError, match=r"not C-contiguous.*fake\.ascontiguous\(x\)"):
+        pyscan.scan(x)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        pyscan.reduce(x)
+    assert fake_gpu[0] == []
+
+
+@pytest.mark.parametrize("host, error, words", [(np.zeros((2, 2), np.float32), ValueError, "1-D"),
+                                                (np.zeros(3, np.int16), TypeError, "unsupported dtype int16")])
+def test_bad_device_arrays_are_refused_before_any_launch(fake_gpu, host, error, words):
+    with pytest.raises(error, match=words):
+        pyscan.scan(FakeDeviceArray(host))
+    assert fake_gpu[0] == []
+
+
+def test_reduce_of_a_foreign_array_is_a_0d_array_of_its_kind(fake_gpu):
+    x = FakeDeviceArray(np.array([3, -7, 5], np.int64))
+    for op, expected in (("add", 1), ("max", 5), ("min", -7)):
+        result = pyscan.reduce(x, op=op)
+        assert isinstance(result, FakeDeviceArray) and result.host.shape == () and result.host == expected
+
+
+def test_out_and_in_place(fake_gpu):
+    seen, kind = fake_gpu
+    x = FakeDeviceArray(np.arange(8, dtype=np.float64))
+    out = FakeDeviceArray(np.zeros(8, np.float64))
+    assert pyscan.scan(x, out=out) is out
+    np.testing.assert_array_equal(out.host, np.cumsum(np.arange(8.0)))
+    assert kind.made == []  # nothing allocated: the result went to out
+    assert pyscan.scan(x, out=x) is x  # in place
+    np.testing.assert_array_equal(x.host, np.cumsum(np.arange(8.0)))
+    for bad, error, words in ((FakeDeviceArray(np.zeros(7)), ValueError, "shape"),
+                              (FakeDeviceArray(np.zeros(8, np.float32)), ValueError, "dtype"),
+                              (np.zeros(8), TypeError, "device array"),
+                              (FakeDeviceArray(np.zeros(8), device=3), ValueError, "device 3")):
+        with pytest.raises(error, match=words):
+            pyscan.scan(x, out=bad)
+
+
+def test_numpy_out_needs_numpy_input(fake_gpu):
+    with pytest.raises(TypeError, match="NumPy array"):
+        pyscan.scan(np.ones(4, np.float32), out=FakeDeviceArray(np.zeros(4, np.float32)))
+
+
+def test_threads_see_their_own_stream_and_device(fake_gpu):
+    seen, kind = fake_gpu
+    arrays_by_thread = [FakeDeviceArray(np.arange(100, dtype=np.int64) * i, device=i % 3) for i in range(16)]
+
+    def work(i):
+        result = pyscan.scan(arrays_by_thread[i], stream=1000 + i)
+        assert streams.current() == 0  # restored after the call
+        return i, result
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(work, range(16)))
+    for i, result in results:
+        np.testing.assert_array_equal(result.host, np.cumsum(np.arange(100) * i))
+        assert result.device == i % 3
+    assert sorted((device, stream) for _, device, stream in seen) == sorted((i % 3, 1000 + i) for i in range(16))
+
+
+def test_launching_on_nests_and_restores():
+    assert streams.current() == 0
+    with streams.launching_on(5):
+        with streams.launching_on(6):
+            assert streams.current() == 6
+        assert streams.current() == 5
+    assert streams.current() == 0
