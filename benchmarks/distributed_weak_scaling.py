@@ -5,16 +5,22 @@
 Times, on every rank at once (median of --repeat calls, CUDA events after a barrier, the slowest rank's time of
 each call):
 
+  copy              a device-to-device copy of the shard (the memory-bandwidth yardstick)
   local scan        pyscan.scan of this rank's shard alone: what one GPU scanning its own shard costs
   distributed scan  pyscan.distributed.scan of the shard: local scan + all-gather of the totals + combine
+  local in place    pyscan.scan(y, out=y)
+  distr. in place   pyscan.distributed.scan(y, out=y): local reduce + all-gather + one scan with the prefix
+                    folded into the first element
+  local reduce      pyscan.reduce of the shard (the first step of the in-place scheme)
   combine pass      the combine alone (an in-place add of a scalar over the shard's result, torch)
   totals exchange   the all-gather of the ranks' (last output, last input) pairs and their copy to the host
-  copy              a device-to-device copy of the shard (the memory-bandwidth yardstick)
 
-and prints the ratio distributed / local (the goal was 1.1).  The combine reads and writes the local result once
+and prints the ratios distributed / local (the goal was 1.1).  The combine reads and writes the local result once
 more, so the distributed scan moves about twice the local scan's bytes on every rank but the first (whose prefix
-is the identity and which skips the combine); the figure is that traffic, not the communication, which is a few
-values per rank.
+is the identity and which skips the combine); in place, the reduction reads the shard once before the scan: 1.5
+times the bytes.  The figures are that traffic, not the communication, which is a few values per rank.  No scheme
+whose ranks write their final values after learning the earlier ranks' totals can read each element only once:
+a rank's first output needs every earlier shard read in full.
 
 Correctness: every rank's part equals the scan of the concatenation, checked (1) on every rank against an
 independent reference built by construction -- torch's int64 cumsum of the shard plus the int64 sum of the shards
@@ -153,12 +159,21 @@ def main():
     log(f"check by construction (torch int64 cumsum + sums of the earlier shards, wrapped): {construction}")
     single = "not run" if args.no_single_gpu_check else check_against_single_gpu(torch, dist, x, out)
     log(f"check against pyscan.scan of the concatenation on one GPU: {single}")
+    y = x.clone()
+    distributed.scan(y, out=y)
+    same = torch.tensor([int(torch.equal(y, out))], device=device)
+    dist.all_reduce(same, op=dist.ReduceOp.MIN)
+    in_place_check = "equal on every rank" if same.item() else "DIFFERENT"
+    log(f"check of the in-place scan (out=shard) against the one above: {in_place_check}")
 
     timer = Timer(torch, dist, args.repeat, device)
     results = {}
     results["copy"] = timer.median_ms(lambda: out.copy_(x))
     results["local scan"] = timer.median_ms(lambda: pyscan.scan(x))
     results["distributed scan"] = timer.median_ms(lambda: distributed.scan(x))
+    results["local in place"] = timer.median_ms(lambda: pyscan.scan(y, out=y))
+    results["distr. in place"] = timer.median_ms(lambda: distributed.scan(y, out=y))
+    results["local reduce"] = timer.median_ms(lambda: pyscan.reduce(x))
     results["combine pass"] = timer.median_ms(lambda: out.add_(torch.full((), 12345, dtype=torch.int32, device=device)))
     record = out[-2:].clone()
 
@@ -176,15 +191,18 @@ def main():
         ranks = " ".join(f"{t:7.3f}" for t in per_rank)
         log(f"{name:<18}{ms:>18.3f}{ranks:>26}{ms / results['copy'][0]:>9.2f}")
     ratio = results["distributed scan"][0] / results["local scan"][0]
-    log(f"\nweak scaling: distributed / local = {ratio:.2f}  (goal 1.1; the combine pass alone is "
-        f"{results['combine pass'][0] / results['local scan'][0]:.2f} x the local scan)")
+    ratio_in_place = results["distr. in place"][0] / results["local in place"][0]
+    log(f"\nweak scaling: distributed / local = {ratio:.2f}; in place {ratio_in_place:.2f}  (goal 1.1; the combine "
+        f"pass alone is {results['combine pass'][0] / results['local scan'][0]:.2f} x the local scan, the local "
+        f"reduce {results['local reduce'][0] / results['local in place'][0]:.2f} x the local in-place scan)")
     log(f"copy bandwidth {2 * gib / results['copy'][0] * 1000:.0f} GiB/s read + written; {time.time() - started:.0f} s in all")
-    ok = bad_all.item() == 0 and not str(single).startswith("DIFFERENT")
+    ok = bad_all.item() == 0 and not str(single).startswith("DIFFERENT") and in_place_check != "DIFFERENT"
     if rank == 0 and args.json:
         with open(args.json, "w") as f:
             json.dump({"gpus": size, "device": torch.cuda.get_device_name(device), "log2n": args.log2n,
                        "repeat": args.repeat, "ms": {k: v[0] for k, v in results.items()},
                        "ms_per_rank": {k: v[1] for k, v in results.items()}, "ratio": ratio,
+                       "ratio_in_place": ratio_in_place, "check_in_place": in_place_check,
                        "check_by_construction": construction, "check_single_gpu": single,
                        "torch": torch.__version__, "nccl": nccl_version(torch)}, f, indent=1)
     dist.destroy_process_group()

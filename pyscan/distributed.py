@@ -1,6 +1,6 @@
 """Scan, reduce and histogram of a 1-D array sharded across processes, one GPU each, through torch.distributed.
 
-    pyscan.distributed.scan(local_shard, *, group=None, op="add", exclusive=False, stream=None)
+    pyscan.distributed.scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None)
         -> this rank's part of the scan of the whole array (a new tensor shaped like the shard, on its device)
     pyscan.distributed.reduce(local_shard, *, group=None, op="add", stream=None)
         -> the reduction of the whole array, on every rank (a 0-d tensor on the shard's device)
@@ -21,9 +21,11 @@ The scan is PMPP §11.6's hierarchical scan one level up: the ranks play the blo
  3. Each rank combines the exclusive prefix of the totals, op over the ranks before it (the identity on rank 0),
     into every element of its local result (add for add, maximum / minimum for max / min): rank_prefix().
 Step 3 reads and writes the local result once more, so a distributed scan moves about twice the bytes of a local
-one on every rank but the first; the ranks' totals and prefix are combined on the host in NumPy (R values), in
-rank order, exactly as np.cumsum of the concatenation would wrap (integer add is modulo 2^32 / 2^64) and
-propagate NaN.
+one on every rank but the first.  In place (out=local_shard) the order is reduce-then-scan instead (PMPP §11.6's
+other arrangement, and the one of the decoupled look-back): each rank reduces its shard, the totals are
+exchanged, and each rank folds its prefix into its first element and scans once: 1.5 times the bytes of a local
+scan.  The ranks' totals and prefixes are combined on the host in NumPy (R values), in rank order, exactly as
+np.cumsum of the concatenation would wrap (integer add is modulo 2^32 / 2^64) and propagate NaN.
 
 reduce: add is one all_reduce(SUM) of the ranks' pyscan.reduce results (an empty shard gives 0; all shards
 empty give 0, as np.sum).  max and min gather every rank's (result, non-empty) pair and combine them on the host:
@@ -133,6 +135,30 @@ def scan_combine(local_out, shard, *, op, exclusive, comm, arrays):
     return local_out
 
 
+def scan_in_place_steps(x, local_total, *, dtype, op, exclusive, comm, arrays, scan_in_place):
+    """The in-place distributed scan on one rank: reduce first, then one scan with the prefix folded in.
+
+    1. This rank's total is its local reduction `local_total` (None for an empty shard: the identity).
+    2. The all-gather of the totals gives the prefix of the ranks before this one.
+    3. x[0] = op(x[0], prefix) (one element), then the local scan of x in place (scan_in_place(x)): every output
+       then starts from the prefix.  An exclusive scan writes op's identity at 0; that element is the prefix.
+    Each rank reads x once for the reduction and once more, writing it, for the scan: 3 passes over the shard
+    where scan-then-combine makes 4."""
+    dtype = np.dtype(dtype)
+    total = identity(op, dtype) if local_total is None else local_total
+    records = comm.all_gather(arrays.pair(total, identity(op, dtype), dtype))
+    prefix = rank_prefix(records, comm.rank, op, False)
+    if len(x) == 0:
+        return x
+    folded = not combine_changes_nothing(prefix, op)
+    if folded:
+        arrays.combine(x[:1], prefix, op)
+    scan_in_place(x)
+    if folded and exclusive:
+        arrays.set_first(x, prefix)
+    return x
+
+
 def reduce_combine(local_result, *, nonempty: bool, dtype, op, comm, arrays):
     """The global reduction on one rank from its local result (None for an empty shard)."""
     dtype = np.dtype(dtype)
@@ -162,6 +188,10 @@ class _NumpyArrays:
     @staticmethod
     def combine(local_out, prefix, op):
         ufunc(op)(local_out, prefix, out=local_out)
+
+    @staticmethod
+    def set_first(x, value):
+        x[0] = value
 
     @staticmethod
     def scalar_vector(value, dtype):
@@ -297,6 +327,10 @@ class _TorchArrays:
         else:
             (self.torch.maximum if op == "max" else self.torch.minimum)(local_out, p, out=local_out)
 
+    @staticmethod
+    def set_first(x, value):
+        x[:1].fill_(value.item())
+
     def scalar_vector(self, value, dtype):
         if isinstance(value, self.torch.Tensor):
             return value.reshape(1).to(self.device)
@@ -394,11 +428,16 @@ def _local_input(x):
 # The local steps, one function each (tests without a GPU replace them with NumPy ones).
 
 
-def _local_scan(x, op, exclusive, stream):
+def _local_scan(x, op, exclusive, stream, out=None):
     import pyscan
 
     torch, _ = _torch()
-    return _as_result(pyscan.scan(_local_input(x), op=op, exclusive=exclusive, **_stream_kwargs(stream)), torch, x.device)
+    kwargs = _stream_kwargs(stream)
+    if out is not None:
+        kwargs["out"] = _local_input(out)
+        pyscan.scan(_local_input(x), op=op, exclusive=exclusive, **kwargs)
+        return out
+    return _as_result(pyscan.scan(_local_input(x), op=op, exclusive=exclusive, **kwargs), torch, x.device)
 
 
 def _local_reduce(x, op, stream):
@@ -430,25 +469,59 @@ def _check_common(op=None, exclusive=None):
         raise TypeError(f"exclusive must be True or False, got {type(exclusive).__name__} {exclusive!r}")
 
 
-def scan(local_shard, *, group=None, op="add", exclusive=False, stream=None):
+def _check_out(out, x, torch):
+    """out must be a tensor like x (shape, dtype, device, contiguous); returns whether it is x itself (in place)."""
+    what = f"{_WHAT}.scan: out"
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"{what}: expected a torch.Tensor like the shard, got {type(out).__module__}.{type(out).__name__}")
+    if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
+        raise ValueError(f"{what}: expected shape {tuple(x.shape)}, dtype {x.dtype} on {x.device} (the shard's), got "
+                         f"shape {tuple(out.shape)}, dtype {out.dtype} on {out.device}")
+    if not out.is_contiguous():
+        raise ValueError(f"{what}: must be contiguous")
+    if out.numel() == 0:
+        return out is x
+    start, stop = x.data_ptr(), x.data_ptr() + x.numel() * x.element_size()
+    out_start = out.data_ptr()
+    if out_start == start:
+        return True
+    if out_start < stop and start < out_start + out.numel() * out.element_size():
+        raise ValueError(f"{what}: overlaps the shard without being it (pass out=local_shard to scan in place)")
+    return False
+
+
+def scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None):
     """This rank's part of the inclusive (or exclusive) scan with `op` of the concatenation of every rank's
     shard, in rank order of `group` (the default group if None): a new tensor of the shard's shape, dtype and
-    device.  Every rank of the group must call it.
+    device (or `out`).  Every rank of the group must call it.
 
     local_shard: a 1-D torch tensor on this rank's GPU (or another CUDA array, viewed as a tensor), int32,
     int64, float32 or float64; any length, 0 included.  op: "add", "max" or "min".  Integer add wraps like
     np.cumsum(x, dtype=x.dtype) of the concatenation; an exclusive scan starts from op's identity on rank 0.
     Float add: the local scan's rounding bound plus one rounding for the prefix and one per earlier rank.
+    out: a tensor like the shard to write the result into (returned); out=local_shard scans in place, by the
+    faster scheme of scan_in_place_steps (reduce, exchange, one scan with the prefix folded into the first
+    element: about 1.5 times a local scan's memory traffic instead of 2).
     stream: the stream to work on (torch, CuPy or pycuda stream, or a raw handle; torch's current one if None).
     The host waits for the gathered totals (R values) before it launches the combine.
     """
     _check_common(op, exclusive)
+    exclusive = bool(exclusive)
     torch, dist = _torch()
     x, dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.scan")
+    in_place = out is not None and _check_out(out, x, torch)
+    arrays = _TorchArrays(torch, x.device)
     with _OnDevice(torch, x, stream):
         comm = _TorchGroup(dist, group, x.device, backend)
-        local = torch.empty_like(x) if x.numel() == 0 else _local_scan(x, op, bool(exclusive), stream)
-        return scan_combine(local, x, op=op, exclusive=bool(exclusive), comm=comm, arrays=_TorchArrays(torch, x.device))
+        if in_place:
+            total = None if x.numel() == 0 else _local_reduce(x, op, stream)
+            return scan_in_place_steps(x, total, dtype=dtype, op=op, exclusive=exclusive, comm=comm, arrays=arrays,
+                                       scan_in_place=lambda y: _local_scan(y, op, exclusive, stream, out=y))
+        if x.numel() == 0:
+            local = torch.empty_like(x) if out is None else out
+        else:
+            local = _local_scan(x, op, exclusive, stream, out=out)
+        return scan_combine(local, x, op=op, exclusive=exclusive, comm=comm, arrays=arrays)
 
 
 def reduce(local_shard, *, group=None, op="add", stream=None):
@@ -486,4 +559,4 @@ def histogram(local_shard, *, bins=256, group=None, stream=None):
 
 
 __all__ = ["exclusive_prefixes", "histogram", "rank_prefix", "rank_totals", "reduce", "reduce_records", "scan",
-           "shard_record"]
+           "scan_in_place_steps", "shard_record"]

@@ -25,6 +25,7 @@ from pyscan.distributed import (
     reduce_combine,
     reduce_records,
     scan_combine,
+    scan_in_place_steps,
     shard_record,
 )
 from pyscan.types import OPERATOR_NAMES, identity, ufunc
@@ -222,19 +223,52 @@ def test_fake_group_scan_equals_scan_of_concatenation(dtype, op, exclusive, rng)
                        f"{dtype} {op} exclusive={exclusive} lengths={lengths}")
 
 
+def fake_distributed_scan_in_place(shards, op, exclusive):
+    """Every rank: its local reduction, then the in-place steps of the library (NumPy scans in place)."""
+
+    def per_rank(rank, group):
+        x = shards[rank].copy()
+        total = numpy_reduce(x, op) if x.size else None
+
+        def scan_in_place(y):
+            y[...] = reference(y, op, exclusive)
+
+        out = scan_in_place_steps(x, total, dtype=x.dtype, op=op, exclusive=exclusive, comm=group, arrays=_NumpyArrays,
+                                  scan_in_place=scan_in_place)
+        assert out is x
+        return out
+
+    return run_ranks(len(shards), per_rank)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", OPERATOR_NAMES)
+@pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
+def test_fake_group_scan_in_place_equals_scan_of_concatenation(dtype, op, exclusive, rng):
+    for ranks in (1, 2, 3, 5):
+        for lengths in layouts(rng, ranks):
+            shards = make_shards(rng, ranks, dtype, op, lengths)
+            whole = np.concatenate(shards)
+            parts = fake_distributed_scan_in_place(shards, op, exclusive)
+            check_scan(np.concatenate(parts), expected_scan(whole, op, exclusive), 2 * whole.size + ranks + 1,
+                       f"in place {dtype} {op} exclusive={exclusive} lengths={lengths}")
+
+
 def test_fake_group_int32_add_wraps(rng):
     shards = [np.full(n, 2**30, np.int32) for n in (3, 0, 5, 2)]
-    parts = fake_distributed_scan(shards, "add", False)
-    np.testing.assert_array_equal(np.concatenate(parts), np.cumsum(np.concatenate(shards), dtype=np.int32))
+    for scan in (fake_distributed_scan, fake_distributed_scan_in_place):
+        parts = scan(shards, "add", False)
+        np.testing.assert_array_equal(np.concatenate(parts), np.cumsum(np.concatenate(shards), dtype=np.int32))
 
 
 def test_fake_group_nan_crosses_ranks():
     shards = [np.array([1.0, np.nan]), np.array([], np.float64), np.array([2.0, 3.0])]
     for op in OPERATOR_NAMES:
-        inclusive = np.concatenate(fake_distributed_scan(shards, op, False))
-        exclusive = np.concatenate(fake_distributed_scan(shards, op, True))
-        assert not np.isnan(inclusive[0]) and np.isnan(inclusive[1:]).all(), op
-        assert not np.isnan(exclusive[:2]).any() and np.isnan(exclusive[2:]).all(), op  # shows from i + 1
+        for scan in (fake_distributed_scan, fake_distributed_scan_in_place):
+            inclusive = np.concatenate(scan(shards, op, False))
+            exclusive = np.concatenate(scan(shards, op, True))
+            assert not np.isnan(inclusive[0]) and np.isnan(inclusive[1:]).all(), op
+            assert not np.isnan(exclusive[:2]).any() and np.isnan(exclusive[2:]).all(), op  # shows from i + 1
 
 
 def fake_distributed_reduce(shards, op):
@@ -341,8 +375,12 @@ def numpy_local_steps():
     """NumPy in place of the local pyscan kernels, for CPU tensors on a gloo group."""
     import torch
 
-    def local_scan(x, op, exclusive, stream):
-        return torch.from_numpy(reference(x.numpy(), op, exclusive))
+    def local_scan(x, op, exclusive, stream, out=None):
+        result = torch.from_numpy(reference(x.numpy(), op, exclusive))
+        if out is None:
+            return result
+        out.copy_(result)
+        return out
 
     def local_reduce(x, op, stream):
         return torch.as_tensor(numpy_reduce(x.numpy(), op))
@@ -394,6 +432,16 @@ def test_torch_one_process_gloo_group(monkeypatch, tmp_path, rng):
         assert out.dtype == torch.int32
         np.testing.assert_array_equal(out.numpy(), np.cumsum(x, dtype=np.int32))
         assert distributed.scan(torch.zeros(0, dtype=torch.float64), exclusive=True).shape == (0,)
+        y = torch.from_numpy(x.copy())
+        assert distributed.scan(y, out=y) is y
+        np.testing.assert_array_equal(y.numpy(), np.cumsum(x, dtype=np.int32))
+        out = torch.empty(x.size, dtype=torch.int32)
+        assert distributed.scan(torch.from_numpy(x), out=out, op="max", exclusive=True) is out
+        np.testing.assert_array_equal(out.numpy(), reference(x, "max", True))
+        with pytest.raises(ValueError, match="overlaps the shard without being it"):
+            distributed.scan(y[:-1], out=y[1:])
+        with pytest.raises(ValueError, match=r"expected shape \(1000,\), dtype torch.int32"):
+            distributed.scan(y, out=torch.empty(1000, dtype=torch.int64))
         assert distributed.reduce(torch.from_numpy(x)).item() == np.sum(x, dtype=np.int32)
         assert distributed.reduce(torch.zeros(0, dtype=torch.int64)).item() == 0
         with pytest.raises(ValueError, match="every shard is empty"):
@@ -446,12 +494,15 @@ def gloo_worker(rank, store_path, results_dir):
                     start = sum(s.size for s in shards[:rank])
                     for exclusive in (False, True):
                         cases += 1
-                        got = distributed.scan(mine, op=op, exclusive=exclusive).numpy()
                         expected = part_of(expected_scan(whole, op, exclusive), start, start + mine.numel())
-                        try:
-                            check_scan(got, expected, whole.size + GLOO_RANKS + 1)
-                        except AssertionError as exc:
-                            failures.append(f"scan {dtype} {op} exclusive={exclusive} layout={layout}: {exc}")
+                        in_place = mine.clone()
+                        for mode, got in (("new", distributed.scan(mine, op=op, exclusive=exclusive)),
+                                          ("in place", distributed.scan(in_place, op=op, exclusive=exclusive,
+                                                                        out=in_place))):
+                            try:
+                                check_scan(got.numpy(), expected, 2 * whole.size + GLOO_RANKS + 1)
+                            except AssertionError as exc:
+                                failures.append(f"scan {mode} {dtype} {op} exclusive={exclusive} layout={layout}: {exc}")
                     cases += 1
                     try:
                         value, error = distributed.reduce(mine, op=op), None

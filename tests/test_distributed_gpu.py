@@ -188,6 +188,8 @@ def error_depth(registry, n) -> int:
 @pytest.mark.parametrize("op", OPERATOR_NAMES)
 @pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
 def test_scan_equals_single_gpu_scan_of_concatenation(rig, dtype, op, exclusive):
+    """The three ways to call it: a new result, out=, and in place (out=local_shard, reduce-then-scan)."""
+    from pyscan.reductions import REDUCTIONS
     from pyscan.scans import SCANS
 
     def check():
@@ -198,26 +200,36 @@ def test_scan_equals_single_gpu_scan_of_concatenation(rig, dtype, op, exclusive)
             start = sum(s.size for s in shards[:rig.rank])
             stop = start + shards[rig.rank].size
             x = rig.to_device(shards[rig.rank])
-            out = distributed.scan(x, op=op, exclusive=exclusive)
+            given, in_place = rig.torch.empty_like(x), x.clone()
+            results = {"new": distributed.scan(x, op=op, exclusive=exclusive),
+                       "out=": distributed.scan(x, op=op, exclusive=exclusive, out=given),
+                       "in place": distributed.scan(in_place, op=op, exclusive=exclusive, out=in_place)}
             what = f"{layout} {dtype} {op} exclusive={exclusive}"
-            if out.device != x.device or out.dtype != x.dtype or out.shape != x.shape:
-                failures.append(f"{what}: got {out.dtype} {tuple(out.shape)} on {out.device}, shard on {x.device}")
-                continue
+            if results["out="] is not given or results["in place"] is not in_place:
+                failures.append(f"{what}: out= not returned")
             if not np.array_equal(rig.host(x), shards[rig.rank], equal_nan=True):
                 failures.append(f"{what}: the shard was changed")
-            mine = rig.host(out)
             single = rig.single_scan(whole, op, exclusive)[start:stop]
-            depth = error_depth(SCANS, max(len(s) for s in shards)) + rig.size + 1
+            longest = max(len(s) for s in shards)
+            depth = error_depth(SCANS, longest) + error_depth(REDUCTIONS, longest) + rig.size + 1
             expected = expected_scan(whole, op, exclusive)
-            part = {f: getattr(expected, f)[start:stop] for f in ("exact", "ref", "mag") if getattr(expected, f) is not None}
+            part = type(expected)(expected.dtype, **{f: getattr(expected, f)[start:stop] for f in ("exact", "ref", "mag")
+                                                     if getattr(expected, f) is not None})
             try:
-                check_scan(mine, type(expected)(expected.dtype, **part), depth, f"{what} (distributed)")
-                check_scan(single, type(expected)(expected.dtype, **part), error_depth(SCANS, whole.size),
-                           f"{what} (single GPU)")
-                if np.dtype(dtype).kind == "i" or op != "add":
-                    np.testing.assert_array_equal(mine, single, err_msg=f"{what}: distributed != single GPU")
+                check_scan(single, part, error_depth(SCANS, whole.size), f"{what} (single GPU)")
             except AssertionError as exc:
                 failures.append(str(exc)[:2000])
+            for mode, out in results.items():
+                if out.device != x.device or out.dtype != x.dtype or out.shape != x.shape:
+                    failures.append(f"{what} {mode}: got {out.dtype} {tuple(out.shape)} on {out.device}, shard on {x.device}")
+                    continue
+                mine = rig.host(out)
+                try:
+                    check_scan(mine, part, depth, f"{what} {mode} (distributed)")
+                    if np.dtype(dtype).kind == "i" or op != "add":
+                        np.testing.assert_array_equal(mine, single, err_msg=f"{what} {mode}: distributed != single GPU")
+                except AssertionError as exc:
+                    failures.append(str(exc)[:2000])
         return "\n".join(failures) or None
 
     run_checked(rig, check)
