@@ -12,7 +12,7 @@ out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
 if [ -f .gpu-host/install.sh ]; then bash .gpu-host/install.sh /tmp/site >/dev/null || exit 1; fi
 export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 work=$(mktemp -d); pics=$work/docs_images; mkdir -p "$pics"
-runs=500; max_mb=2048
+runs=300; max_mb=2048
 if [ "${GPU_PICTURES_QUICK:-0}" = 1 ]; then runs=50; max_mb=256; fi
 failed=$work/failed
 step() { echo; echo "=== $*"; local t=$SECONDS; "$@" || { echo "FAILED ($?): $*"; echo "$*" >> "$failed"; }; echo "--- $((SECONDS - t)) s"; }
