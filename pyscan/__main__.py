@@ -1,10 +1,20 @@
-"""python -m pyscan info | bench | check"""
+"""python -m pyscan info | bench | check
+
+    info    versions, the device, and the kernel files the loader sees
+    bench   pyscan's public calls beside torch, CuPy, PyCUDA and cuda.compute (pyscan_tools/bench)
+    check   every algorithm against NumPy; with --sanitize, under compute-sanitizer too (pyscan_tools/check)
+
+Exit status (all three): 0 done; 1 a failure (a wrong result, an error); 2 a usage error; 3 cannot run here (no
+usable GPU; check --sanitize without compute-sanitizer).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+EXIT_UNAVAILABLE = 3  # as pyscan_tools.cli: cannot run here (no usable GPU)
 
 
 def info() -> int:
@@ -35,21 +45,23 @@ def info() -> int:
         print(f"{pattern} algorithms: {', '.join(registry.names()) or '-'}")
     if reason is not None:
         print(f"\nno GPU: {reason}", file=sys.stderr)
-        return 1
+        return EXIT_UNAVAILABLE
     return 0
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pyscan", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m pyscan", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="versions, device, and the kernel files the loader sees")
-    sub.add_parser("bench", help="benchmarks side by side (python -m pyscan bench --help)", add_help=False)
-    sub.add_parser("check", help="run every kernel under compute-sanitizer (python -m pyscan check --help)",
-                   add_help=False)
+    sub.add_parser("bench", help="pyscan's public calls beside torch, CuPy, PyCUDA and cuda.compute, per call "
+                   "(python -m pyscan bench --help)", add_help=False)
+    sub.add_parser("check", help="every algorithm against NumPy; with --sanitize also under compute-sanitizer "
+                   "(python -m pyscan check --help)", add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "info":
         return info()
-    module = importlib.import_module(f"pyscan.{args.command}")
+    module = importlib.import_module(f"pyscan_tools.{args.command}.cli")
     return module.main(rest)
 
 

@@ -27,6 +27,7 @@ that says what was expected and what came) and returns a `Call`:
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 
@@ -59,7 +60,7 @@ class DeviceView:
 
     def __init__(self, gpudata: int, shape: tuple, dtype, native):
         self.gpudata, self.shape, self.dtype, self.native = int(gpudata), tuple(shape), np.dtype(dtype), native
-        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.size = math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
@@ -119,7 +120,8 @@ class _GPUArray(Kind):
     name, via_pycuda, fix_contiguous = "pycuda", True, "x.copy()"
 
     def view(self, x):
-        return int(x.gpudata), x.shape, x.dtype, bool(x.flags.c_contiguous), None
+        address = x.gpudata  # None for an empty GPUArray
+        return (int(address) if address is not None else 0), x.shape, x.dtype, bool(x.flags.c_contiguous), None
 
     def default_stream(self, x, device):
         return 0
@@ -185,23 +187,31 @@ class _Torch(Kind):
     name, library_streams, fix_contiguous = "torch", True, "x.contiguous()"
     _devices: dict = {}
 
-    @staticmethod
-    def dtype_of(x):
-        torch = sys.modules["torch"]
-        mapping = {torch.int32: np.int32, torch.int64: np.int64, torch.float32: np.float32, torch.float64: np.float64,
-                   torch.uint8: np.uint8, torch.bool: np.bool_, torch.int8: np.int8, torch.int16: np.int16,
-                   torch.float16: np.float16}
-        for name in ("uint16", "uint32", "uint64"):
-            if hasattr(torch, name):
-                mapping[getattr(torch, name)] = getattr(np, name)
-        if x in mapping:
-            return np.dtype(mapping[x])
-        return None
+    _to_numpy: dict = {}
+    _to_torch: dict = {}
 
-    @staticmethod
-    def torch_dtype(dtype):
+    @classmethod
+    def _dtypes(cls):
         torch = sys.modules["torch"]
-        return getattr(torch, "bool" if dtype == np.bool_ else np.dtype(dtype).name)
+        for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+                     "float64", "bool"):
+            if hasattr(torch, name):
+                numpy_dtype = np.dtype(np.bool_ if name == "bool" else name)
+                cls._to_numpy[getattr(torch, name)] = numpy_dtype
+                cls._to_torch[numpy_dtype] = getattr(torch, name)
+
+    @classmethod
+    def dtype_of(cls, torch_dtype):
+        """The NumPy dtype of a torch dtype (None where NumPy has none, as for bfloat16)."""
+        if not cls._to_numpy:
+            cls._dtypes()
+        return cls._to_numpy.get(torch_dtype)
+
+    @classmethod
+    def torch_dtype(cls, dtype):
+        if not cls._to_torch:
+            cls._dtypes()
+        return cls._to_torch[np.dtype(dtype)]
 
     def view(self, x):
         if not x.is_cuda:
@@ -274,7 +284,7 @@ class Call:
 
     def __init__(self, kind, x, host, address, shape, dtype, device, stream, library_stream):
         self.kind, self.host, self.shape, self.dtype, self.device = kind, host, tuple(shape), np.dtype(dtype), device
-        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.size = math.prod(self.shape)
         self.stream, self.library_stream = stream, library_stream
         self.x = None if host is not None else (x if kind is GPUARRAY else DeviceView(address, shape, dtype, x))
         self._scratch = None
@@ -303,7 +313,11 @@ class Call:
             with _pending_lock:
                 _pending.append((event, self._scratch))
             self._scratch = None
-        gpu.leave_device(self._previous)
+        if self.kind.via_pycuda:
+            if self._outer is None:
+                gpu.release_thread()
+        else:
+            gpu.leave_device(self._previous)
         return False
 
     # allocation ---------------------------------------------------------------------------------------------------
@@ -418,10 +432,10 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     if ndim is not None and len(shape) != ndim:
         raise ValueError(f"{what}: expected a {ndim}-D array, got shape {tuple(shape)}")
     dtype = np.dtype(dtype)
-    if dtype not in [np.dtype(d) for d in dtypes]:
+    if dtype not in dtypes:  # a dict keyed by dtypes, or a tuple of dtypes or types (np.dtype equals its type)
         names = ", ".join(str(np.dtype(d)) for d in dtypes)
         raise TypeError(f"{what}: unsupported dtype {dtype}: expected one of {names}")
-    size = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+    size = math.prod(shape)
     if max_length is not None and size > max_length:
         raise ValueError(f"{what}: {size} elements is more than the kernels' limit of {max_length}")
     host = None
@@ -512,7 +526,8 @@ def upload(host: np.ndarray):
     device = gpu.gpuarray().empty(host.shape, host.dtype, allocator=device_pool().allocate)
     if host.size:
         stream = streams.current()
-        cuda.copy_htod(int(device.gpudata), np.ascontiguousarray(host).ctypes.data, host.nbytes, stream)
+        host = np.ascontiguousarray(host)  # held until the copy has read it
+        cuda.copy_htod(int(device.gpudata), host.ctypes.data, host.nbytes, stream)
         if stream not in (0, cuda.STREAM_LEGACY):
             cuda.stream_synchronize(stream)  # pageable host memory: keep it alive until the copy is done
     return device

@@ -72,6 +72,7 @@ def _setup_thread():
                     f"no CUDA driver: cuInit failed ({exc}). pyscan's GPU functions need an NVIDIA GPU and its driver."
                 ) from exc
         current = drv.Context.get_current()
+        main = threading.current_thread() is threading.main_thread()
         if _default_context is None:
             if current is None:
                 count = drv.Device.count()
@@ -81,16 +82,47 @@ def _setup_thread():
                 if not 0 <= ordinal < count:
                     raise GPUUnavailableError(f"CUDA_DEVICE={ordinal}, but the driver sees {count} device(s).")
                 _default_context = drv.Device(ordinal).retain_primary_context()
-                _default_context.push()
-                _pushed_by_pyscan = True
+                _push(main)
                 atexit.register(_release_context)
             else:
                 _default_context = current
         elif current is None:
-            _default_context.push()  # a new thread: the same context, pushed on this thread's pycuda stack
+            _push(main)  # a new thread: the same context, pushed on this thread's pycuda stack
         _driver = drv
         _thread.pycuda_ready = True
         return drv
+
+
+def _push(main: bool) -> None:
+    """Push the default context in this thread.  The main thread keeps it (popped at exit); another thread pops it
+    when its call ends (release_thread), because pycuda aborts the process when a thread ends with a context on
+    its stack."""
+    global _pushed_by_pyscan
+    _default_context.push()
+    if main:
+        _pushed_by_pyscan = True
+    else:
+        _thread.pushed = True
+        _thread.guard = _PopAtThreadExit()
+
+
+class _PopAtThreadExit:
+    """Held in the thread's locals: if the thread ends with pyscan's context still pushed (a kernel launched outside
+    any pyscan call), pop it as the thread's locals are cleared, before pycuda's own clean-up would abort."""
+
+    def __del__(self):
+        try:
+            release_thread()
+        except Exception:  # noqa: BLE001 - nothing may escape a thread's clean-up
+            pass
+
+
+def release_thread() -> None:
+    """Pop the default context if this (non-main) thread pushed it; the next call pushes it again."""
+    if getattr(_thread, "pushed", False):
+        _thread.pushed = False
+        _thread.pycuda_ready = False
+        _default_context.pop()
 
 
 _release_hooks: list = []
@@ -109,17 +141,20 @@ def _release_context():
     Freeing pycuda objects after the pop makes pycuda abort the process ("explicit_context_dependent failed:
     invalid device context"), so the release hooks run first, then unreachable GPUArrays are collected."""
     global _pushed_by_pyscan
-    if _pushed_by_pyscan and getattr(_thread, "pycuda_ready", False):
-        import gc
+    if _default_context is None or _driver is None:
+        return
+    import gc
 
-        from pycuda.tools import clear_context_caches
+    from pycuda.tools import clear_context_caches
 
-        for hook in reversed(_release_hooks):
-            hook()
-        gc.collect()
-        _default_context.pop()
-        clear_context_caches()
-        _pushed_by_pyscan = False
+    if not _pushed_by_pyscan:  # pyscan ran in other threads only: make the context current for the clean-up
+        _default_context.push()
+    for hook in reversed(_release_hooks):
+        hook()
+    gc.collect()
+    _default_context.pop()
+    clear_context_caches()
+    _pushed_by_pyscan = False
 
 
 def ready() -> bool:

@@ -90,6 +90,9 @@ class Registry:
         return tuple(name for name in self.order if name in self._algorithms)
 
     def get(self, name) -> Algorithm:
+        algorithm = self._algorithms.get(name) if isinstance(name, str) else None
+        if algorithm is not None:  # the hot path of every call: no message built
+            return algorithm
         valid = ", ".join(map(repr, ("auto",) + self.names()))
         if not isinstance(name, str):
             raise TypeError(f"{self.pattern} algorithm must be a name (str), got {type(name).__name__} {name!r}; "

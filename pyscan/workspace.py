@@ -62,6 +62,10 @@ class StreamWorkspace:
         cuda.memset_d32(address, 0, nbytes // 4, stream)
         kept.address, kept.nbytes, kept.state = address, nbytes, 0
 
+    def kept(self, stream: int = 0) -> Kept | None:
+        """The buffer of the current context and `stream`, if a call has made one (for tests and tools)."""
+        return self._buffers.get((cuda.current_context(), stream))
+
     def zero(self, kept: Kept) -> None:
         """Zero the whole buffer again, on the running call's stream."""
         cuda.memset_d32(kept.address, 0, kept.nbytes // 4, streams.current())

@@ -14,6 +14,14 @@ BINS = [1, 7, 64, 255, 256]
 HISTOGRAM_NAMES = ("auto",) + pyscan.HISTOGRAM_ALGORITHMS
 
 
+def as_numpy(result):
+    """A result as NumPy: device input gives device results (a 0-d GPUArray for a reduction, a GPUArray of counts
+    for a histogram); NumPy results pass through."""
+    if isinstance(result, (np.ndarray, np.generic)):
+        return result
+    return result.get()[()]
+
+
 def python_letter_histogram(text: bytes) -> list:
     counts = [0] * 7
     for byte in text:
@@ -38,7 +46,7 @@ def test_every_algorithm_equals_numpy(n, kind, rng):
     for bins in BINS:
         expected = np.histogram(data, bins=bins, range=(0, 256))[0]
         for name in HISTOGRAM_NAMES:
-            counts = pyscan.histogram(data_gpu, bins, algorithm=name)
+            counts = as_numpy(pyscan.histogram(data_gpu, bins, algorithm=name))
             assert isinstance(counts, np.ndarray) and counts.dtype == np.uint64 and counts.shape == (bins,)
             np.testing.assert_array_equal(counts, expected, err_msg=f"{name}, bins={bins}, n={n}, {kind}")
 
@@ -49,7 +57,7 @@ def test_all_equal_extreme_values(value):
     for bins in BINS:
         expected = np.histogram(data, bins=bins, range=(0, 256))[0]
         for name in pyscan.HISTOGRAM_ALGORITHMS:
-            np.testing.assert_array_equal(pyscan.histogram(data, bins, algorithm=name), expected, err_msg=name)
+            np.testing.assert_array_equal(as_numpy(pyscan.histogram(data, bins, algorithm=name)), expected, err_msg=name)
 
 
 @pytest.mark.parametrize("offset", range(17))
@@ -62,7 +70,7 @@ def test_unaligned_gpuarray_slices(offset, rng):
     for end in (offset + 1, offset + 16, offset + 40, 10_000 - offset % 5):
         piece = data[offset:end]
         for name in pyscan.HISTOGRAM_ALGORITHMS:
-            np.testing.assert_array_equal(pyscan.histogram(data_gpu[offset:end], algorithm=name),
+            np.testing.assert_array_equal(as_numpy(pyscan.histogram(data_gpu[offset:end], algorithm=name)),
                                           np.histogram(piece, bins=256, range=(0, 256))[0], err_msg=f"{name} {end}")
 
 
@@ -88,7 +96,7 @@ def test_text_histogram_every_algorithm(rng):
         expected = python_letter_histogram(raw)
         assert reference.reference_histogram(np.frombuffer(raw, np.uint8), letters=True).tolist() == expected
         for name in HISTOGRAM_NAMES:
-            counts = pyscan.text_histogram(text, algorithm=name)
+            counts = as_numpy(pyscan.text_histogram(text, algorithm=name))
             assert counts.dtype == np.uint64 and counts.tolist() == expected, name
 
 
@@ -99,13 +107,14 @@ def test_input_kinds(rng):
     expected = np.histogram(data, bins=64, range=(0, 256))[0]
     raw = data.tobytes()
     for value in (data, ga.to_gpu(data), raw, bytearray(raw), memoryview(raw), memoryview(bytearray(raw))):
-        counts = pyscan.histogram(value, 64)
+        counts = as_numpy(pyscan.histogram(value, 64))
         assert isinstance(counts, np.ndarray) and counts.dtype == np.uint64
         np.testing.assert_array_equal(counts, expected, err_msg=type(value).__name__)
     strided = rng.integers(0, 256, 20_001, dtype=np.uint8)
-    np.testing.assert_array_equal(pyscan.histogram(strided[::3], 255), np.histogram(strided[::3], 255, (0, 256))[0])
+    np.testing.assert_array_equal(as_numpy(pyscan.histogram(strided[::3], 255)), np.histogram(strided[::3], 255, (0, 256))[0])
     letters = b"hello world, programming massively parallel processors"
-    assert pyscan.text_histogram(ga.to_gpu(np.frombuffer(letters, np.uint8))).tolist() == python_letter_histogram(letters)
+    counts = as_numpy(pyscan.text_histogram(ga.to_gpu(np.frombuffer(letters, np.uint8))))
+    assert counts.tolist() == python_letter_histogram(letters)
 
 
 def test_empty_gives_zeros():
@@ -113,22 +122,22 @@ def test_empty_gives_zeros():
 
     for name in HISTOGRAM_NAMES:
         for empty in (np.zeros(0, np.uint8), b"", ga.empty(0, np.uint8)):  # (ga.zeros(0) fails in pycuda)
-            counts = pyscan.histogram(empty, 7, algorithm=name)
+            counts = as_numpy(pyscan.histogram(empty, 7, algorithm=name))
             assert counts.dtype == np.uint64 and counts.tolist() == [0] * 7
-        assert pyscan.text_histogram("", algorithm=name).tolist() == [0] * 7
+        assert as_numpy(pyscan.text_histogram("", algorithm=name)).tolist() == [0] * 7
 
 
 def test_bad_input_on_the_gpu():
     import pycuda.gpuarray as ga
 
     with pytest.raises(TypeError, match="uint8"):
-        pyscan.histogram(ga.zeros(10, np.int32))
+        as_numpy(pyscan.histogram(ga.zeros(10, np.int32)))
     with pytest.raises(ValueError, match="1-D"):
-        pyscan.histogram(ga.zeros((2, 5), np.uint8))
+        as_numpy(pyscan.histogram(ga.zeros((2, 5), np.uint8)))
     with pytest.raises(ValueError, match="bins"):
-        pyscan.histogram(ga.zeros(10, np.uint8), 300)
+        as_numpy(pyscan.histogram(ga.zeros(10, np.uint8), 300))
     with pytest.raises(ValueError, match="unknown histogram algorithm"):
-        pyscan.text_histogram("abc", algorithm="nope")
+        as_numpy(pyscan.text_histogram("abc", algorithm="nope"))
 
 
 def test_counts_beyond_32_bits_do_not_wrap():
@@ -144,7 +153,7 @@ def test_counts_beyond_32_bits_do_not_wrap():
     data = ga.empty(n, np.uint8)
     gpu.driver().memset_d8(data.gpudata, 200, n)
     for name in ("fast", "aggregated", "coarsened"):
-        counts = pyscan.histogram(data, 256, algorithm=name)
+        counts = as_numpy(pyscan.histogram(data, 256, algorithm=name))
         assert counts[200] == n and counts.sum() == n, name
     del data
 

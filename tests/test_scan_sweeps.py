@@ -503,11 +503,12 @@ def test_gpu_decoupled_status_kept_between_calls(rng):
                 for op, exclusive in (("add", False), ("max", True)):
                     out = pyscan.scan(view, algorithm="decoupled_lookback", op=op, exclusive=exclusive).get()
                     check(out, host, op, exclusive, dl.decoupled_lookback_error_depth(n), f"{dtype} n={n} {op}")
-                buffer = dl._status_buffers[np.dtype(dtype).itemsize]
+                kept = dl._status[np.dtype(dtype).itemsize].kept(stream=0)  # the legacy stream's buffer
                 counters = np.empty(2, np.uint32)
-                drv.memcpy_dtoh(counters, buffer.allocation)
+                drv.memcpy_dtoh(counters, kept.address)
                 assert counters.tolist() == [0, 0], f"{dtype} n={n}: counter and finished blocks {counters}"
-    assert dl._status_buffers[4].capacity >= -(-(2**22 + 3) // dl.tile_size(np.int32))
+    words = 2 + dl.status_words(-(-(2**22 + 3) // dl.tile_size(np.int32)), 4)
+    assert dl._status[4].kept(stream=0).nbytes >= 8 * words
 
 
 @pytest.mark.gpu
@@ -521,11 +522,11 @@ def test_gpu_decoupled_epoch_wraps(rng):
     x = make_input(rng, 2**20 + 5, np.int32, "add")
     x_dev = ga.to_gpu(x)
     pyscan.scan(x_dev, algorithm="decoupled_lookback")
-    buffer = dl._status_buffers[4]
-    buffer.epoch = buffer.EPOCHS - 3
+    kept = dl._status[4].kept(stream=0)
+    kept.state = dl.EPOCHS - 3
     seen = []
     for _ in range(6):
         out = pyscan.scan(x_dev, algorithm="decoupled_lookback").get()
-        seen.append(buffer.epoch)
+        seen.append(kept.state)
         np.testing.assert_array_equal(out, reference(x, "add", False))
-    assert seen == [buffer.EPOCHS - 2, buffer.EPOCHS - 1, 1, 2, 3, 4]
+    assert seen == [dl.EPOCHS - 2, dl.EPOCHS - 1, 1, 2, 3, 4]

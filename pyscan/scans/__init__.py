@@ -39,11 +39,16 @@ IN_PLACE = frozenset({"decoupled_lookback", "hierarchical", "kogge_stone", "kogg
                       "coarsened", "blelloch", "blelloch_block", "single_pass"})
 
 
+_auto_limits: list = []  # (name, max_length) of the auto priority's registered algorithms, best first
+
+
 def choose_auto(n: int, dtype=None, op=None) -> str:
     """The algorithm `auto` runs on n elements: the first of the registry's auto priority (scans/registry.py) that
     takes n.  Every registered scan takes every dtype and operator."""
-    for name in SCANS.auto_priority:
-        if name in SCANS.names() and (max_length(name) is None or n <= max_length(name)):
+    if not _auto_limits:
+        _auto_limits.extend((name, max_length(name)) for name in SCANS.auto_priority if name in SCANS.names())
+    for name, limit in _auto_limits:
+        if limit is None or n <= limit:
             return name
     return SCANS.choose(n)
 
