@@ -1,0 +1,256 @@
+"""The libraries' rows: what a user would call instead of pyscan, on the same input, timed the same way.
+
+    scan       torch.cumsum, cupy.cumsum (both CUB underneath), PyCUDA's InclusiveScanKernel, cuda.compute's
+               inclusive scan (CUB from Python): a reusable object with its temporary storage kept, and the
+               one-shot call that allocates it every time
+    reduce     torch.sum / torch.amax / torch.amin, cupy.sum / cupy.max / cupy.min, PyCUDA's ReductionKernel,
+               cuda.compute's reduce_into (reusable and one-shot)
+    histogram  cupy.histogram, torch.bincount
+    life       the book's conway_ker exactly as printed (Hands-On ch. 4), two buffers swapped by the host
+
+A peer whose library does not import is left out (the run says so once).  Every result is kept in the dtype of
+the input (dtype=x.dtype where the library would widen it), so every row moves the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from pyscan.types import identity
+
+
+@dataclass(frozen=True)
+class Peer:
+    name: str  # the row's name
+    library: str  # torch, cupy, pycuda, cuda.compute, book
+    arrays: str  # the array kind it is called on (and whose events time it)
+    make: Callable  # (x of that kind, op) -> (call, result)
+    reference: bool = False  # the x_ref of its pattern (life: the book's kernel)
+
+
+def _returning(fn):
+    box = {}
+
+    def call():
+        box["r"] = fn()
+    return call, lambda: box["r"]
+
+
+# ---- torch and CuPy: the public calls -------------------------------------------------------------------------
+
+def _torch_scan(x, op):
+    import torch
+
+    return _returning(lambda: torch.cumsum(x, 0, dtype=x.dtype))
+
+
+def _torch_reduce(x, op):
+    import torch
+
+    fn = {"add": lambda: torch.sum(x, dtype=x.dtype), "max": lambda: torch.amax(x), "min": lambda: torch.amin(x)}[op]
+    return _returning(fn)
+
+
+def _torch_bincount(x, data):
+    import torch
+
+    return _returning(lambda: torch.bincount(x, minlength=256))
+
+
+def _cupy_scan(x, op):
+    import cupy
+
+    return _returning(lambda: cupy.cumsum(x, dtype=x.dtype))
+
+
+def _cupy_reduce(x, op):
+    import cupy
+
+    fn = {"add": lambda: cupy.sum(x, dtype=x.dtype), "max": lambda: cupy.max(x), "min": lambda: cupy.min(x)}[op]
+    return _returning(fn)
+
+
+def _cupy_histogram(x, data):
+    import cupy
+
+    return _returning(lambda: cupy.histogram(x, bins=256, range=(0, 256))[0])
+
+
+# ---- PyCUDA's own scan and reduction kernels ---------------------------------------------------------------------
+
+_C_TYPES = {"int32": "int", "int64": "long", "float32": "float", "float64": "double"}  # pycuda's argument parser
+_EXPRESSIONS = {"add": "a+b", "max": "(a>b)?a:b", "min": "(a<b)?a:b"}
+_pycuda_kernels: dict = {}
+_pycuda_pool = []
+
+
+def _pool_allocate():
+    """A pycuda memory pool for PyCUDA's kernels' scratch, so their rows do not time cudaMalloc."""
+    if not _pycuda_pool:
+        from pycuda.tools import DeviceMemoryPool
+
+        _pycuda_pool.append(DeviceMemoryPool())
+    return _pycuda_pool[0].allocate
+
+
+def _c_literal(value, dtype) -> str:
+    """A C expression for value in dtype (the neutral element of ReductionKernel)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        bits = value.view(np.uint32 if dtype.itemsize == 4 else np.uint64)
+        return (f"__int_as_float({int(bits):#x})" if dtype.itemsize == 4
+                else f"__longlong_as_double({int(bits):#x}ULL)")
+    low = np.iinfo(dtype).min
+    if int(value) == low:  # the lowest value has no literal of its own
+        return f"({low + 1}LL-1)" if dtype.itemsize == 8 else f"({low + 1}-1)"
+    return f"{int(value)}LL" if dtype.itemsize == 8 else str(int(value))
+
+
+def _pycuda_scan(x, op):
+    key = ("scan", str(x.dtype), op)
+    if key not in _pycuda_kernels:
+        from pycuda.scan import InclusiveScanKernel
+
+        _pycuda_kernels[key] = InclusiveScanKernel(x.dtype, _EXPRESSIONS[op])
+    knl, out, allocate = _pycuda_kernels[key], x.copy(), _pool_allocate()
+    return (lambda: knl(x, out, allocator=allocate)), lambda: out
+
+
+def _pycuda_reduce(x, op):
+    key = ("reduce", str(x.dtype), op)
+    if key not in _pycuda_kernels:
+        from pycuda.reduction import ReductionKernel
+
+        _pycuda_kernels[key] = ReductionKernel(x.dtype, neutral=_c_literal(identity(op, x.dtype), x.dtype),
+                                               reduce_expr=_EXPRESSIONS[op], map_expr="x[i]",
+                                               arguments=f"const {_C_TYPES[str(x.dtype)]} *x")
+    knl, allocate = _pycuda_kernels[key], _pool_allocate()
+    return _returning(lambda: knl(x, allocator=allocate))
+
+
+# ---- cuda.compute (package cuda-cccl): CUB's algorithms from Python -------------------------------------------------
+
+def cuda_compute():
+    """The cuda.compute module (cuda-cccl), or its older name cuda.cccl.parallel.experimental; None if neither."""
+    for name in ("cuda.compute", "cuda.cccl.parallel.experimental"):
+        try:
+            return __import__(name, fromlist=["OpKind"])
+        except Exception:  # noqa: BLE001
+            continue
+    return None
+
+
+_OP_KINDS = {"add": "PLUS", "max": "MAXIMUM", "min": "MINIMUM"}
+
+
+def _cc_parts(x, op):
+    cc = cuda_compute()
+    return cc, getattr(cc.OpKind, _OP_KINDS[op]), np.array([identity(op, x.dtype)], x.dtype)
+
+
+def _cc_reused(algorithm: str):
+    """cuda.compute's reusable object ("scan": make_inclusive_scan, "reduce": make_reduce_into), its temporary
+    storage allocated once, as a program calling it in a loop would keep it."""
+    def make(x, op):
+        import cupy
+
+        cc, kind, init = _cc_parts(x, op)
+        out = cupy.empty_like(x) if algorithm == "scan" else cupy.empty(1, x.dtype)
+        build = cc.make_inclusive_scan if algorithm == "scan" else cc.make_reduce_into
+        fn = build(x, out, kind, init)
+        temp = cupy.empty(max(1, fn(None, x, out, x.size, init)), np.uint8)
+        return (lambda: fn(temp, x, out, x.size, init)), lambda: out
+    return make
+
+
+def _cc_one_shot(algorithm: str):
+    """cuda.compute's one-shot call (inclusive_scan, reduce_into): the temporary storage allocated every call."""
+    def make(x, op):
+        import cupy
+
+        cc, kind, init = _cc_parts(x, op)
+
+        def call():
+            if algorithm == "scan":
+                out = cupy.empty_like(x)
+                cc.inclusive_scan(x, out, kind, init, x.size)
+            else:
+                out = cupy.empty(1, x.dtype)
+                cc.reduce_into(x, out, kind, x.size, init)
+            return out
+        return _returning(call)
+    return make
+
+
+# ---- the book's Life kernel ---------------------------------------------------------------------------------------
+
+def _book_life(x, op):
+    """conway_ker as printed (kernels/life/global.cu: conway_ker_book): int32 cells, an N x N lattice with N a
+    multiple of 32, a grid of (N/32, N/32) blocks of 32 x 32, two buffers swapped by the host."""
+    from pyscan.loader import get_kernel
+
+    from ..patterns.life import GENERATIONS_PER_CALL
+
+    n = x.shape[0]
+    if x.shape != (n, n) or n % 32:
+        raise NotImplementedError(f"the book's kernel takes N x N lattices with N a multiple of 32, not {x.shape}")
+    fn = get_kernel("life/global.cu", "conway_ker_book")
+    buffers = [x.copy(), x.copy()]
+
+    def call():
+        for _ in range(GENERATIONS_PER_CALL):
+            fn.prepared_call((n // 32, n // 32, 1), (32, 32, 1), buffers[1].gpudata, buffers[0].gpudata)
+            buffers.reverse()
+    return call, lambda: buffers[0]
+
+
+PEERS = {
+    "scan": (Peer("torch.cumsum", "torch", "torch", _torch_scan), Peer("cupy.cumsum", "cupy", "cupy", _cupy_scan),
+             Peer("pycuda InclusiveScanKernel", "pycuda", "pycuda", _pycuda_scan),
+             Peer("cuda.compute scan (reused)", "cuda.compute", "cupy", _cc_reused("scan")),
+             Peer("cuda.compute inclusive_scan", "cuda.compute", "cupy", _cc_one_shot("scan"))),
+    "reduce": (Peer("torch.{sum|amax|amin}", "torch", "torch", _torch_reduce),
+               Peer("cupy.{sum|max|min}", "cupy", "cupy", _cupy_reduce),
+               Peer("pycuda ReductionKernel", "pycuda", "pycuda", _pycuda_reduce),
+               Peer("cuda.compute reduce (reused)", "cuda.compute", "cupy", _cc_reused("reduce")),
+               Peer("cuda.compute reduce_into", "cuda.compute", "cupy", _cc_one_shot("reduce"))),
+    "histogram": (Peer("cupy.histogram", "cupy", "cupy", _cupy_histogram, reference=True),
+                  Peer("torch.bincount", "torch", "torch", _torch_bincount)),
+    "life": (Peer("book conway_ker (as printed)", "book", "pycuda", _book_life, reference=True),),
+}
+
+
+def peer_name(peer: Peer, op: str) -> str:
+    """The row's name for an operator: torch.{sum|amax|amin} with op max is torch.amax."""
+    if "{" not in peer.name:
+        return peer.name
+    head, choices = peer.name.split("{")
+    return head + dict(zip(("add", "max", "min"), choices.rstrip("}").split("|")))[op]
+
+
+def library_available(library: str) -> bool:
+    if library == "cuda.compute":
+        return cuda_compute() is not None
+    if library == "book":
+        library = "pycuda"
+    try:
+        __import__(library)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def peers_for(pattern: str, kinds) -> tuple:
+    """The peers of a pattern whose library imports and whose array kind is open, and {peer: why left out}."""
+    chosen, left_out = [], {}
+    for peer in PEERS.get(pattern, ()):
+        if not library_available(peer.library):
+            left_out[peer.name] = f"{peer.library} does not import"
+        elif peer.arrays not in kinds:
+            left_out[peer.name] = f"no {peer.arrays} arrays"
+        else:
+            chosen.append(peer)
+    return tuple(chosen), left_out

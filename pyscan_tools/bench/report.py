@@ -1,0 +1,287 @@
+"""What the bench writes: the targets (read off the rows), the table, the JSON, the plot."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+
+from ..patterns import BENCH_PATTERNS
+from . import settings
+
+ROW_KEYS = ("pattern", "name", "kind", "library", "arrays", "algorithm", "reference", "dtype", "op", "size",
+            "size_label", "shape", "in_l2", "ms", "ms_min", "calls", "batches", "gelem_per_s", "copy_ms", "x_copy",
+            "driver_ms", "check", "note", "error")
+RESULT_KEYS = ("schema", "date", "device", "versions", "settings", "definitions", "rows", "skipped", "left_out",
+               "aborted", "targets")
+
+
+# ---- targets ------------------------------------------------------------------------------------------------------
+
+def _good(row) -> bool:
+    return bool(row.get("ms")) and not row.get("error") and row.get("check") != "MISMATCH"
+
+
+def _cases(rows, pattern, ops=None, dtypes=None):
+    """{(dtype, op, size): [rows]} of a pattern's timed rows."""
+    out = {}
+    for r in rows:
+        if r["pattern"] == pattern and _good(r) and (ops is None or r["op"] in ops) \
+                and (dtypes is None or r["dtype"] in dtypes):
+            out.setdefault((r["dtype"], r["op"], r["size"]), []).append(r)
+    return out
+
+
+def _where(dtype, op, row) -> str:
+    return f"{dtype} {op} {row['size_label']} on {row['arrays']}"
+
+
+def _worst_against(rows, pattern, ops, libraries, *, dtypes=None, largest_only=False):
+    """The worst (smallest) ratio fastest-peer time / pyscan time over every dtype, op, size and array kind:
+    >= 1 means pyscan's public call is at least as fast as the fastest of the peers of `libraries` everywhere."""
+    cases = _cases(rows, pattern, ops, dtypes)
+    if largest_only and cases:
+        top = max(size for _, _, size in cases)
+        cases = {k: v for k, v in cases.items() if k[2] == top}
+    worst = None
+    for (dtype, op, _), found in cases.items():
+        peers = [r for r in found if r["kind"] == "peer" and r["library"] in libraries]
+        ours = [r for r in found if r["kind"] == "pyscan" and r.get("algorithm") == "auto"]
+        if not peers or not ours:
+            continue
+        best_peer = min(peers, key=lambda r: r["ms"])
+        for row in ours:
+            ratio = best_peer["ms"] / row["ms"]
+            if worst is None or ratio < worst[0]:
+                worst = (ratio, f"{_where(dtype, op, row)} vs {best_peer['name']}")
+    return worst
+
+
+def _worst_call_over_copy(rows, patterns):
+    """The largest ratio pyscan time / copy time at the smallest size of each pattern (the stretch target)."""
+    worst = None
+    for pattern in patterns:
+        cases = _cases(rows, pattern)
+        if not cases:
+            continue
+        smallest = min(size for _, _, size in cases)
+        for (dtype, op, size), found in cases.items():
+            if size != smallest:
+                continue
+            for row in found:
+                if row["kind"] == "pyscan" and row.get("algorithm") == "auto" and row["copy_ms"]:
+                    ratio = row["ms"] / row["copy_ms"]
+                    if worst is None or ratio > worst[0]:
+                        worst = (ratio, f"{pattern} {_where(dtype, op, row)}")
+    return worst
+
+
+def _best_at_largest(rows, pattern, dtype, op, field):
+    """The best pyscan row's `field` at the largest size of a case (kernel-bound targets)."""
+    cases = _cases(rows, pattern, (op,), (dtype,))
+    if not cases:
+        return None
+    top = max(size for _, _, size in cases)
+    ours = [r for r in cases.get((dtype, op, top), []) if r["kind"] == "pyscan" and r.get(field) is not None]
+    if not ours:
+        return None
+    best = max(ours, key=lambda r: r[field])
+    return best[field], _where(dtype, op, best)
+
+
+def _reference_ratio(rows, pattern, op):
+    """reference time / best pyscan time at the largest size of a case (histogram: cupy.histogram; life: the
+    book's kernel)."""
+    cases = _cases(rows, pattern, (op,))
+    if not cases:
+        return None
+    top = max(size for _, _, size in cases)
+    found = [r for k, v in cases.items() if k[2] == top for r in v]
+    refs = [r for r in found if r["reference"]]
+    ours = [r for r in found if r["kind"] == "pyscan"]
+    if not refs or not ours:
+        return None
+    best = min(ours, key=lambda r: r["ms"])
+    return refs[0]["ms"] / best["ms"], f"{best['dtype']} {op} {best['size_label']} on {best['arrays']}"
+
+
+def targets(result: dict) -> list:
+    """The goals, measured.  Public-call targets take the worst ratio over every size (not only the largest),
+    every dtype and every array kind; kernel-bound ones the best row at the largest size."""
+    rows = result["rows"]
+    ran = {r["pattern"] for r in rows}
+    out = []
+
+    def add(what, pattern, goal, found, *, at_most=False):
+        if pattern not in ran:
+            return
+        value, where = found if found else (None, None)
+        met = None if value is None else (value <= goal if at_most else value >= goal)
+        out.append({"target": what, "goal": goal, "at_most": at_most, "measured": value, "where": where, "met": met})
+
+    both = ("torch", "cupy")
+    add("scan: fastest of torch.cumsum, cupy.cumsum / pyscan.scan, worst size", "scan", 1.0,
+        _worst_against(rows, "scan", ("add",), both))
+    add("reduce add: fastest of torch.sum, cupy.sum / pyscan.reduce, worst size", "reduce", 1.0,
+        _worst_against(rows, "reduce", ("add",), both))
+    add("reduce max: fastest of torch.amax, cupy.max / pyscan.reduce, worst size", "reduce", 1.0,
+        _worst_against(rows, "reduce", ("max",), both))
+    add("reduce min: fastest of torch.amin, cupy.min / pyscan.reduce, worst size", "reduce", 1.0,
+        _worst_against(rows, "reduce", ("min",), both))
+    add("reduce float32 add at the largest size: cupy.sum / pyscan.reduce", "reduce", 1.0,
+        _worst_against(rows, "reduce", ("add",), ("cupy",), dtypes=("float32",), largest_only=True))
+    add("stretch: pyscan call / device copy per call at the smallest size, worst", "scan", 2.0,
+        _worst_call_over_copy(rows, ("scan", "reduce")), at_most=True)
+    add("scan int32 at the largest size, x copy", "scan", 0.90, _best_at_largest(rows, "scan", "int32", "add", "x_copy"))
+    add("reduce int32 add at the largest size, x copy", "reduce", 0.90,
+        _best_at_largest(rows, "reduce", "int32", "add", "x_copy"))
+    add("reduce float32 add at the largest size, x copy", "reduce", 0.90,
+        _best_at_largest(rows, "reduce", "float32", "add", "x_copy"))
+    add("histogram uniform at the largest size, x cupy.histogram", "histogram", 2.0,
+        _reference_ratio(rows, "histogram", "uniform"))
+    add("histogram all-equal at the largest size, x cupy.histogram", "histogram", 3.0,
+        _reference_ratio(rows, "histogram", "all-equal"))
+    add("life at the largest size, x the book's conway_ker", "life", 10.0, _reference_ratio(rows, "life", "-"))
+    return out
+
+
+# ---- the table ----------------------------------------------------------------------------------------------------
+
+def _us(ms) -> str:
+    return "-" if ms is None else f"{ms * 1e3:.1f}"
+
+
+def format_table(result: dict) -> str:
+    """Per case (pattern, dtype, op): a row per size, microseconds per call per column; then what went wrong,
+    what was skipped, and the targets."""
+    rows = result["rows"]
+    out = ["microseconds per call (back-to-back calls; life: per generation); x copy = the fastest pyscan row's "
+           "ratio to the device copy (see benchmarks/README.md)"]
+    cases = []
+    for r in rows:
+        key = (r["pattern"], r["dtype"], r["op"])
+        if key not in cases:
+            cases.append(key)
+    for pattern, dtype, op in cases:
+        mine = [r for r in rows if (r["pattern"], r["dtype"], r["op"]) == (pattern, dtype, op)]
+        names = list(dict.fromkeys(r["name"] for r in mine))
+        drivers = any(r["driver_ms"] is not None for r in mine)
+        header = ["size"] + names + (["pyscan driver alone"] if drivers else []) + ["x copy"]
+        lines = []
+        for size_label in dict.fromkeys(r["size_label"] for r in mine):
+            at = {r["name"]: r for r in mine if r["size_label"] == size_label}
+            cells = [size_label + (" L2" if any(r["in_l2"] for r in at.values()) else "")]
+            for name in names:
+                r = at.get(name)
+                if r is None:
+                    cells.append("skip")
+                elif r["error"]:
+                    cells.append("ERROR")
+                else:
+                    cells.append(_us(r["ms"]) + ("!" if r["check"] == "MISMATCH" else ""))
+            if drivers:
+                cells.append(_us(next((r["driver_ms"] for r in at.values() if r["driver_ms"] is not None), None)))
+            ours = [r["x_copy"] for r in at.values() if r["kind"] == "pyscan" and r["x_copy"] and _good(r)]
+            cells.append(f"{max(ours):.2f}" if ours else "-")
+            lines.append(cells)
+        widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
+        out += ["", f"{pattern} {dtype}" + ("" if op == "-" else f" {op}")]
+        out.append("  ".join(h.rjust(w) for h, w in zip(header, widths)).rstrip())
+        out += ["  ".join(str(c).rjust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
+    wrong = [r for r in rows if r["error"] or r["check"] == "MISMATCH"]
+    if wrong:
+        out += ["", "problems (! = a wrong result):"]
+        out += [f"  {r['pattern']} {r['name']} {r['dtype']} {r['op']} {r['size_label']}: "
+                + (f"ERROR {r['error']}" if r["error"] else "WRONG RESULT") for r in wrong]
+    notes = sorted({(r["pattern"], r["name"], r["note"]) for r in rows if r["note"]})
+    if notes:
+        out += ["", "notes:"] + [f"  {p} {n}: {note}" for p, n, note in notes]
+    if result["skipped"]:
+        out += ["", "skipped:"]
+        groups: dict = {}
+        for s in result["skipped"]:
+            groups.setdefault((s["pattern"], s["name"], s["dtype"], s["op"], s["reason"]), []).append(s["size_label"])
+        for (pattern, name, dtype, op, reason), sizes in groups.items():
+            out.append(f"  {pattern} {name} {dtype} {op} at {', '.join(sizes)}: {reason}")
+    if result.get("left_out"):
+        out += ["", "left out: " + "; ".join(f"{k} ({v})" for k, v in result["left_out"].items())]
+    if result["targets"]:
+        out += ["", "targets:"]
+        for t in result["targets"]:
+            measured = "-" if t["measured"] is None else f"{t['measured']:.2f}"
+            met = {True: "met", False: "NOT met", None: "no data"}[t["met"]]
+            goal = f"<= {t['goal']}" if t["at_most"] else f">= {t['goal']}"
+            out.append(f"  {t['target']}: {measured} ({t['where'] or '-'}), goal {goal}: {met}")
+    if result.get("aborted"):
+        out.append(f"\nABORTED: {result['aborted']}")
+    return "\n".join(out)
+
+
+# ---- JSON -----------------------------------------------------------------------------------------------------------
+
+def validate_result(result: dict) -> None:
+    """Raise ValueError if result does not have the layout this module writes (settings.SCHEMA)."""
+    missing = [k for k in RESULT_KEYS if k not in result]
+    if missing:
+        raise ValueError(f"bench result: missing keys {missing}")
+    if result["schema"] != settings.SCHEMA:
+        raise ValueError(f"bench result: schema {result['schema']!r}, expected {settings.SCHEMA!r}")
+    datetime.datetime.fromisoformat(result["date"])
+    for i, row in enumerate(result["rows"]):
+        missing = [k for k in ROW_KEYS if k not in row]
+        if missing:
+            raise ValueError(f"bench result: row {i} misses {missing}")
+        if row["pattern"] not in BENCH_PATTERNS:
+            raise ValueError(f"bench result: row {i} has pattern {row['pattern']!r}")
+        if row["error"] is None and not (row["ms"] and row["ms"] > 0):
+            raise ValueError(f"bench result: row {i} has neither a time nor an error")
+
+
+def write_json(result: dict, path) -> None:
+    validate_result(result)
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1, allow_nan=False)
+        f.write("\n")
+
+
+# ---- the plot -------------------------------------------------------------------------------------------------------
+
+def plot(result: dict, path=None):
+    """Throughput against size (log-log), one panel per case, the copy's equivalent throughput dashed.  Draws with
+    the Agg canvas (no display needed); writes a PNG to path if given; returns the Figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from ..patterns import PATTERNS
+
+    rows = result["rows"]
+    panels = list(dict.fromkeys((r["pattern"], r["dtype"], r["op"]) for r in rows))
+    ncols = min(4, max(1, len(panels)))
+    nrows = max(1, math.ceil(len(panels) / ncols))
+    fig = Figure(figsize=(5.2 * ncols, 4.2 * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    fig.suptitle(f"pyscan bench on {result.get('device', {}).get('name', '?')}, {result['date'][:10]}: throughput "
+                 "against size, per call as users call (dashed: a device copy of the same bytes)")
+    styles = {"pyscan": dict(ls="-", marker="o", lw=2.2, ms=3), "peer": dict(ls=":", marker="s", lw=1.3, ms=3)}
+    for i, (pattern, dtype, op) in enumerate(panels):
+        ax = fig.add_subplot(nrows, ncols, i + 1)
+        mine = [r for r in rows if (r["pattern"], r["dtype"], r["op"]) == (pattern, dtype, op)]
+        factor = 2 if PATTERNS[pattern].reads_only else 1
+        copies = sorted((r["size"], factor * r["gelem_per_s"]) for r in mine if r["kind"] == "copy" and r["gelem_per_s"])
+        if copies:
+            ax.plot([c[0] for c in copies], [c[1] for c in copies], "k--", lw=1.5, label="copy")
+        for name in dict.fromkeys(r["name"] for r in mine if r["kind"] != "copy"):
+            pts = sorted((r["size"], r["gelem_per_s"]) for r in mine if r["name"] == name and _good(r))
+            if pts:
+                kind = next(r["kind"] for r in mine if r["name"] == name)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name, **styles[kind])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("cells" if PATTERNS[pattern].lattice else "elements")
+        ax.set_ylabel("Gcell/s" if PATTERNS[pattern].lattice else "Gelem/s")
+        ax.set_title(f"{pattern}: {dtype}" + ("" if op == "-" else f", {op}"))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+    if path is not None:
+        fig.savefig(path, dpi=100)
+    return fig

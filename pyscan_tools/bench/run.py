@@ -1,0 +1,264 @@
+"""The run: for each pattern asked for, each of its cases (dtype, op), each size from small to large: the device
+copy, pyscan's public calls on every array kind, their drivers alone, the peers; each result checked against
+NumPy once (up to CHECK_MAX_CELLS).  One input per case is made at the largest size and uploaded once per array
+kind; smaller sizes are prefix views of it (life: a lattice per size).
+
+A row that refuses a size (ValueError, NotImplementedError) or whose predicted time per call passes CALL_CAP_MS is
+skipped, and the output says so; a row that fails otherwise gets an error row and is not tried at larger sizes;
+the run carries on.  An interrupt (Ctrl-C, SIGTERM) ends the run early with the rows measured until then.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+import time
+
+import numpy as np
+
+from ..patterns import PATTERNS, cells, size_label
+from . import settings
+from .entries import Entry, peer_entries, pyscan_entries
+from .measure import gper_s, measure, predicted_ms
+from .peers import peers_for
+
+REFUSALS = (ValueError, NotImplementedError)  # an algorithm refusing an input: skipped, not an error
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: " + (text[0] if text else "")[:300]
+
+
+class Bench:
+    def __init__(self, args, kinds: dict, *, pyscan=None, patterns=None, peers=peers_for, rng=None, log=sys.stderr,
+                 device=None, versions=None):
+        import pyscan as pyscan_module
+
+        self.args = args
+        self.kinds = kinds
+        self.pyscan = pyscan if pyscan is not None else pyscan_module
+        self.patterns = patterns if patterns is not None else PATTERNS
+        self.peers = peers
+        self.rng = rng if rng is not None else np.random.default_rng(20261122)
+        self.log = log
+        self.device = device or {}
+        self.versions = versions or {}
+        self.l2_bytes = int(self.device.get("l2_cache_bytes") or 0)
+        self.user_kinds = [k for k in ("cupy", "torch") if k in kinds] or [k for k in ("pycuda",) if k in kinds]
+        self.copy_kind = self.user_kinds[0] if self.user_kinds else next(iter(kinds), None)
+        self.rows: list = []
+        self.skipped: list = []
+        self.left_out: dict = {}
+        self.last: dict = {}  # (pattern, name, dtype, op) -> (size, ms per call) of its last measurement
+        self.blocked: dict = {}  # (pattern, name, dtype, op) -> why larger sizes are not tried
+        self.dead = None
+        self.started = time.time()
+
+    # -- progress and bookkeeping
+
+    def say(self, text):
+        if self.log is not None:
+            print(f"[{time.time() - self.started:6.1f} s] {text}", file=self.log, flush=True)
+
+    def skip(self, where, name, reason):
+        pattern, dtype, op, size = where
+        self.skipped.append({"pattern": pattern, "name": name, "dtype": dtype, "op": op, "size": cells(size),
+                             "size_label": size_label(size), "reason": reason})
+        self.say(f"[{pattern}] {name} {dtype} {op} {size_label(size)}: skipped ({reason})")
+
+    def row(self, where, entry: Entry | None, copy_ms, in_l2, **values) -> dict:
+        pattern, dtype, op, size = where
+        spec = self.patterns[pattern]
+        row = {"pattern": pattern, "name": entry.name if entry else f"device copy ({self.copy_kind})",
+               "kind": entry.kind if entry else "copy", "library": entry.library if entry else self.copy_kind,
+               "arrays": entry.arrays if entry else self.copy_kind, "algorithm": entry.algorithm if entry else None,
+               "reference": bool(entry and entry.reference), "dtype": dtype, "op": op, "size": cells(size),
+               "size_label": size_label(size), "shape": list(size) if isinstance(size, tuple) else None,
+               "in_l2": in_l2, "ms": None, "ms_min": None, "calls": 0, "batches": 0, "gelem_per_s": None,
+               "copy_ms": copy_ms, "x_copy": None, "driver_ms": None, "check": "-", "note": "", "error": None}
+        row.update(values)
+        if row["ms"]:
+            row["gelem_per_s"] = gper_s(cells(size), row["ms"])
+            if copy_ms and entry is not None:
+                row["x_copy"] = spec.x_copy(row["ms"], copy_ms)
+        self.rows.append(row)
+        return row
+
+    def progress(self, row):
+        head = f"[{row['pattern']}] {row['name']} {row['dtype']} {row['op']} {row['size_label']}"
+        if row["error"]:
+            self.say(f"{head}: ERROR {row['error']}")
+            return
+        ratio = f", {row['x_copy']:.2f}x copy" if row["x_copy"] else ""
+        check = "" if row["check"] in ("ok", "-") else " CHECK " + row["check"]
+        self.say(f"{head}: {row['ms'] * 1e3:.1f} us per call ({row['calls']} x {row['batches']}){ratio}{check}")
+
+    def synchronize(self):
+        for kind in self.kinds.values():
+            kind.synchronize()
+
+    def alive(self) -> bool:
+        try:
+            self.synchronize()
+        except Exception:  # noqa: BLE001
+            return False
+        return True
+
+    # -- measuring
+
+    def measure_row(self, where, entry: Entry, x, expected, copy_ms, in_l2, units: int):
+        pattern, dtype, op, size = where
+        key = (pattern, entry.name, dtype, op)
+        if self.dead:
+            return self.skip(where, entry.name, f"not run ({self.dead})")
+        if key in self.blocked:
+            return self.skip(where, entry.name, self.blocked[key])
+        pred = predicted_ms(self.last.get(key), cells(size))
+        if pred is not None and pred > settings.CALL_CAP_MS:
+            self.blocked[key] = f"~{pred:.0f} ms per call predicted, over the {settings.CALL_CAP_MS:.0f} ms cap"
+            return self.skip(where, entry.name, self.blocked[key])
+        kind = self.kinds[entry.arrays]
+        check = "-"
+        try:
+            call, result = entry.make(x)
+            call()
+            self.synchronize()
+            if expected is not None:
+                got = kind.download(result())
+                check = "ok" if self.patterns[pattern].same(np.asarray(got), expected()) else "MISMATCH"
+            m = measure(call, kind.timer(), self.synchronize)
+        except REFUSALS as exc:
+            self.blocked[key] = f"refused a smaller size ({_first_line(exc)})"
+            return self.skip(where, entry.name, _first_line(exc))
+        except Exception as exc:  # noqa: BLE001  a row failing must not end the run
+            self.blocked[key] = "failed at a smaller size"
+            row = self.row(where, entry, copy_ms, in_l2, error=_first_line(exc))
+            self.progress(row)
+            if not self.alive():
+                self.dead = f"the GPU context was lost after {entry.name} at {size_label(size)}: {_first_line(exc)}"
+                self.say(self.dead)
+            return row
+        self.last[key] = (cells(size), m.ms)
+        if check == "MISMATCH":
+            self.blocked[key] = "wrong result at a smaller size"
+        row = self.row(where, entry, copy_ms, in_l2, ms=m.ms / units, ms_min=m.ms_min / units, calls=m.calls,
+                       batches=m.batches, check=check)
+        self.progress(row)
+        return row
+
+    def measure_copy(self, where, x, nbytes, in_l2):
+        kind = self.kinds[self.copy_kind]
+        m = measure(kind.copy_call(x, nbytes), kind.timer(), self.synchronize)
+        row = self.row(where, None, m.ms, in_l2, ms=m.ms, ms_min=m.ms_min, calls=m.calls, batches=m.batches)
+        self.progress(row)
+        return m.ms
+
+    def driver_ms(self, pattern, op, n, x_pycuda, algorithm):
+        """The registered driver alone (pattern.driver_call), or None (and a note) where it cannot run."""
+        registry = self.pyscan.REGISTRIES[pattern.registry]
+        name = registry.choose(n) if algorithm == "auto" else algorithm
+        try:
+            call = pattern.driver_call(registry.get(name), x_pycuda, op)
+            return measure(call, self.kinds["pycuda"].timer(), self.synchronize).ms / pattern.units, ""
+        except Exception as exc:  # noqa: BLE001  the extra column is not worth failing the row
+            return None, f"driver alone: {_first_line(exc)}"
+
+    # -- cases
+
+    def entries(self, pattern, op) -> list:
+        out = pyscan_entries(self.pyscan, pattern, op, self.user_kinds, self.args.algorithms)
+        if not self.args.no_peers:
+            peers, left_out = self.peers(pattern.name, self.kinds)
+            self.left_out.update(left_out)
+            out += peer_entries(peers, op)
+        return out
+
+    def inputs(self, pattern, dtype, op, size, full, uploads, kinds_needed):
+        """(host, {kind: device array}) for one size: prefix views of the full-size input, or a new lattice."""
+        if pattern.lattice:
+            host = pattern.make_input(size, dtype, op, self.rng)
+            return host, {k: self.kinds[k].upload(host) for k in kinds_needed}
+        n = cells(size)
+        return full[:n], {k: self.kinds[k].prefix(uploads[k], n) for k in kinds_needed}
+
+    def run_case(self, pattern, dtype, op, sizes):
+        entries = self.entries(pattern, op)
+        with_driver = pattern.driver_call is not None and "pycuda" in self.kinds and not self.args.no_driver
+        kinds_needed = sorted({e.arrays for e in entries} | {self.copy_kind} | ({"pycuda"} if with_driver else set()))
+        full, uploads = None, {}
+        if not pattern.lattice:
+            full = pattern.make_input(max(cells(s) for s in sizes), dtype, op, self.rng)
+            uploads = {k: self.kinds[k].upload(full) for k in kinds_needed}
+        for size in sizes:
+            where = (pattern.name, dtype, op, size)
+            if self.dead:
+                self.skip(where, "(all)", f"not run ({self.dead})")
+                continue
+            host, xs = self.inputs(pattern, dtype, op, size, full, uploads, kinds_needed)
+            in_l2 = host.nbytes <= self.l2_bytes
+            check = not self.args.no_check and cells(size) <= settings.CHECK_MAX_CELLS
+            cache = {}
+
+            def expected(host=host, cache=cache):
+                if "r" not in cache:
+                    cache["r"] = pattern.reference(host, op, pattern.units)
+                return cache["r"]
+            try:
+                copy_ms = self.measure_copy(where, xs[self.copy_kind], pattern.copy_bytes(host), in_l2)
+            except Exception as exc:  # noqa: BLE001
+                self.skip(where, "(all)", f"no device copy: {_first_line(exc)}")
+                continue
+            drivers = {}
+            if with_driver:
+                for algorithm in self.args.algorithms:
+                    drivers[algorithm] = self.driver_ms(pattern, op, cells(size), xs["pycuda"], algorithm)
+            for entry in entries:
+                row = self.measure_row(where, entry, xs[entry.arrays], expected if check else None, copy_ms, in_l2,
+                                       pattern.units)
+                if row and entry.kind == "pyscan" and entry.algorithm in drivers:
+                    row["driver_ms"], note = drivers[entry.algorithm]
+                    row["note"] = note
+        for kind in self.kinds.values():
+            kind.free()
+
+    def run(self) -> dict:
+        try:
+            for name in self.args.patterns:
+                pattern = self.patterns[name]
+                for dtype, op in pattern.bench_cases:
+                    if self.args.dtypes and dtype not in self.args.dtypes:
+                        continue
+                    self.run_case(pattern, dtype, op, self.args.size_plan[name])
+        except KeyboardInterrupt:
+            self.dead = "interrupted: the rows measured so far are kept"
+            self.say(self.dead)
+        return self.result(time.time() - self.started)
+
+    def result(self, seconds) -> dict:
+        from .report import targets
+
+        versions = {"pyscan": getattr(self.pyscan, "__version__", None), "numpy": np.__version__,
+                    "python": platform.python_version(), **self.versions}
+        result = {
+            "schema": settings.SCHEMA,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "device": self.device,
+            "versions": versions,
+            "settings": {"patterns": list(self.args.patterns), "algorithms": list(self.args.algorithms),
+                         "arrays": self.user_kinds, "copy": self.copy_kind,
+                         "sizes": {p: [list(s) if isinstance(s, tuple) else s for s in v]
+                                   for p, v in self.args.size_plan.items()},
+                         "warmup_calls": settings.WARMUP_CALLS, "batches": settings.BATCHES,
+                         "batch_ms": settings.BATCH_MS, "max_calls": settings.MAX_CALLS,
+                         "call_cap_ms": settings.CALL_CAP_MS, "check_max_cells": settings.CHECK_MAX_CELLS,
+                         "checked": not self.args.no_check, "seconds": round(seconds, 1)},
+            "definitions": settings.DEFINITIONS,
+            "rows": self.rows,
+            "skipped": self.skipped,
+            "left_out": self.left_out,
+            "aborted": self.dead,
+        }
+        result["targets"] = targets(result)
+        return result

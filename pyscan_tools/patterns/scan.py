@@ -1,0 +1,104 @@
+"""Prefix scan (PMPP ch. 11): the bench times pyscan.scan against the libraries' cumsum; the check runs every
+algorithm on sizes around the block and section edges, every dtype and operator, inclusive and exclusive."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyscan.scans.reference import reference as scan_reference
+
+from . import Pattern, case, first_difference
+from ._arrays import calling, kind_problem, to_numpy, upload
+
+DTYPES = ("int32", "int64", "float32", "float64")
+OPS = ("add", "max", "min")
+POWERS_OF_4 = [2**k for k in range(10, 29, 2)]
+SIZES = {"default": POWERS_OF_4, "full": [2**k for k in range(10, 29)], "quick": [2**10, 2**16, 2**22, 2**28],
+         "small": [2**10, 2**14 + 7]}
+
+
+def small_nonzero_ints(size, dtype, op, rng) -> np.ndarray:
+    """Nonzero integers in [-4, 4] as the dtype: every partial sum is exact, even in float32 (below 2^24 in
+    magnitude for any length the bench runs), and nothing overflows; random, never all zeros."""
+    v = rng.integers(-4, 4, size=int(size), dtype=np.int8)
+    v[v >= 0] += 1
+    return v.astype(dtype)
+
+
+def exact_data(rng, n: int, dtype, op: str) -> np.ndarray:
+    """The check's data: integers over the dtype's whole range (add wraps, as np.cumsum(x, dtype=x.dtype)); float
+    add on small integers (every partial sum exact in any order, so a difference is an indexing bug, not
+    rounding); float max/min on normal values (exact anyway)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "i":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    if op == "add":
+        return rng.integers(-8, 9, n).astype(dtype)
+    return rng.standard_normal(n).astype(dtype)
+
+
+# every (dtype, op) once, inclusive and exclusive, and the odd sizes on the combination that wraps (int32 add)
+QUICK_PLAN = [("int32", "add", False, (1, 31, 1025, 4099, 65537)), ("int32", "add", True, (2, 33, 4099)),
+              ("int32", "max", True, (1025,)), ("int32", "min", False, (33,)),
+              ("int64", "add", True, (1025,)), ("int64", "max", False, (4099,)), ("int64", "min", True, (31,)),
+              ("float32", "add", False, (4099,)), ("float32", "max", True, (33,)), ("float32", "min", False, (1025,)),
+              ("float64", "add", True, (33,)), ("float64", "max", False, (1025,)), ("float64", "min", True, (4099,))]
+
+
+def check_cases(name: str, quick: bool) -> list:
+    if quick:
+        cases = [case("scan", name, dtype=d, op=o, n=n, exclusive=e) for d, o, e, sizes in QUICK_PLAN for n in sizes]
+        return cases + [case("scan", name, dtype="int32", op="add", n=4099, exclusive=False, gpu=True),
+                        case("scan", name, dtype="float32", op="add", n=0, exclusive=False)]
+    cases = []
+    for dtype in DTYPES:
+        for op in OPS:
+            for exclusive in (False, True):
+                cases += [case("scan", name, dtype=dtype, op=op, n=n, exclusive=exclusive)
+                          for n in (0, 1, 2, 31, 33, 1025, 4099, 65537)]
+            cases.append(case("scan", name, dtype=dtype, op=op, n=4099, exclusive=True, gpu=True))
+    return cases
+
+
+def auto_cases() -> list:
+    return [case("scan", "auto", dtype="float32", op="add", n=4099, exclusive=True)]
+
+
+def run_case(c, rng) -> tuple:
+    import pyscan
+
+    p = c.p
+    x = exact_data(rng, p["n"], p["dtype"], p["op"])
+    keep = x.copy()
+    arg = upload(x) if p.get("gpu") else x
+    out = pyscan.scan(arg, algorithm=c.algorithm, exclusive=p["exclusive"], op=p["op"])
+    problem = kind_problem(out, bool(p.get("gpu")))
+    if problem:
+        return "mismatch", problem
+    got = to_numpy(out)
+    if got.dtype != x.dtype or got.shape != x.shape:
+        return "mismatch", f"result has dtype {got.dtype} shape {got.shape}, input dtype {x.dtype} shape {x.shape}"
+    if not np.array_equal(to_numpy(arg), keep):
+        return "mismatch", "the input was modified"
+    diff = first_difference(got, scan_reference(x, p["op"], p["exclusive"]))
+    return ("mismatch", diff) if diff else ("ok", "")
+
+
+def _same(got, expected) -> bool:
+    return got.shape == expected.shape and np.array_equal(got, expected)
+
+
+def driver_call(algorithm, x, op):
+    """The registered driver alone, into a preallocated output (no validation, no allocation, no result object)."""
+    from pyscan import arrays
+
+    out = arrays.empty(x.shape, x.dtype)
+    return lambda: algorithm.driver(x, out, op=op, exclusive=False)
+
+
+PATTERN = Pattern(
+    "scan", "scan", tuple((dtype, "add") for dtype in DTYPES), SIZES, small_nonzero_ints,
+    reference=lambda host, op, units: scan_reference(host, op), same=_same,
+    public_name="pyscan.scan", public_call=calling("scan"), driver_call=driver_call,
+    check_cases=check_cases, auto_cases=auto_cases, run_case=run_case)
