@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays
+from ..scans.steps import check_count_n as count_n
 from ..types import ELEMENT_TYPES, check_op, identity, ufunc
 
 MAX_BLOCK = 1024  # threads per block of the book kernels (PMPP uses 1024-thread blocks)
@@ -55,10 +56,7 @@ def scalar_result(out) -> np.generic:
 
 
 def check_count_n(name: str, n) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2 or n & (n - 1) or n > 2 * MAX_BLOCK:
-        raise ValueError(f"{name}: work is counted for one block of n/2 threads, n a power of two 2 .. "
-                         f"{2 * MAX_BLOCK}; got {n!r}")
-    return int(n)
+    return count_n(name, n, 2 * MAX_BLOCK, "one block of n/2 threads")
 
 
 def warps_of(threads: np.ndarray, block: int) -> int:

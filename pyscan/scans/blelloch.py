@@ -49,7 +49,7 @@ from .hierarchical import (
     section_kernel,
 )
 from .registry import SCANS
-from .steps import Step, WorkCount
+from .steps import Step, WorkCount, check_count_n, pow2_at_least
 
 SWEEPS = "scan/blelloch_sweeps.cu"
 BLOCK_FILE = "scan/blelloch_block.cu"
@@ -59,11 +59,6 @@ THREADS = 256  # threads per block of the level-by-level kernels
 LEVEL_STEP_LIMIT = 1 << 16  # return_steps / trace of `blelloch`: at most this many elements (2 log2 N + 3 arrays)
 
 register_section_scan("blelloch_block", SectionScan(BLOCK_FILE, BLOCK_FUNCTION, BLOCK_SECTION, BLOCK_SECTION // 2))
-
-
-def _pow2_at_least(n: int, minimum: int = 1) -> int:
-    n = max(int(n), minimum)
-    return 1 << (n - 1).bit_length()
 
 
 def _log2(n: int) -> int:
@@ -147,7 +142,7 @@ def blelloch_model(x, *, op="add", exclusive=False, return_steps=False):
         return (x.copy(), []) if return_steps else x.copy()
     if return_steps and n > LEVEL_STEP_LIMIT:
         raise ValueError(f"blelloch: steps are recorded for at most {LEVEL_STEP_LIMIT} elements, got {n}")
-    N = _pow2_at_least(n)
+    N = pow2_at_least(n)
     if return_steps:
         result, steps, _ = _steps_of(x, N, op, exclusive, levels=True)
         return result, steps
@@ -172,20 +167,14 @@ def blelloch_block_model(x, *, op="add", exclusive=False, return_steps=False):
         if n > BLOCK_SECTION:
             raise ValueError(f"blelloch_block: steps are recorded for one section of at most {BLOCK_SECTION} "
                              f"elements, got {n}")
-        result, steps, _ = _steps_of(x, _pow2_at_least(n, 2), op, exclusive)
+        result, steps, _ = _steps_of(x, pow2_at_least(n, 2), op, exclusive)
         return result, steps
     return hierarchical_model(x, blelloch_section_model, BLOCK_SECTION, op=op, exclusive=exclusive)
 
 
-def _check_count_n(name, n, limit):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2 or n & (n - 1) or n > limit:
-        raise ValueError(f"{name}: work is counted for n elements, n a power of two 2 .. {limit}; got {n!r}")
-    return int(n)
-
-
 def _model_count(name, n, limit, minimum):
-    n = _check_count_n(name, n, limit)
-    _, steps, threads = _steps_of(np.ones(n, np.int32), _pow2_at_least(n, minimum), "add", True)
+    n = check_count_n(name, n, limit)
+    _, steps, threads = _steps_of(np.ones(n, np.int32), pow2_at_least(n, minimum), "add", True)
     additions = sum(len(s.edges) for s in steps)
     return WorkCount(additions, [int(np.unique(np.asarray(t, dtype=np.int64) // 32).size) for t in threads])
 
@@ -206,7 +195,7 @@ def blelloch_block_model_count_work(n) -> WorkCount:
 
 
 def blelloch_error_depth(n: int) -> int:
-    return 2 * _log2(_pow2_at_least(n)) + 1
+    return 2 * _log2(pow2_at_least(n)) + 1
 
 
 BLOCK_SECTION_DEPTH = 2 * _log2(BLOCK_SECTION) + 1  # also bounds the section total (log2 S up-sweep roundings)
@@ -245,7 +234,7 @@ def _run_levels(x, out, *, op, exclusive, trace=None, counters=None) -> int:
     from ..gpu import driver
 
     n = int(x.size)
-    N = _pow2_at_least(n)
+    N = pow2_at_least(n)
     dtype = x.dtype
     count = counters is not None
     extra = (counters.gpudata,) if count else ()
@@ -303,7 +292,7 @@ def blelloch_trace(x, *, op="add", exclusive=False):
     n = x.size
     if n == 0:
         return []
-    N = _pow2_at_least(n)
+    N = pow2_at_least(n)
     steps = step_count(N)
     x_dev = arrays.to_device(x)
     out = arrays.empty((n,), x.dtype)
@@ -316,7 +305,7 @@ def blelloch_trace(x, *, op="add", exclusive=False):
 
 def blelloch_count_work(n) -> WorkCount:
     """Combines and active warps really performed by the COUNT_WORK build of `blelloch` (exclusive, n = 2^k)."""
-    n = _check_count_n("blelloch", n, LEVEL_STEP_LIMIT)
+    n = check_count_n("blelloch", n, LEVEL_STEP_LIMIT)
     x = arrays.to_device(np.ones(n, np.int32))
     out = arrays.empty((n,), np.int32)
     counters = arrays.empty((step_count(n),), np.uint64)  # [0] additions, [step] warps of steps 1 .. 2L+2
@@ -331,7 +320,7 @@ def blelloch_block_driver(x, out, *, op, exclusive):
 
 
 def _one_section(n, dtype, op, **debug):
-    S = _pow2_at_least(n, 2)
+    S = pow2_at_least(n, 2)
     return S, section_kernel("blelloch_block", dtype, op, SECTION_SIZE=S, **debug)
 
 
@@ -355,7 +344,7 @@ def blelloch_block_trace(x, *, op="add", exclusive=False):
 
 def blelloch_block_count_work(n) -> WorkCount:
     """Combines and active warps of the COUNT_WORK build of blelloch_block (one section, exclusive, n = 2^k)."""
-    n = _check_count_n("blelloch_block", n, BLOCK_SECTION)
+    n = check_count_n("blelloch_block", n, BLOCK_SECTION)
     S, fn = _one_section(n, np.int32, "add", COUNT_WORK=1)
     x = arrays.to_device(np.ones(n, np.int32))
     out = arrays.empty((n,), np.int32)

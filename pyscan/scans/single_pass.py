@@ -26,16 +26,12 @@ from ..loader import get_kernel
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
 from .registry import SCANS
-from .steps import Step
+from .steps import Step, pow2_at_least
 
 KERNEL = "scan/single_pass.cu"
 FUNCTION = "single_pass_scan"
 SECTION_SIZE = 2048  # elements per block: 1024 threads x 2
 STEP_LIMIT = 1 << 16
-
-
-def _pow2_at_least(n: int, minimum: int = 2) -> int:
-    return 1 << (max(int(n), minimum) - 1).bit_length()
 
 
 
@@ -77,7 +73,7 @@ def single_pass_model(x, *, op="add", exclusive=False, return_steps=False, secti
     if n == 0:
         return (x.copy(), []) if return_steps else x.copy()
     if section_size is None:
-        S = SECTION_SIZE if (n > SECTION_SIZE or not return_steps) else _pow2_at_least(n)
+        S = SECTION_SIZE if (n > SECTION_SIZE or not return_steps) else pow2_at_least(n, 2)
     else:
         S = int(section_size)
         if S < 2 or S & (S - 1):

@@ -30,7 +30,7 @@ import numpy as np
 from .. import arrays
 from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from .registry import SCANS
-from .steps import Step, WorkCount
+from .steps import Step, WorkCount, check_count_n, pow2_at_least
 
 # name -> (kernel file, function, production SECTION_SIZE, threads per block, other #defines).  hierarchical.py
 # registers these as its SECTION_SCANS.
@@ -62,10 +62,6 @@ class Geometry:
         return d
 
 
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(1, int(n - 1).bit_length())
-
-
 def production_geometry(name) -> Geometry:
     _, _, section, threads, defines = SECTION_KERNELS[name]
     return Geometry(section, threads, defines.get("COARSEN", 1))
@@ -75,7 +71,7 @@ def trace_geometry(name, n: int) -> Geometry:
     """The one section traces, step lists and work counts of n elements use: S = next power of two >= max(n, 2)."""
     if n > TRACE_LIMIT[name]:
         raise ValueError(f"{name}: a traced / counted section holds at most {TRACE_LIMIT[name]} elements, got {n}")
-    s = _pow2_at_least(n)
+    s = pow2_at_least(n, 2)
     if name == "brent_kung":
         return Geometry(s, s // 2)
     if name == "coarsened":
@@ -226,16 +222,9 @@ def _make_model(name):
     return model
 
 
-def _check_count_n(name, n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2 or n & (n - 1) or n > TRACE_LIMIT[name]:
-        raise ValueError(f"{name}: work is counted for one section of n elements, n a power of two 2 .. "
-                         f"{TRACE_LIMIT[name]}; got {n!r}")
-    return int(n)
-
-
 def _make_model_count(name):
     def model_count_work(n) -> WorkCount:
-        n = _check_count_n(name, n)
+        n = check_count_n(name, n, TRACE_LIMIT[name], "one section of n elements")
         _, steps, threads = _record_section(name, np.ones(n, np.int32), "add", False)
         additions = sum(len(s.edges) for s in steps[1:])
         return WorkCount(additions, [int(np.unique(t // 32).size) for t in threads])
@@ -296,7 +285,7 @@ def _make_count(name):
     def count_work(n) -> WorkCount:
         from .hierarchical import section_kernel
 
-        n = _check_count_n(name, n)
+        n = check_count_n(name, n, TRACE_LIMIT[name], "one section of n elements")
         g = trace_geometry(name, n)
         combine_steps = trace_step_count(name, g.section) - 1
         fn = section_kernel(name, np.int32, "add", COUNT_WORK=1, **g.defines(name))
