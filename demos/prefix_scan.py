@@ -1,4 +1,4 @@
-"""Every prefix-scan algorithm of the books (issue 3) on one random array: checked against NumPy and timed.
+"""Every prefix-scan algorithm of the books (PMPP ch. 11, Hands-On ch. 4) on one random array: checked against NumPy and timed.
 
     python demos/prefix_scan.py [--size N] [--dtype float32] [--op add] [--exclusive] [--repeat 20]
 

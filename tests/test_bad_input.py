@@ -1,4 +1,4 @@
-"""Bad input to every public entry point (issue 8, item 3): a clear TypeError/ValueError that names what was
+"""Bad input to every public entry point: a clear TypeError/ValueError that names what was
 expected, raised before the GPU is touched, with the input left as it was.
 
 "Before the GPU is touched" is proven, not assumed: the `no_gpu` fixture replaces pyscan's one door to the GPU

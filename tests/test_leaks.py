@@ -1,4 +1,4 @@
-"""Leaks (issue 8, item 4): 10 000 calls of each public function on GPUArrays leave the device's free memory
+"""Leaks: 10 000 calls of each public function on GPUArrays leave the device's free memory
 within 1 MiB of where it began, and compile nothing after the first call.
 
 pyscan keeps a DeviceMemoryPool (pyscan.arrays) for results and scratch, so memory a call gives back stays in

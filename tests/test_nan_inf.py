@@ -1,4 +1,4 @@
-"""NaN and ±inf in float scans and reductions (issue 8, item 5): pyscan does what NumPy does.
+"""NaN and ±inf in float scans and reductions: pyscan does what NumPy does.
 
 The behaviour, for float32 and float64, every algorithm, inclusive and exclusive:
 * add: a NaN makes its prefix and every later one NaN (np.cumsum); +inf stays +inf until a -inf (or a NaN)

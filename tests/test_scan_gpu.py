@@ -1,5 +1,5 @@
-"""pyscan.scan on the GPU (issue 3): every algorithm x dtype x op x inclusive/exclusive against NumPy for the
-issue's lengths, GPUArray in -> GPUArray out, NumPy in -> NumPy out, inputs untouched; and the input checks
+"""pyscan.scan on the GPU: every algorithm x dtype x op x inclusive/exclusive against NumPy for the
+edge lengths, GPUArray in -> GPUArray out, NumPy in -> NumPy out, inputs untouched; and the input checks
 (which run without a GPU: they fail before anything is launched).
 
 Bounds: integers and max/min exact (NaN positions too); float add within the algorithm's error_depth bound

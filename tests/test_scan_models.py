@@ -1,5 +1,5 @@
-"""The NumPy step-models of every registered scan (issue 3) against NumPy's own scans, their steps, and the work
-counts read off them (issue 7).  No GPU needed.
+"""The NumPy step-models of every registered scan against NumPy's own scans, their steps, and the work
+counts read off them (PMPP §11.2-§11.4).  No GPU needed.
 
 Also the reference helpers (make_input, reference, assert_scan_close) that the GPU tests import.
 
@@ -111,7 +111,7 @@ def assert_scan_close(out, x, op, exclusive, depth, what=""):
 # ------------------------------------------------------------------------------------------------ the models
 
 
-def test_registry_has_the_issue_table():
+def test_registry_has_the_books_table():
     for name in ("naive", "kogge_stone", "kogge_stone_double_buffer", "brent_kung", "coarsened", "hierarchical"):
         assert name in ALGORITHMS
     for algorithm in SCANS:

@@ -1,5 +1,5 @@
-"""GPU trace builds (TRACE=1) equal the NumPy step-models step for step (issue 3), and the work-counting builds
-(COUNT_WORK=1) count what the models and the books say (issue 7).  Every algorithm that registers the option is
+"""GPU trace builds (TRACE=1) equal the NumPy step-models step for step, and the work-counting builds
+(COUNT_WORK=1) count what the models and the books say (PMPP §11.2-§11.4).  Every algorithm that registers the option is
 tested; Kogge-Stone, Brent-Kung and naive must have it."""
 
 import numpy as np
@@ -60,7 +60,7 @@ def test_counted_work_equals_model_and_book(algorithm):
 
 @pytest.mark.gpu
 def test_book_formulas_on_gpu():
-    """The three formulas of issue 7, asserted by name (so they cannot be skipped)."""
+    """The three formulas of the books (Kogge-Stone, Brent-Kung, Blelloch), asserted by name (so they cannot be skipped)."""
     for n in COUNT_SIZES:
         log = n.bit_length() - 1
         assert tracing.count_work("naive", n).additions == n * log - (n - 1)

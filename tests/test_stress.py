@@ -1,4 +1,4 @@
-"""Stress (issue 8, item 2): the single-kernel scans run many times on grids far larger than the GPU holds at
+"""Stress: the single-kernel scans run many times on grids far larger than the GPU holds at
 once, every result checked, and the hierarchical scan on 2^30 int32 elements.
 
 * `single_pass` (PMPP §11.7, the domino hand-off of block sums) and `decoupled_lookback` are the scans whose

@@ -1,4 +1,4 @@
-"""Issue 7: pictures of scan steps and counted work.
+"""Pictures of scan steps and counted work (PMPP §11.2-§11.4).
 
 CPU: the step-models' combines (edges) are real (each edge's destination holds op(old[src], old[dst])), their
 count equals the books' formulas for N = 16 ... 2048, pictures drawn from the models with Agg hold one box per
@@ -256,7 +256,7 @@ def _with_option(names, option, registry=SCANS):
 def test_gpu_count_work_equals_formula(name):
     algorithm = SCANS.get(name)
     if algorithm.count_work is None:
-        pytest.fail(f"{name} has no count_work option (issue 7 asks every scan kernel for a COUNT_WORK build)")
+        pytest.fail(f"{name} has no count_work option (every scan kernel has a COUNT_WORK build)")
     counted = 0
     for n in NS:
         try:

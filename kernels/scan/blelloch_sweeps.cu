@@ -13,7 +13,7 @@
 //                                             (l = k*2s + s-1, r = k*2s + 2s-1)
 //   store        out[i] = work[i] (exclusive) or work[i] (+) x[i] (inclusive), i < n
 //
-// Fixes of the book's version, as pyscan issue 3 lists them:
+// Fixes of the book's version (Hands-On ch. 4, work-efficient parallel prefix):
 // * The book's down_ker uses `tid`, which it never declares; here every kernel computes its own pair index k.
 // * The book copies the whole array to an `x_old` buffer before each level and reads from it.  Not needed:
 //   within one level, thread k reads and writes only its own pair (l, r) = (k*2s + s-1, k*2s + 2s-1), and the
@@ -25,12 +25,12 @@
 // * The scan is exclusive by nature (the down-sweep starts from the identity at the root); the inclusive
 //   scan is derived in the store kernel: inclusive[i] = exclusive[i] (+) x[i].
 //
-// COUNT_WORK=1 (pyscan issue 7) adds two trailing parameters to the kernels that combine (up-sweep,
+// COUNT_WORK=1 (counted work, tests/test_scan_trace_gpu.py) adds two trailing parameters to the kernels that combine (up-sweep,
 // down-sweep, store), `unsigned long long* counters, int step`: counters[0] += the operator applications the
 // launch really performed; counters[step] += the warps with at least one thread that combined.  `step` is the
 // number of the step in the model's and the trace's list (0 = load, 1..L up-sweep levels, L+1 clear,
 // L+2..2L+1 down-sweep levels, 2L+2 store), so counters[1 + s] counts combine step s = step - 1.
-// The trace of this algorithm (TRACE, issue 7) needs no kernel support: the host copies `work` after each
+// The trace of this algorithm (TRACE) needs no kernel support: the host copies `work` after each
 // launch into a trace buffer (see blelloch.py).
 #include "../common/operators.cuh"
 

@@ -12,7 +12,7 @@
 // inclusive loop runs (scan_section.cuh: load_element).  Positions past n hold the identity (the book's 0.0f).
 //
 // SECTION_SIZE <= 2048 elements, THREADS <= 1024 threads; each thread handles the ELEMS = SECTION_SIZE / THREADS
-// elements k = tid, tid + THREADS, ... (ELEMS = 1 is the book's kernel; 2 lets issue 7 count N = 2048).
+// elements k = tid, tid + THREADS, ... (ELEMS = 1 is the book's kernel; 2 lets the work count reach N = 2048).
 #include "../common/scan_section.cuh"
 
 #ifndef THREADS

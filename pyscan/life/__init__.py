@@ -8,7 +8,7 @@
 A lattice is a 2-D NumPy array of bool, uint8 or int32 holding 0 (dead) and 1 (alive); it wraps around in both
 directions (a torus), so a glider leaving on the right comes back on the left.
 
-Kernels (LIFE_KERNELS, in the order of issue 5's table, then the fast one):
+Kernels (LIFE_KERNELS, in the registry's order: the book's (Hands-On ch. 4), then beyond it):
   global           the book's conway_ker: one generation a launch, a 2-D grid of 32x32 blocks, any H x W
   iterative_block  the book's iterative conway_ker: many generations in one launch, ONE block (<= 1024 cells)
   shared           the book's conway_ker_shared: the iterative kernel in shared memory, ONE block (<= 1024 cells)

@@ -25,7 +25,7 @@ both sweeps.  The down-sweep's move of work[r] into work[l] is not a combine and
 inclusive store (its second operand x[i] is not in the array): the edges of an exclusive scan add up to Blelloch's
 2(N - 1) additions (N - 1 in each sweep).
 
-Counted work (COUNT_WORK builds, issue 7): every op_combine the kernels perform, combines with identity padding
+Counted work (COUNT_WORK builds): every op_combine the kernels perform, combines with identity padding
 included: up-sweep N - 1, down-sweep N - 1, and n more for an inclusive store.  count_work(n) runs the exclusive
 scan of one array of n = N elements (a power of two), so it returns 2(N - 1) additions, and active_warps[s] =
 the warps with at least one thread that combined at step s + 1 of the list above (thread k of a sweep level

@@ -16,7 +16,7 @@ Block b scans elements [b*SECTION_SIZE, (b+1)*SECTION_SIZE) of `in` (positions p
 writes the inclusive (exclusive if `exclusive` != 0) scan of the section to `out` (positions < n only), and, if
 `block_sums` is not null, writes the section's total to block_sums[b].  It takes the #defines ELEM_TYPE, OP and
 SECTION_SIZE (plus its own, with defaults, given in SectionScan.defines) and is launched with `threads` threads
-per block.  `out` may alias `in`.  Optional builds (issue 3 traces, issue 7 counts) add trailing parameters:
+per block.  `out` may alias `in`.  Optional builds (traces, counted work) add trailing parameters:
 TRACE=1 adds `T* trace`, COUNT_WORK=1 adds `unsigned long long* counters` (in that order).
 
 **Choosing the block scan.**  `hierarchical_scan(x, out, op=..., exclusive=..., block_scan=NAME)` takes any
@@ -75,11 +75,11 @@ def register_section_scan(name: str, section_scan: SectionScan) -> SectionScan:
     return section_scan
 
 
-# The single-section kernels of issue 3 (their host side and models live in single_section.py, imported first).
+# The single-section kernels of PMPP §11.2-§11.5 and Hands-On ch. 4 (their host side and models live in single_section.py, imported first).
 for _name, (_file, _function, _section, _threads, _defines) in SECTION_KERNELS.items():
     register_section_scan(_name, SectionScan(_file, _function, _section, _threads, dict(_defines)))
 
-BLOCK_SCANS = ("kogge_stone", "brent_kung", "coarsened")  # the block scans `hierarchical` offers (issue 3)
+BLOCK_SCANS = ("kogge_stone", "brent_kung", "coarsened")  # the block scans `hierarchical` offers (PMPP §11.6)
 DEFAULT_BLOCK_SCAN = "coarsened"
 
 

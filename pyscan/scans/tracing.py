@@ -1,4 +1,4 @@
-"""Looking inside the scans (issues 3 and 7): GPU traces, step-models and counted work, by algorithm name.
+"""Looking inside the scans (PMPP §11.2-§11.4): GPU traces, step-models and counted work, by algorithm name.
 
     trace("kogge_stone", x)          # the GPU's shared array after every step (one section; TRACE=1 build)
     model_steps("kogge_stone", x)    # the NumPy step-model's Steps for the same section (values + edges)
