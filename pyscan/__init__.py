@@ -8,6 +8,7 @@ Python and CUDA (ch. 4), as readable CUDA kernels launched from Python through P
 from . import distributed, life
 from .basics import scalar_multiply
 from .errors import GPUUnavailableError, KernelCompileError
+from .gpu import gpu_unavailable_reason
 from .histograms import HISTOGRAM_ALGORITHMS, histogram, text_histogram
 from .life import LIFE_KERNELS
 from .loader import get_kernel, kernel_files
@@ -19,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "GPUUnavailableError", "KernelCompileError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
-    "REGISTRIES", "SCAN_ALGORITHMS", "distributed", "get_kernel", "histogram", "kernel_files", "life", "reduce",
+    "REGISTRIES", "SCAN_ALGORITHMS", "distributed", "get_kernel", "gpu_unavailable_reason", "histogram", "kernel_files",
+    "life", "reduce",
     "scalar_multiply", "scan", "text_histogram",
 ]

@@ -280,7 +280,7 @@ class Call:
     """One public call on one array (see the module docstring)."""
 
     __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "library_stream", "_previous",
-                 "_scope", "_outer", "_scratch", "_out")
+                 "_saved", "_outer", "_scratch", "_out")
 
     def __init__(self, kind, x, host, address, shape, dtype, device, stream, library_stream):
         self.kind, self.host, self.shape, self.dtype, self.device = kind, host, tuple(shape), np.dtype(dtype), device
@@ -292,12 +292,12 @@ class Call:
 
     def __enter__(self):
         if self.kind.via_pycuda:
-            gpu.driver()
+            context = gpu.default_context()
             self._previous = -1
             _reap()
         else:
-            self._previous = gpu.enter_device(self.device)
-        self._scope = streams.launching_on(self.stream).__enter__()
+            self._previous, context = gpu.enter_device(self.device)
+        self._saved = streams.enter(self.stream, context)
         self._outer = getattr(_local, "call", None)
         _local.call = self
         if self.host is not None and self.x is None:
@@ -306,18 +306,14 @@ class Call:
 
     def __exit__(self, *exc):
         _local.call = self._outer
-        self._scope.__exit__()
+        streams.exit(self._saved)
         if self._scratch:  # pool buffers used on a stream other than the legacy one: free once the stream passes
             event = cuda.event_create()
             cuda.event_record(event, self.stream)
             with _pending_lock:
                 _pending.append((event, self._scratch))
             self._scratch = None
-        if self.kind.via_pycuda:
-            if self._outer is None:
-                gpu.release_thread()
-        else:
-            gpu.leave_device(self._previous)
+        gpu.leave_device(self._previous)
         return False
 
     # allocation ---------------------------------------------------------------------------------------------------
@@ -359,7 +355,7 @@ class Call:
             if not out.flags.c_contiguous or not out.flags.writeable:
                 raise ValueError(f"{what}: the NumPy array must be C-contiguous and writeable")
         elif not contiguous:
-            raise ValueError(f"{what}: the array is not C-contiguous; pass {kind.fix_contiguous}")
+            raise ValueError(f"{what}: the array is not contiguous (pyscan needs C order); pass {kind.fix_contiguous}")
         if device is not None and self.device is not None and device != self.device:
             raise ValueError(f"{what}: on device {device}, but the input is on device {self.device}")
         self._out = (kind, out, address)
@@ -442,8 +438,8 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     if kind is NUMPY:
         host = x  # made contiguous (copied only if it is not) when the call uploads it, after every check
     elif not contiguous:
-        raise ValueError(f"{what}: the {kind.name} array is not C-contiguous (a strided view); pass "
-                         f"{kind.fix_contiguous}")
+        raise ValueError(f"{what}: the {kind.name} array is not contiguous (a strided view; pyscan needs C order); "
+                         f"pass {kind.fix_contiguous}")
     library_stream = None
     if stream is not None:
         stream = streams.handle(stream)

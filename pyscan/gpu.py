@@ -94,9 +94,9 @@ def _setup_thread():
 
 
 def _push(main: bool) -> None:
-    """Push the default context in this thread.  The main thread keeps it (popped at exit); another thread pops it
-    when its call ends (release_thread), because pycuda aborts the process when a thread ends with a context on
-    its stack."""
+    """Push the default context in this thread.  The main thread keeps it (popped at exit); another thread keeps it
+    for its life (its pooled buffers are freed through it) and pops it as its locals are cleared at its end
+    (_PopAtThreadExit), because pycuda aborts the process when a thread ends with a context on its stack."""
     global _pushed_by_pyscan
     _default_context.push()
     if main:
@@ -107,8 +107,8 @@ def _push(main: bool) -> None:
 
 
 class _PopAtThreadExit:
-    """Held in the thread's locals: if the thread ends with pyscan's context still pushed (a kernel launched outside
-    any pyscan call), pop it as the thread's locals are cleared, before pycuda's own clean-up would abort."""
+    """Held in the thread's locals, which CPython clears in the ending thread itself: pops pyscan's context there,
+    before pycuda's own clean-up of the thread's context stack would abort."""
 
     def __del__(self):
         try:
@@ -118,7 +118,8 @@ class _PopAtThreadExit:
 
 
 def release_thread() -> None:
-    """Pop the default context if this (non-main) thread pushed it; the next call pushes it again."""
+    """Pop the default context if this (non-main) thread pushed it (at the thread's end: pycuda frees pool memory
+    only while its context is on the thread's stack, so a worker thread keeps it for its life)."""
     if getattr(_thread, "pushed", False):
         _thread.pushed = False
         _thread.pycuda_ready = False
@@ -214,14 +215,21 @@ def primary_context(ordinal: int) -> int:
     return handle
 
 
-def enter_device(ordinal: int) -> int:
-    """Make device `ordinal`'s primary context current in this thread; returns what to give leave_device()."""
+def enter_device(ordinal: int) -> tuple:
+    """Make device `ordinal`'s primary context current in this thread; returns (what to give leave_device(), the
+    context)."""
     target = _primary.get(ordinal) or primary_context(ordinal)
     previous = cuda.current_context()
     if previous == target:
-        return -1
+        return -1, target
     cuda.set_current_context(target)
-    return previous
+    return previous, target
+
+
+def default_context() -> int:
+    """The handle of the context NumPy and GPUArray calls run in (pycuda's default one)."""
+    driver()
+    return _default_context.handle
 
 
 def leave_device(previous: int) -> None:

@@ -281,11 +281,14 @@ def launch(function: int, grid, block, arguments: bytes, shared: int, stream: in
         extra = (ctypes.c_void_p * 5)(cuda.LAUNCH_PARAM_BUFFER_POINTER, None, cuda.LAUNCH_PARAM_BUFFER_SIZE,
                                       ctypes.addressof(size), cuda.LAUNCH_PARAM_END)
         _launch_local.extra, _launch_local.size = extra, size
-    buffer = ctypes.create_string_buffer(arguments, len(arguments) or 1)
-    extra[1] = ctypes.addressof(buffer)
+    buffer = ctypes.c_char_p(arguments)  # points into the bytes object, alive until the call returns
+    extra[1] = ctypes.cast(buffer, ctypes.c_void_p)
     _launch_local.size.value = len(arguments)
-    gx, gy, gz = (tuple(grid) + (1, 1))[:3]
-    bx, by, bz = (tuple(block) + (1, 1))[:3]
+    if len(grid) == 3 and len(block) == 3:
+        (gx, gy, gz), (bx, by, bz) = grid, block
+    else:
+        gx, gy, gz = (tuple(grid) + (1, 1))[:3]
+        bx, by, bz = (tuple(block) + (1, 1))[:3]
     code = cuda.lib().cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream or None, None, extra)
     if code:
         cuda.check(code, f"cuLaunchKernel(grid={tuple(grid)}, block={tuple(block)}, shared={shared})")
@@ -306,7 +309,7 @@ def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: s
     functions raise AttributeError listing the file's __global__ functions, and nvcc errors raise
     KernelCompileError with nvcc's log.  `arg_types` overrides the argument types read off the signature.
     """
-    context = cuda.current_context() if gpu.ready() else 0
+    context = streams.current_context() if gpu.ready() else 0
     if not context:
         driver()
         context = cuda.current_context()

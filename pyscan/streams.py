@@ -50,19 +50,39 @@ def current() -> int:
     return getattr(_local, "stream", 0)
 
 
+def current_context() -> int:
+    """The context of the call running in this thread (its device's), or the thread's current context outside one."""
+    context = getattr(_local, "context", 0)
+    if context:
+        return context
+    from . import cuda
+
+    return cuda.current_context()
+
+
+def enter(stream: int, context: int = 0) -> tuple:
+    """Make (stream, context) the running call's in this thread; returns what exit() restores."""
+    saved = (getattr(_local, "stream", 0), getattr(_local, "context", 0))
+    _local.stream, _local.context = stream, context
+    return saved
+
+
+def exit(saved: tuple) -> None:
+    _local.stream, _local.context = saved
+
+
 class launching_on:
     """`with launching_on(handle):` launches in this thread go to that stream until the block ends (nests)."""
 
-    __slots__ = ("stream", "previous")
+    __slots__ = ("stream", "context", "saved")
 
-    def __init__(self, stream: int):
-        self.stream = stream
+    def __init__(self, stream: int, context: int = 0):
+        self.stream, self.context = stream, context
 
     def __enter__(self):
-        self.previous = getattr(_local, "stream", 0)
-        _local.stream = self.stream
+        self.saved = enter(self.stream, self.context)
         return self
 
     def __exit__(self, *exc):
-        _local.stream = self.previous
+        exit(self.saved)
         return False

@@ -39,7 +39,7 @@ class StreamWorkspace:
 
     def get(self, nbytes: int) -> Kept:
         stream = streams.current()
-        key = (cuda.current_context(), stream)
+        key = (streams.current_context(), stream)
         kept = self._buffers.get(key)
         if kept is None:
             with self._lock:
@@ -64,7 +64,7 @@ class StreamWorkspace:
 
     def kept(self, stream: int = 0) -> Kept | None:
         """The buffer of the current context and `stream`, if a call has made one (for tests and tools)."""
-        return self._buffers.get((cuda.current_context(), stream))
+        return self._buffers.get((streams.current_context(), stream))
 
     def zero(self, kept: Kept) -> None:
         """Zero the whole buffer again, on the running call's stream."""

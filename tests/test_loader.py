@@ -139,6 +139,7 @@ def test_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch):
     src = tmp_path / "x" / "k.cu"
     src.write_text('extern "C" __global__ void k(int* x) { x[0] = 1; }\n')
     monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
+    monkeypatch.setattr(loader, "SOURCE_CHECK_INTERVAL", 0.0)  # look at the file on every call
     first = pyscan.get_kernel("x/k.cu", "k")
     assert pyscan.get_kernel("x/k.cu", "k") is first  # unchanged: the cached function
     import os

@@ -99,6 +99,12 @@ def _check_kernel_name(kernel):
         LIFE.get(kernel)  # unknown names fail first, listing the valid ones
 
 
+def _upload(cells: np.ndarray):
+    """A device copy (GPUArray from pyscan's pool) of a checked NumPy lattice, bool as uint8 (the same bytes): what
+    a driver takes, for tools that drive the kernels directly."""
+    return arrays.upload(cells.view(np.uint8) if cells.dtype == np.bool_ else cells)
+
+
 def _begin(lattice, what: str, stream):
     """(Call, dtype) for a lattice: a NumPy array checked by check_lattice (bool travels as uint8, the same bytes), or
     a 2-D C-contiguous device array of bool, uint8 or int32 (pyscan.arrays), all checked before any launch (the

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, cuda, gpu
+from .. import arrays, cuda, gpu, streams
 from ..loader import get_kernel
 from ..scans.steps import Step
 from ..types import defines, identity, ufunc
@@ -57,9 +57,16 @@ def kernel_builds(dtype, op) -> list:
     return [(KERNEL, {"FAST_UNROLL": FAST_UNROLL, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)})]
 
 
+_kernels: dict = {}
+
+
 def _kernel(dtype, op):
-    path, macros = kernel_builds(dtype, op)[0]
-    return get_kernel(path, "reduce_fast", **macros)
+    key = (np.dtype(dtype), op, FAST_UNROLL, FAST_LOAD, streams.current_context())  # a function is one context's
+    fn = _kernels.get(key)
+    if fn is None:
+        path, macros = kernel_builds(dtype, op)[0]
+        fn = _kernels[key] = get_kernel(path, "reduce_fast", **macros)
+    return fn
 
 
 def max_blocks(fn) -> int:
@@ -102,11 +109,11 @@ def launch(x, *, op, blocks=None, out=None):
     if out is None:
         out = arrays.empty((1,), dtype)
     if blocks == 1:
-        fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, 0, 0, x.gpudata, np.int64(n))
+        fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, 0, 0, x.gpudata, n)
         return out
     kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize)
     fn.prepared_call((blocks, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, kept.address + PARTIALS_OFFSET, kept.address,
-                     x.gpudata, np.int64(n))
+                     x.gpudata, n)
     return out
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import cuda
+from .. import streams
 from ..loader import get_kernel
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
@@ -235,7 +235,7 @@ def kernel_defines(dtype, op, vector: bool = True) -> dict:
 def kernel_key(dtype, op, vector: bool) -> tuple:
     """The key of the kernel cache for dtype, op, aligned or not, in the running context (functions belong to one
     context, i.e. one device).  scripts/scan_lab.py puts its diagnostic builds under it."""
-    return (np.dtype(dtype).str, op, vector, cuda.current_context())
+    return (np.dtype(dtype).str, op, vector, streams.current_context())
 
 
 def _kernel(dtype, op, vector: bool):
@@ -290,12 +290,12 @@ def decoupled_lookback_driver(x, out, *, op, exclusive):
     tiles = -(-n // tile_size(dtype))
     threads = block_threads(dtype)
     if tiles == 1:
-        fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                         np.int32(bool(exclusive)), 0, 0, np.int64(1), np.uint32(0), shared_size=shared)
+        fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n, int(bool(exclusive)), 0, 0, 1, 0,
+                         shared_size=shared)
         return 1
     base, epoch = next_status(tiles, dtype.itemsize)
-    fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                     np.int32(bool(exclusive)), base, base + 16, np.int64(tiles), np.uint32(epoch), shared_size=shared)
+    fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n,
+                     int(bool(exclusive)), base, base + 16, tiles, epoch, shared_size=shared)
     return 1
 
 

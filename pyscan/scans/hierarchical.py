@@ -75,7 +75,7 @@ def register_section_scan(name: str, section_scan: SectionScan) -> SectionScan:
     return section_scan
 
 
-# The single-section kernels of PMPP §11.2-§11.5 and Hands-On ch. 4 (their host side and models live in single_section.py, imported first).
+# The single-section kernels of PMPP §11.2-§11.5 and Hands-On ch. 4 (host side and models: single_section.py).
 for _name, (_file, _function, _section, _threads, _defines) in SECTION_KERNELS.items():
     register_section_scan(_name, SectionScan(_file, _function, _section, _threads, dict(_defines)))
 
