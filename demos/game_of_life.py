@@ -3,7 +3,8 @@
 On screen, a matplotlib animation of a 256x256 lattice, 25 % alive, one generation a frame, as in the book; the
 lattice stays on the GPU (pyscan.life.Life), only each frame's picture comes back.
 
-    python demos/game_of_life.py                                   # animate on screen
+    python demos/game_of_life.py                                   # animate on screen; with no display (a
+                                                                   # GPU server): writes game_of_life.gif
     python demos/game_of_life.py --save life.gif --generations 60  # headless: an animated GIF (PillowWriter)
     python demos/game_of_life.py --save life.png                   # headless: the last frame
     python demos/game_of_life.py --iterative [--save it.png]       # the book's single-block iterative kernel:
@@ -20,6 +21,22 @@ import numpy as np
 
 import pyscan
 from pyscan import life
+
+HEADLESS_FILE = "game_of_life.gif"
+HEADLESS_GENERATIONS = 60  # a GIF of a few seconds (200 frames would be a large file)
+
+
+def has_display() -> bool:
+    """Whether matplotlib can open a window here: an interactive backend, and on Linux an X or Wayland display."""
+    import os
+
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return False
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    return plt.get_backend().lower() not in ("agg", "pdf", "ps", "svg", "cairo", "template")
 
 
 class ReferenceGame:
@@ -52,7 +69,7 @@ def parse_size(text):
 
 def new_game(lattice, kernel, force_cpu):
     """A Life on the GPU, or the NumPy reference (with a clear message) when there is no GPU."""
-    reason = "--cpu given" if force_cpu else pyscan.gpu.gpu_unavailable_reason()
+    reason = "--cpu given" if force_cpu else pyscan.gpu_unavailable_reason()
     if reason is None:
         return life.Life(lattice, kernel=kernel), None
     print(f"no GPU ({reason}); showing the NumPy reference (pyscan.life.reference_step) instead", file=sys.stderr)
@@ -194,6 +211,13 @@ def main(argv=None):
     if not 0 <= args.density <= 1:
         parser.error("--density: expected a fraction between 0 and 1")
     size = args.size or ((32, 32) if args.iterative else (256, 256))
+    if not args.save and not has_display():
+        # a headless machine (where most GPUs are): the animation goes to a file, and the run says where
+        args.save = HEADLESS_FILE
+        if args.generations is None and not args.iterative:
+            args.generations = HEADLESS_GENERATIONS
+        print(f"no display here: writing the animation to {args.save} instead of a window "
+              "(--save PATH chooses the file)", file=sys.stderr)
     args.generations = args.generations if args.generations is not None else (10000 if args.iterative else 200)
     if args.generations < 0:
         parser.error("--generations: expected a non-negative number")

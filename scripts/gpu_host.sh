@@ -4,9 +4,17 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
-bash .gpu-host/install.sh /tmp/site >/dev/null || exit 1
+# pycuda: the kit in .gpu-host/ where there is one (a host without network), else the pycuda already installed
+if [ -f .gpu-host/install.sh ]; then
+  bash .gpu-host/install.sh /tmp/site >/dev/null || exit 1
+elif ! python3 -c "import pycuda" 2>/dev/null; then
+  echo "gpu_host.sh: no .gpu-host/ kit and no pycuda installed: pip install -e \".[gpu,test]\" first (README)" >&2
+  exit 3
+fi
 # optional wheels carried in .whl/ (pytest-xdist for the parallel stage)
-ls .whl/*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+fi
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 for stage in "$@"; do
   case $stage in
