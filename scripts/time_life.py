@@ -28,26 +28,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pyscan import arrays, gpu  # noqa: E402
 from pyscan.life import LIFE, LIFE_KERNELS, _upload, reference_step  # noqa: E402
 from pyscan.loader import get_kernel  # noqa: E402
+from pyscan.timing import event_timer  # noqa: E402
 
 BATCH = 10  # launches between two CUDA events: keeps the GPU's queue full, so the host's launch cost is not timed
 
 
 def time_launches(launch, *, repeats: int, warmup: int, batch: int = BATCH) -> float:
     """Seconds per `launch()`: the median over `repeats` samples, each `batch` back-to-back launches bracketed by
-    CUDA events, after `warmup` untimed batches."""
-    drv = gpu.driver()
+    CUDA events (pyscan.timing), after `warmup` untimed batches."""
+    timer = event_timer("pycuda")
     for _ in range(warmup * batch):
         launch()
-    start, end = drv.Event(), drv.Event()
-    times = []
-    for _ in range(repeats):
-        start.record()
-        for _ in range(batch):
-            launch()
-        end.record()
-        end.synchronize()
-        times.append(start.time_till(end) * 1e-3 / batch)
-    return statistics.median(times)
+    return statistics.median(timer.per_call_ms(launch, batch) for _ in range(repeats)) * 1e-3
 
 
 def random_lattice(size: int, dtype=np.int32, density: float = 0.25, seed: int = 0) -> np.ndarray:

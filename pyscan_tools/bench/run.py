@@ -221,7 +221,10 @@ class Bench:
                     row["driver_ms"], note = drivers[entry.algorithm]
                     row["note"] = note
         for kind in self.kinds.values():
-            kind.free()
+            try:
+                kind.free()
+            except Exception as exc:  # noqa: BLE001  a pool that cannot be emptied is not worth ending the run
+                self.say(f"could not free {kind.name}'s memory pool: {_first_line(exc)}")
 
     def run(self) -> dict:
         try:
