@@ -33,7 +33,7 @@ import threading
 
 import numpy as np
 
-from . import cuda, gpu, streams
+from . import cuda, gpu, memory, streams
 
 INT32_MAX = 2**31 - 1
 
@@ -101,33 +101,59 @@ class Kind:
     is the library's current one, so no stream switch is needed to allocate for it)."""
 
     name = ""
-    via_pycuda = False  # runs in pycuda's default context (NumPy, GPUArray, other interface objects)
     library_streams = False  # the library has a current stream (CuPy, torch)
+    keep_current_context = False  # run in the thread's current context when it is on the array's device (pycuda)
     fix_contiguous = "a contiguous copy"
 
     def zero_d(self, native):
         return native.reshape(())
 
+    def pointer(self, native) -> int:
+        return self.view(native)[0]
+
 
 class _NumPy(Kind):
-    name, via_pycuda = "numpy", True
+    """Host arrays: copied to pyscan's own device memory (pyscan.memory) and the result copied back."""
+
+    name = "numpy"
 
     def view(self, x):
         return 0, x.shape, x.dtype, True, None
-
-
-class _GPUArray(Kind):
-    name, via_pycuda, fix_contiguous = "pycuda", True, "x.copy()"
-
-    def view(self, x):
-        address = x.gpudata  # None for an empty GPUArray
-        return (int(address) if address is not None else 0), x.shape, x.dtype, bool(x.flags.c_contiguous), None
 
     def default_stream(self, x, device):
         return 0
 
     def empty(self, shape, dtype, device, stream, on_library_stream=True):
-        return gpu.gpuarray().empty(shape, dtype, allocator=device_pool().allocate)
+        return memory.DeviceBuffer(math.prod(shape) * np.dtype(dtype).itemsize, device, stream,
+                                   streams.current_context())
+
+    def pointer(self, native) -> int:
+        return native.address
+
+
+class _GPUArray(Kind):
+    """pycuda GPUArrays: used where they are, results GPUArrays over pyscan's own memory (no pycuda context needed,
+    so any thread may make them)."""
+
+    name, fix_contiguous, keep_current_context = "pycuda", "x.copy()", True
+
+    def view(self, x):
+        address = x.gpudata  # None for an empty GPUArray
+        address = int(address) if address is not None else 0
+        return address, x.shape, x.dtype, bool(x.flags.c_contiguous), _device_of(address)
+
+    def default_stream(self, x, device):
+        return 0
+
+    def empty(self, shape, dtype, device, stream, on_library_stream=True):
+        import pycuda.gpuarray as ga
+
+        buffer = memory.DeviceBuffer(math.prod(shape) * np.dtype(dtype).itemsize, device, stream,
+                                     streams.current_context())
+        return ga.GPUArray(shape, dtype, gpudata=buffer.address, base=buffer)
+
+    def pointer(self, native) -> int:
+        return int(native.gpudata) if native.gpudata is not None else 0
 
 
 class _Interface(_GPUArray):
@@ -139,14 +165,24 @@ class _Interface(_GPUArray):
         cai = x.__cuda_array_interface__
         dtype = np.dtype(cai["typestr"])
         shape = tuple(cai["shape"])
-        return int(cai["data"][0]), shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), None
+        address = int(cai["data"][0])
+        return address, shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), _device_of(address)
 
     def default_stream(self, x, device):
         return int(x.__cuda_array_interface__.get("stream") or 0)
 
 
+def _device_of(address: int):
+    """The device holding device memory at `address` (None for no memory: the default device)."""
+    if not address:
+        return None
+    gpu.ensure_driver_api()
+    return cuda.pointer_device(address)
+
+
 class _Numba(_Interface):
-    name, via_pycuda, fix_contiguous = "numba", False, "x.copy_to_host() and back, or a C-contiguous device array"
+    name, keep_current_context = "numba", False
+    fix_contiguous = "x.copy_to_host() and back, or a C-contiguous device array"
 
     def view(self, x):
         address, shape, dtype, contiguous, _ = super().view(x)
@@ -280,55 +316,50 @@ class Call:
     """One public call on one array (see the module docstring)."""
 
     __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "library_stream", "_previous",
-                 "_saved", "_outer", "_scratch", "_out")
+                 "_saved", "_outer", "_out")
 
     def __init__(self, kind, x, host, address, shape, dtype, device, stream, library_stream):
         self.kind, self.host, self.shape, self.dtype, self.device = kind, host, tuple(shape), np.dtype(dtype), device
         self.size = math.prod(self.shape)
         self.stream, self.library_stream = stream, library_stream
         self.x = None if host is not None else (x if kind is GPUARRAY else DeviceView(address, shape, dtype, x))
-        self._scratch = None
         self._out = None
 
     def __enter__(self):
-        if self.kind.via_pycuda:
-            context = gpu.default_context()
-            self._previous = -1
-            _reap()
-        else:
-            self._previous, context = gpu.enter_device(self.device)
+        self._previous, context = gpu.enter_device(self.device, keep_current=self.kind.keep_current_context)
         self._saved = streams.enter(self.stream, context)
         self._outer = getattr(_local, "call", None)
         _local.call = self
         if self.host is not None and self.x is None:
-            self.x = upload(self.host)
+            self.x = self.upload(self.host)
         return self
 
     def __exit__(self, *exc):
         _local.call = self._outer
         streams.exit(self._saved)
-        if self._scratch:  # pool buffers used on a stream other than the legacy one: free once the stream passes
-            event = cuda.event_create()
-            cuda.event_record(event, self.stream)
-            with _pending_lock:
-                _pending.append((event, self._scratch))
-            self._scratch = None
         gpu.leave_device(self._previous)
         return False
 
     # allocation ---------------------------------------------------------------------------------------------------
     def allocate(self, shape, dtype):
-        """A new device array of the caller's kind on the call's device and stream, as a DeviceView (GPUArray for
-        the pycuda path)."""
-        kind = GPUARRAY if self.kind.via_pycuda else self.kind
-        native = kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
-        if kind is GPUARRAY:
-            if self.stream not in (0, cuda.STREAM_LEGACY):
-                if self._scratch is None:
-                    self._scratch = []
-                self._scratch.append(native)
+        """A new device array of the caller's kind on the call's device and stream, as a DeviceView (the GPUArray
+        itself for GPUArray input)."""
+        native = self.kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
+        if self.kind is GPUARRAY:
             return native
-        return DeviceView(kind.view(native)[0], shape, dtype, native)
+        return DeviceView(self.kind.pointer(native), shape, dtype, native)
+
+    def upload(self, host: np.ndarray) -> DeviceView:
+        """A device copy of a NumPy array in pyscan's memory, on the call's stream."""
+        host = np.ascontiguousarray(host)  # held until the copy has read it
+        device = DeviceView(0, host.shape, host.dtype, None)
+        buffer = memory.DeviceBuffer(host.nbytes, self.device, self.stream, streams.current_context())
+        device.gpudata, device.native = buffer.address, buffer
+        if host.size:
+            cuda.copy_htod(buffer.address, host.ctypes.data, host.nbytes, self.stream)
+            if self.stream not in (0, cuda.STREAM_LEGACY):
+                cuda.stream_synchronize(self.stream)  # pageable host memory: read before `host` may go
+        return device
 
     def expect_out(self, out, shape, dtype, what="out") -> None:
         """Check `out` now (before any GPU work): the caller's array of that shape and dtype, C-contiguous, writeable
@@ -378,7 +409,15 @@ class Call:
             host = np.empty(result.shape, result.dtype)
             copy_to_host(result, host, self.stream)
             return host
-        return result if self.kind.via_pycuda else result.native
+        return result if self.kind is GPUARRAY else result.native
+
+    def on_device(self, result):
+        """A device result kept on the device: the caller's kind, a GPUArray over pyscan's memory for NumPy input."""
+        if self.kind is NUMPY:
+            import pycuda.gpuarray as ga
+
+            return ga.GPUArray(result.shape, result.dtype, gpudata=int(result.gpudata), base=result.native)
+        return result if self.kind is GPUARRAY else result.native
 
     def finish_scalar(self, result):
         """A one-element device result as the caller expects a reduction: a NumPy scalar for NumPy input, else a
@@ -387,8 +426,7 @@ class Call:
             host = np.empty(1, result.dtype)
             copy_to_host(result, host, self.stream)
             return host[0]
-        native = result if self.kind.via_pycuda else result.native
-        return (GPUARRAY if self.kind.via_pycuda else self.kind).zero_d(native)
+        return self.kind.zero_d(result if self.kind is GPUARRAY else result.native)
 
 
 class _HostOut:
@@ -449,8 +487,8 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
             stream = library_stream
     elif stream is None:
         stream = kind.default_stream(x, device) if kind is not NUMPY else 0
-    if device is None and not kind.via_pycuda:
-        device = gpu.current_device()
+    if device is None:
+        device = gpu.default_device()
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream)
 
 
@@ -459,29 +497,14 @@ def running() -> Call | None:
     return getattr(_local, "call", None)
 
 
-# --- scratch and pycuda's pool ------------------------------------------------------------------------------------
+# --- scratch, and pycuda's pool for tools outside a call -----------------------------------------------------------
 
 _pool = None
-_pending: list = []  # (event, [buffers]): pool buffers of calls on other streams, kept until those streams pass
-_pending_lock = threading.Lock()
-
-
-def _reap() -> None:
-    if not _pending:
-        return
-    with _pending_lock:
-        keep = []
-        for event, buffers in _pending:
-            if cuda.event_done(event):
-                cuda.event_destroy(event)
-            else:
-                keep.append((event, buffers))
-        _pending[:] = keep
 
 
 def device_pool():
-    """pyscan's device memory pool (pycuda.tools.DeviceMemoryPool) for NumPy and GPUArray calls: results and
-    scratch buffers come from it, so repeated calls reuse memory instead of paying cudaMalloc/cudaFree each time."""
+    """A pycuda DeviceMemoryPool for GPUArrays made outside any call (tools and tests that drive the kernels
+    directly, in the thread where pycuda's context is current)."""
     global _pool
     if _pool is None:
         gpu.driver()
@@ -493,24 +516,21 @@ def device_pool():
 
 
 def _release_pool():
-    for event, _ in _pending:
-        cuda.stream_synchronize(0)
-        cuda.event_destroy(event)
-    _pending.clear()
-    free_pool()
     if _pool is not None:
+        _pool.free_held()
         _pool.stop_holding()
 
 
 def free_pool():
-    """Give the memory the pool holds (but no live array uses) back to the driver."""
+    """Give the memory pyscan keeps but no array uses back to the driver (its own pools and pycuda's)."""
     if _pool is not None:
         _pool.free_held()
+    memory.trim()
 
 
 def empty(shape, dtype):
     """An uninitialised device array for a driver: inside a public call, of the caller's kind on the call's device
-    and stream (a DeviceView; a GPUArray on the pycuda path); outside one, a GPUArray from pyscan's pool."""
+    and stream; outside one, a GPUArray from the pycuda pool."""
     call = getattr(_local, "call", None)
     if call is not None:
         return call.allocate(shape, dtype)
@@ -518,15 +538,12 @@ def empty(shape, dtype):
 
 
 def upload(host: np.ndarray):
-    """A GPUArray from pyscan's pool holding a copy of the NumPy array `host` (on the running call's stream)."""
-    device = gpu.gpuarray().empty(host.shape, host.dtype, allocator=device_pool().allocate)
-    if host.size:
-        stream = streams.current()
-        host = np.ascontiguousarray(host)  # held until the copy has read it
-        cuda.copy_htod(int(device.gpudata), host.ctypes.data, host.nbytes, stream)
-        if stream not in (0, cuda.STREAM_LEGACY):
-            cuda.stream_synchronize(stream)  # pageable host memory: keep it alive until the copy is done
-    return device
+    """A device copy of the NumPy array `host`: inside a call, in pyscan's memory on the call's stream; outside one,
+    a GPUArray from the pycuda pool."""
+    call = getattr(_local, "call", None)
+    if call is not None:
+        return call.upload(host)
+    return gpu.gpuarray().to_gpu(np.ascontiguousarray(host), allocator=device_pool().allocate)
 
 
 def memset32(array, value: int, words: int) -> None:

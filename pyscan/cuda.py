@@ -67,6 +67,11 @@ _SIGNATURES = {
     "cuEventQuery": [_P],
     "cuEventDestroy_v2": [_P],
     "cuPointerGetAttribute": [_P, ctypes.c_int, ctypes.c_uint64],
+    "cuMemPoolCreate": [ctypes.POINTER(_P), _P],
+    "cuMemPoolSetAttribute": [_P, ctypes.c_int, _P],
+    "cuMemPoolTrimTo": [_P, ctypes.c_size_t],
+    "cuMemAllocFromPoolAsync": [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, _P, _P],
+    "cuMemFreeAsync": [ctypes.c_uint64, _P],
 }
 
 

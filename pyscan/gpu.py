@@ -50,6 +50,11 @@ def _import_driver():
     return drv
 
 
+def pycuda_driver():
+    """The `pycuda.driver` module, with no context made current (for its compiler and exception types)."""
+    return _driver or _import_driver()
+
+
 def driver():
     """Return `pycuda.driver` with pyscan's default context current in this thread (pushed on first use in each
     thread).  The device is `CUDA_DEVICE` (as in pycuda.autoinit) or 0.  Raises GPUUnavailableError naming what is
@@ -194,42 +199,59 @@ _primary: dict = {}  # ordinal -> primary context handle
 _device_info: dict = {}  # ordinal -> (multiprocessors, "sm_XY")
 
 
-def _ensure_driver_api():
-    """pycuda initialised (it is pyscan's compiler; this also proves the driver loads) and libcuda bound."""
-    if _driver is None:
-        driver()
+def ensure_driver_api() -> None:
+    """The driver initialised for pyscan's own calls (pyscan.cuda), without touching pycuda's context stack: pycuda
+    must be installed (it is pyscan's compiler) and libcuda must load.  Raises GPUUnavailableError otherwise."""
+    if _driver_api_ready:
+        return
+    _import_driver()  # pycuda present (and its messages for what is missing)
     try:
-        cuda.lib()
-    except OSError as exc:  # pragma: no cover - pycuda loaded libcuda, so this cannot fail where it did not
-        raise GPUUnavailableError(f"no CUDA driver: cannot load libcuda.so.1 ({exc})") from exc
+        cuda.init()
+        count = cuda.device_count()
+    except (OSError, cuda.CudaError) as exc:
+        raise GPUUnavailableError(f"no CUDA driver: {exc}. pyscan's GPU functions need an NVIDIA GPU and its "
+                                  "driver.") from exc
+    if count == 0:
+        raise GPUUnavailableError("no CUDA device: the driver is loaded but sees no GPU.")
+    _set_driver_api_ready()
+
+
+_driver_api_ready = False
+
+
+def _set_driver_api_ready():
+    global _driver_api_ready
+    _driver_api_ready = True
+
+
+def default_device() -> int:
+    """The device of NumPy input: `CUDA_DEVICE` (as in pycuda.autoinit) or 0."""
+    return int(os.environ.get("CUDA_DEVICE", "0"))
 
 
 def primary_context(ordinal: int) -> int:
     handle = _primary.get(ordinal)
     if handle is None:
-        _ensure_driver_api()
+        ensure_driver_api()
         count = cuda.device_count()
         if not 0 <= ordinal < count:
-            raise ValueError(f"device {ordinal} does not exist: the driver sees {count} device(s)")
+            raise GPUUnavailableError(f"device {ordinal} does not exist: the driver sees {count} device(s)")
         handle = _primary[ordinal] = cuda.primary_context(ordinal)
     return handle
 
 
-def enter_device(ordinal: int) -> tuple:
-    """Make device `ordinal`'s primary context current in this thread; returns (what to give leave_device(), the
-    context)."""
+def enter_device(ordinal: int, keep_current: bool = False) -> tuple:
+    """Make device `ordinal`'s primary context current in this thread (with keep_current, a context already current
+    on that device stays, as pycuda.autoinit's does for GPUArrays); returns (what to give leave_device(), the
+    context the call runs in)."""
     target = _primary.get(ordinal) or primary_context(ordinal)
     previous = cuda.current_context()
     if previous == target:
         return -1, target
+    if keep_current and previous and cuda.context_device() == ordinal:
+        return -1, previous
     cuda.set_current_context(target)
     return previous, target
-
-
-def default_context() -> int:
-    """The handle of the context NumPy and GPUArray calls run in (pycuda's default one)."""
-    driver()
-    return _default_context.handle
 
 
 def leave_device(previous: int) -> None:
@@ -239,7 +261,7 @@ def leave_device(previous: int) -> None:
 
 def current_device() -> int:
     """The ordinal of the device of the context current in this thread (pycuda's default one if none is)."""
-    if cuda.current_context() == 0:
+    if not _driver_api_ready or cuda.current_context() == 0:
         driver()
     return cuda.context_device()
 
@@ -247,7 +269,7 @@ def current_device() -> int:
 def _info(ordinal: int) -> tuple:
     info = _device_info.get(ordinal)
     if info is None:
-        _ensure_driver_api()
+        ensure_driver_api()
         major = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
         minor = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
         sms = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)

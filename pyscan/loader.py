@@ -210,8 +210,8 @@ def get_module(relpath: str, *, options: tuple = (), **defines):
 
 
 def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) -> bytes:
-    """nvcc's cubin for `source` (pycuda's compile(): the same on-disk cache SourceModule uses)."""
-    drv = driver()
+    """nvcc's cubin for `source` (pycuda's compile(): the same on-disk cache SourceModule uses; no context needed)."""
+    drv = gpu.pycuda_driver()
     from pycuda.compiler import compile as nvcc_compile
 
     try:
@@ -309,8 +309,8 @@ def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: s
     functions raise AttributeError listing the file's __global__ functions, and nvcc errors raise
     KernelCompileError with nvcc's log.  `arg_types` overrides the argument types read off the signature.
     """
-    context = streams.current_context() if gpu.ready() else 0
-    if not context:
+    context = streams.current_context()
+    if not context:  # outside a call, no context current in this thread: pycuda's default one (tools, tests)
         driver()
         context = cuda.current_context()
     key = ("function", relpath, function, options, arg_types, tuple(sorted(defines.items())), context)

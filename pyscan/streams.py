@@ -57,7 +57,10 @@ def current_context() -> int:
         return context
     from . import cuda
 
-    return cuda.current_context()
+    try:
+        return cuda.current_context()
+    except (OSError, cuda.CudaError):  # no driver, or not initialised yet: no context
+        return 0
 
 
 def enter(stream: int, context: int = 0) -> tuple:

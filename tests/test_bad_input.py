@@ -47,6 +47,8 @@ def no_gpu(monkeypatch):
                 if value is original:
                     monkeypatch.setattr(module, attr, _blocker)
     monkeypatch.setattr(gpu, "driver", _blocker)
+    monkeypatch.setattr(gpu, "enter_device", _blocker)  # where every public call starts on the GPU
+    monkeypatch.setattr(gpu, "ensure_driver_api", _blocker)
     drv = sys.modules.get("pycuda.driver")
     if drv is not None:  # on a GPU host: launches and allocations too
         for attr in ("__call__", "prepared_call", "prepared_async_call", "prepared_timed_call"):

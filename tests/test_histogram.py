@@ -213,10 +213,11 @@ def test_kernel_signatures(relpath, letters):
 @pytest.fixture
 def no_launch(monkeypatch):
     """Make any attempt to reach the GPU fail the test."""
-    def forbidden():
+    def forbidden(*args, **kwargs):
         raise AssertionError("the GPU was reached before the input was validated")
 
     monkeypatch.setattr("pyscan.gpu.driver", forbidden)
+    monkeypatch.setattr("pyscan.gpu.enter_device", forbidden)
 
 
 @pytest.mark.parametrize("bad, exc, match", [
@@ -261,11 +262,12 @@ def test_numpy_integer_bins_accepted_up_to_the_gpu(monkeypatch):
     """Valid input gets as far as the GPU (and not further on a machine without one)."""
     reached = []
 
-    def driver():
+    def driver(*args, **kwargs):
         reached.append(True)
         raise pyscan.GPUUnavailableError("test: no GPU")
 
     monkeypatch.setattr("pyscan.gpu.driver", driver)
+    monkeypatch.setattr("pyscan.gpu.enter_device", driver)  # where every public call starts on the GPU
     for call in (lambda: pyscan.histogram(np.zeros(4, np.uint8), np.int64(7)),
                  lambda: pyscan.histogram(b"abc", 1), lambda: pyscan.histogram(bytearray(b"")),
                  lambda: pyscan.histogram(memoryview(b"xyz")), lambda: pyscan.text_histogram("é et à"),

@@ -84,7 +84,7 @@ def fake_gpu(monkeypatch):
     kind.made = []
     monkeypatch.setitem(arrays._kinds_by_type, FakeDeviceArray, kind)
 
-    def enter(ordinal):
+    def enter(ordinal, keep_current=False):
         previous = getattr(device_now, "ordinal", None)
         device_now.ordinal = ordinal
         return previous, 1000 + ordinal  # (what leave_device restores, the device's context handle)

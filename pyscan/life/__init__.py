@@ -209,7 +209,7 @@ class Life:
     def lattice(self):
         with self._call:
             cells = self._driver.cells()
-        return cells if self._call.kind.via_pycuda else cells.native
+        return self._call.on_device(cells)
 
     @property
     def population(self) -> int:

@@ -124,7 +124,7 @@ def reduce_device(x, *, algorithm="auto", op="add", stream=None):
             arrays.memset32(result, 0, call.dtype.itemsize // 4)
         else:
             result = REDUCTIONS.get(name).launch(call.x, op=op)
-        return result if call.kind.via_pycuda else result.native
+        return call.on_device(result)
 
 
 def count_work(algorithm: str, n: int):
