@@ -2,6 +2,7 @@
 and whole runs on NumPy stand-ins for the array kinds, pyscan and the peers, timed by a modelled clock (no wall
 time: the results cannot depend on the machine's load); a tiny run of every pattern on the GPU."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -209,14 +210,28 @@ def fake_peers(clock):
     return lambda pattern, kinds: (table.get(pattern, ()), {"cuda.compute inclusive_scan": "not installed here"})
 
 
-def run(argv, **fake):
+def run(argv, patterns=None, **fake):
     clock = Clock()
     pyscan = fake_pyscan(clock, **fake)
     args = cli.parse_args(argv, registries=pyscan.REGISTRIES)
     kinds = {"cupy": FakeKind("cupy", clock), "torch": FakeKind("torch", clock)}
-    bench = Bench(args, kinds, pyscan=pyscan, peers=fake_peers(clock), log=None,
+    bench = Bench(args, kinds, pyscan=pyscan, peers=fake_peers(clock), log=None, patterns=patterns,
                   device={"name": "NumPy stand-in", "l2_cache_bytes": 8192})
     return bench.run()
+
+
+def test_one_input_per_dtype_for_the_operators():
+    made = []
+
+    def counting(size, dtype, op, rng):
+        made.append((dtype, op))
+        return PATTERNS["reduce"].make_input(size, dtype, op, rng)
+    patterns = dict(PATTERNS, reduce=dataclasses.replace(PATTERNS["reduce"], make_input=counting))
+    result = run(["reduce", "--sizes", "1024", "4096", "--dtype", "int32", "--dtype", "float64"], patterns=patterns)
+    assert made == [("int32", "add"), ("float64", "add")]  # max and min reuse the add case's input
+    assert {(r["dtype"], r["op"]) for r in result["rows"]} == {(d, o) for d in ("int32", "float64")
+                                                               for o in ("add", "max", "min")}
+    assert all(r["check"] == "ok" for r in result["rows"] if r["kind"] != "copy")
 
 
 def rows(result, **match):

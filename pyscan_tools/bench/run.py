@@ -54,6 +54,7 @@ class Bench:
         self.last: dict = {}  # (pattern, name, dtype, op) -> (size, ms per call) of its last measurement
         self.blocked: dict = {}  # (pattern, name, dtype, op) -> why larger sizes are not tried
         self.dead = None
+        self._input_key, self._input = None, None
         self.started = time.time()
 
     # -- progress and bookkeeping
@@ -158,8 +159,8 @@ class Bench:
     def driver_ms(self, pattern, op, n, x_pycuda, algorithm):
         """The registered driver alone (pattern.driver_call), or None (and a note) where it cannot run."""
         registry = self.pyscan.REGISTRIES[pattern.registry]
-        name = registry.choose(n) if algorithm == "auto" else algorithm
         try:
+            name = registry.choose(n) if algorithm == "auto" else algorithm
             call = pattern.driver_call(registry.get(name), x_pycuda, op)
             return measure(call, self.kinds["pycuda"].timer(), self.synchronize).ms / pattern.units, ""
         except Exception as exc:  # noqa: BLE001  the extra column is not worth failing the row
@@ -183,14 +184,24 @@ class Bench:
         n = cells(size)
         return full[:n], {k: self.kinds[k].prefix(uploads[k], n) for k in kinds_needed}
 
+    def full_input(self, pattern, dtype, op, n, kinds_needed):
+        """The input at the largest size, on the host and uploaded once per array kind; kept for the next case
+        when it would be the same (reduce's operators share one input per dtype), else made anew."""
+        key = (pattern.name, dtype, op if pattern.inputs_depend_on_op else None, n, tuple(kinds_needed))
+        if self._input_key != key:
+            self._input = None  # the previous input's device memory goes back to the pools first
+            full = pattern.make_input(n, dtype, op, self.rng)
+            self._input = (full, {k: self.kinds[k].upload(full) for k in kinds_needed})
+            self._input_key = key
+        return self._input
+
     def run_case(self, pattern, dtype, op, sizes):
         entries = self.entries(pattern, op)
         with_driver = pattern.driver_call is not None and "pycuda" in self.kinds and not self.args.no_driver
         kinds_needed = sorted({e.arrays for e in entries} | {self.copy_kind} | ({"pycuda"} if with_driver else set()))
         full, uploads = None, {}
         if not pattern.lattice:
-            full = pattern.make_input(max(cells(s) for s in sizes), dtype, op, self.rng)
-            uploads = {k: self.kinds[k].upload(full) for k in kinds_needed}
+            full, uploads = self.full_input(pattern, dtype, op, max(cells(s) for s in sizes), kinds_needed)
         for size in sizes:
             where = (pattern.name, dtype, op, size)
             if self.dead:
@@ -237,6 +248,7 @@ class Bench:
         except KeyboardInterrupt:
             self.dead = "interrupted: the rows measured so far are kept"
             self.say(self.dead)
+        self._input_key, self._input = None, None
         return self.result(time.time() - self.started)
 
     def result(self, seconds) -> dict:
