@@ -7,6 +7,10 @@ out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
 # pycuda: the kit in .gpu-host/ where there is one (a host without network), else the pycuda already installed
 if [ -f .gpu-host/install.sh ]; then
   bash .gpu-host/install.sh /tmp/site >/dev/null || exit 1
+  # the bench's cuda.compute peer (cuda-cccl), where the kit carries it
+  if ls .gpu-host/peers/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu-host/peers/*.whl
+  fi
 elif ! python3 -c "import pycuda" 2>/dev/null; then
   echo "gpu_host.sh: no .gpu-host/ kit and no pycuda installed: pip install -e \".[gpu,test]\" first (README)" >&2
   exit 3

@@ -1,31 +1,51 @@
 #!/usr/bin/env bash
-# The README's set-up, as written, on a GPU box without network: a fresh virtual environment (seeing the system's
-# numpy, matplotlib, pytest, CuPy, torch), then
-#     pip install -e ".[gpu,test]"        with --no-index --find-links for the carried files
-#     python demos/game_of_life.py        (no display: writes game_of_life.gif and says so)
-#     python -m pytest -q -n auto -rs     (the README's test command; -m "not slow" with QUICK=1)
-# The carried files: pycuda's sdist and the wheels of its build (setuptools, wheel, numpy) in .install-check/
-# (pip download --no-binary pycuda --no-deps pycuda; pip download --only-binary :all: setuptools wheel numpy ...),
-# pycuda's pure-Python needs in .gpu-host/wheels/ (its prebuilt pycuda wheel is not used: --no-binary pycuda).
-# Logs under $OUT (default ./gpu-out): install.log, demo.log, pytest.log, and the GIF.
+# The README's set-up, as written, on a GPU box without network, in two stages (each well under 10 minutes):
+#   bash scripts/install_check.sh install   a fresh virtual environment (seeing the system's numpy, matplotlib,
+#                                           pytest, CuPy, torch), then the README's commands:
+#                                             pip install -e ".[gpu,test]"   (+ --no-index --find-links, below)
+#                                             python -m pyscan info
+#                                             python demos/game_of_life.py   (no display: writes game_of_life.gif)
+#   bash scripts/install_check.sh tests     in that environment, the README's test command:
+#                                             python -m pytest -q -n auto -rs   (QUICK=1: -m "not slow")
+# Carried files: pycuda's sdist and the wheels its build needs (setuptools, wheel, numpy) in .install-check/
+# (pip download --no-binary pycuda --no-deps pycuda; pip download --only-binary :all: --python-version 3.12
+# setuptools wheel numpy markupsafe typing_extensions), and pycuda's pure-Python needs in .gpu-host/wheels/
+# (its prebuilt pycuda wheel is not used: --no-binary pycuda builds pycuda from the sdist).
+# Logs under $OUT (default ./gpu-out): install.log, demo.log, game_of_life.gif, pytest.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
-venv=${VENV:-/tmp/readme-venv}
-links=(--no-index --find-links .install-check)
-[ -d .gpu-host/wheels ] && links+=(--find-links .gpu-host/wheels)
-{
-  echo "== $(date -u +%FT%TZ) nvcc: $(command -v nvcc) $(nvcc --version 2>/dev/null | tail -1)"
-  echo "== g++: $(g++ --version 2>/dev/null | head -1); python: $(python3 --version)"
-  python3 -m venv --system-site-packages "$venv" || exit 3
-  . "$venv/bin/activate"
-  echo "== pip install ${links[*]} --no-binary pycuda -e \".[gpu,test]\""
-  time python -m pip install "${links[@]}" --no-binary pycuda -e ".[gpu,test]" || exit 1
-  python -m pip show pycuda | head -3
-  python -m pyscan info
-} > "$out/install.log" 2>&1
-rc=$?; tail -15 "$out/install.log"; [ $rc -eq 0 ] || exit $rc
-. "$venv/bin/activate"
-(cd "$out" && env -u DISPLAY -u WAYLAND_DISPLAY python "$OLDPWD/demos/game_of_life.py") > "$out/demo.log" 2>&1
-rc=$?; cat "$out/demo.log"; ls -la "$out/game_of_life.gif"; [ $rc -eq 0 ] || exit $rc
-python -m pytest -q -n auto -rs ${QUICK:+-m "not slow"} 2>&1 | tee "$out/pytest.log" | tail -25
+root=$PWD
+out=${OUT:-$root/gpu-out}; mkdir -p "$out"
+venv=${VENV:-$root/.readme-venv}
+case ${1:-install} in
+  install)
+    links=(--no-index --find-links .install-check)
+    [ -d .gpu-host/wheels ] && links+=(--find-links .gpu-host/wheels)
+    {
+      echo "== nvcc: $(command -v nvcc) $(nvcc --version 2>/dev/null | tail -1)"
+      echo "== g++: $(g++ --version 2>/dev/null | head -1); $(python3 --version); Python.h: $(python3 -c \
+'import sysconfig, os; p = sysconfig.get_paths()["include"]; print(p, os.path.exists(p + "/Python.h"))')"
+      rm -rf "$venv" && python3 -m venv --system-site-packages "$venv" || exit 3
+      . "$venv/bin/activate"
+      echo "== pip install ${links[*]} --no-binary pycuda -e \".[gpu,test]\""
+      time python -m pip install "${links[@]}" --no-binary pycuda -e ".[gpu,test]" || exit 1
+      python -m pip show pycuda | head -3
+      echo "== python -m pyscan info"
+      python -m pyscan info
+    } > "$out/install.log" 2>&1
+    rc=$?; tail -20 "$out/install.log"; [ $rc -eq 0 ] || exit $rc
+    . "$venv/bin/activate"
+    echo "== python demos/game_of_life.py (in $out, no display)"
+    (cd "$out" && env -u DISPLAY -u WAYLAND_DISPLAY python "$root/demos/game_of_life.py") > "$out/demo.log" 2>&1
+    rc=$?; cat "$out/demo.log"; ls -la "$out/game_of_life.gif"; exit $rc ;;
+  tests)
+    . "$venv/bin/activate" || exit 3
+    echo "== python -m pytest -q -n auto -rs ${QUICK:+-m \"not slow\"}"
+    if [ -n "${QUICK:-}" ]; then
+      python -m pytest -q -n auto -rs -m "not slow" > "$out/pytest.log" 2>&1
+    else
+      python -m pytest -q -n auto -rs > "$out/pytest.log" 2>&1
+    fi
+    rc=$?; tail -25 "$out/pytest.log"; exit $rc ;;
+  *) echo "usage: bash scripts/install_check.sh install|tests" >&2; exit 2 ;;
+esac
