@@ -43,7 +43,6 @@ from ..loader import get_kernel
 from ..types import defines as type_defines
 from ..types import identity, ufunc
 from .registry import SCANS
-from .single_section import SECTION_KERNELS
 
 # The prepare() argument types of a section kernel (see the contract above); read off by hand because the
 # optional trailing parameters are conditional (#if TRACE ...), which the loader's signature reader cannot see.
@@ -75,10 +74,8 @@ def register_section_scan(name: str, section_scan: SectionScan) -> SectionScan:
     return section_scan
 
 
-# The single-section kernels of PMPP §11.2-§11.5 and Hands-On ch. 4 (host side and models: single_section.py).
-for _name, (_file, _function, _section, _threads, _defines) in SECTION_KERNELS.items():
-    register_section_scan(_name, SectionScan(_file, _function, _section, _threads, dict(_defines)))
-
+# The section scans register themselves: the single-section kernels of PMPP §11.2-§11.5 and Hands-On ch. 4 in
+# single_section.py, blelloch_block in blelloch.py (both import this module; it imports neither).
 BLOCK_SCANS = ("kogge_stone", "brent_kung", "coarsened")  # the block scans `hierarchical` offers (PMPP §11.6)
 DEFAULT_BLOCK_SCAN = "coarsened"
 
@@ -194,8 +191,7 @@ def _error_depth(n):
 
 SCANS.register(
     "hierarchical", _driver,
-    kernels=(SECTION_SCANS["kogge_stone"].file, SECTION_SCANS["brent_kung"].file, SECTION_SCANS["coarsened"].file,
-             ADD_BLOCK_SUMS),
+    kernels=tuple(f"scan/{name}.cu" for name in BLOCK_SCANS) + (ADD_BLOCK_SUMS,),
     source="PMPP §11.6, Figs. 11.9-11.10",
     summary="three kernels: scan sections writing block sums; scan the sums (recursively); add them back",
     model=hierarchical_algorithm_model, trace=_trace, count_work=_count_work, model_count_work=_model_count_work,

@@ -29,6 +29,14 @@ import numpy as np
 
 from .. import arrays
 from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
+from .hierarchical import (
+    SectionScan,
+    hierarchical_error_depth,
+    hierarchical_model,
+    hierarchical_scan,
+    register_section_scan,
+    section_kernel,
+)
 from .registry import SCANS
 from .steps import Step, WorkCount, check_count_n, pow2_at_least
 
@@ -210,7 +218,6 @@ def _make_model(name):
                 return x.copy(), []
             result, steps, _ = _record_section(name, x, op, exclusive)
             return result, steps
-        from .hierarchical import hierarchical_model
 
         g = production_geometry(name)
         return hierarchical_model(x, section_model(name, g), g.section, op=op, exclusive=exclusive)
@@ -238,7 +245,6 @@ def _make_model_count(name):
 
 def _make_driver(name):
     def driver(x, out, *, op, exclusive):
-        from .hierarchical import hierarchical_scan
 
         return hierarchical_scan(x, out, op=op, exclusive=exclusive, block_scan=name)
 
@@ -259,7 +265,6 @@ def trace_step_count(name, section: int) -> int:
 
 def _make_trace(name):
     def trace(x, *, op="add", exclusive=False):
-        from .hierarchical import section_kernel
 
         x, _ = arrays.check_array(x, dtypes=ELEMENT_TYPES, what=f"{name} trace: x", max_length=TRACE_LIMIT[name])
         check_op(op)
@@ -283,7 +288,6 @@ def _make_trace(name):
 
 def _make_count(name):
     def count_work(n) -> WorkCount:
-        from .hierarchical import section_kernel
 
         n = check_count_n(name, n, TRACE_LIMIT[name], "one section of n elements")
         g = trace_geometry(name, n)
@@ -324,7 +328,6 @@ def section_error_depth(name) -> int:
 
 def _make_error_depth(name):
     def error_depth(n: int) -> int:
-        from .hierarchical import hierarchical_error_depth
 
         return hierarchical_error_depth(int(n), production_geometry(name).section, section_error_depth(name))
 
@@ -342,6 +345,7 @@ _SOURCES = {
 }
 
 for _name, (_file, _fn, _section, _threads, _defines) in SECTION_KERNELS.items():
+    register_section_scan(_name, SectionScan(_file, _fn, _section, _threads, dict(_defines)))
     SCANS.register(
         _name, _make_driver(_name), kernels=(_file, "scan/add_block_sums.cu"), source=_SOURCES[_name][0],
         summary=_SOURCES[_name][1], model=_make_model(_name), trace=_make_trace(_name), count_work=_make_count(_name),
