@@ -62,6 +62,13 @@ class DeviceView:
         self.gpudata, self.shape, self.dtype, self.native = int(gpudata), tuple(shape), np.dtype(dtype), native
         self.size = math.prod(self.shape)
 
+    @classmethod
+    def of(cls, gpudata: int, shape: tuple, dtype: np.dtype, size: int, native):
+        """A view of values already checked (an int address, a tuple shape, a np.dtype, its size): the hot path."""
+        view = cls.__new__(cls)
+        view.gpudata, view.shape, view.dtype, view.size, view.native = gpudata, shape, dtype, size, native
+        return view
+
     @property
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
@@ -111,6 +118,9 @@ class Kind:
     def pointer(self, native) -> int:
         return self.view(native)[0]
 
+    def locate(self, address: int) -> int:
+        return gpu.default_device()
+
 
 class _NumPy(Kind):
     """Host arrays: copied to pyscan's own device memory (pyscan.memory) and the result copied back."""
@@ -140,7 +150,14 @@ class _GPUArray(Kind):
     def view(self, x):
         address = x.gpudata  # None for an empty GPUArray
         address = int(address) if address is not None else 0
-        return address, x.shape, x.dtype, bool(x.flags.c_contiguous), _device_of(address)
+        return address, x.shape, x.dtype, bool(x.flags.c_contiguous), None  # the device: locate(), after the checks
+
+    def locate(self, address: int) -> int:
+        """The device holding device memory at `address` (the default device for no memory)."""
+        if not address:
+            return gpu.default_device()
+        gpu.ensure_driver_api()
+        return cuda.pointer_device(address)
 
     def default_stream(self, x, device):
         return 0
@@ -166,27 +183,18 @@ class _Interface(_GPUArray):
         dtype = np.dtype(cai["typestr"])
         shape = tuple(cai["shape"])
         address = int(cai["data"][0])
-        return address, shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), _device_of(address)
+        return address, shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), None
 
     def default_stream(self, x, device):
         return int(x.__cuda_array_interface__.get("stream") or 0)
 
-
-def _device_of(address: int):
-    """The device holding device memory at `address` (None for no memory: the default device)."""
-    if not address:
-        return None
-    gpu.ensure_driver_api()
-    return cuda.pointer_device(address)
+    def pointer(self, native) -> int:
+        return int(native.__cuda_array_interface__["data"][0])
 
 
 class _Numba(_Interface):
     name, keep_current_context = "numba", False
     fix_contiguous = "x.copy_to_host() and back, or a C-contiguous device array"
-
-    def view(self, x):
-        address, shape, dtype, contiguous, _ = super().view(x)
-        return address, shape, dtype, contiguous, (cuda.pointer_device(address) if address else None)
 
     def empty(self, shape, dtype, device, stream, on_library_stream=True):
         from numba import cuda as numba_cuda
@@ -200,6 +208,9 @@ class _CuPy(Kind):
 
     def view(self, x):
         return x.data.ptr, x.shape, x.dtype, bool(x.flags.c_contiguous), x.device.id
+
+    def pointer(self, native) -> int:
+        return native.data.ptr
 
     def default_stream(self, x, device):
         cupy = sys.modules["cupy"]
@@ -257,6 +268,9 @@ class _Torch(Kind):
         if dtype is None:
             raise TypeError(f"unsupported dtype {x.dtype}")
         return x.data_ptr(), tuple(x.shape), dtype, x.is_contiguous(), x.get_device()
+
+    def pointer(self, native) -> int:
+        return native.data_ptr()
 
     def default_stream(self, x, device):
         torch = sys.modules["torch"]
@@ -322,7 +336,8 @@ class Call:
         self.kind, self.host, self.shape, self.dtype, self.device = kind, host, tuple(shape), np.dtype(dtype), device
         self.size = math.prod(self.shape)
         self.stream, self.library_stream = stream, library_stream
-        self.x = None if host is not None else (x if kind is GPUARRAY else DeviceView(address, shape, dtype, x))
+        self.x = None if host is not None else (
+            x if kind is GPUARRAY else DeviceView.of(address, self.shape, self.dtype, self.size, x))
         self._out = None
 
     def __enter__(self):
@@ -347,7 +362,8 @@ class Call:
         native = self.kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
         if self.kind is GPUARRAY:
             return native
-        return DeviceView(self.kind.pointer(native), shape, dtype, native)
+        shape = tuple(shape)
+        return DeviceView.of(self.kind.pointer(native), shape, np.dtype(dtype), math.prod(shape), native)
 
     def upload(self, host: np.ndarray) -> DeviceView:
         """A device copy of a NumPy array in pyscan's memory, on the call's stream."""
@@ -488,7 +504,7 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     elif stream is None:
         stream = kind.default_stream(x, device) if kind is not NUMPY else 0
     if device is None:
-        device = gpu.default_device()
+        device = kind.locate(address)
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream)
 
 

@@ -55,10 +55,9 @@ out = torch.empty_like(t)
 per_call("Kernel.prepared_call (scan tile)", lambda: fn.prepared_call(
     (1, 1, 1), (256, 1, 1), out.data_ptr(), t.data_ptr(), np.int64(1024), np.int32(0), 0, 0, np.int64(1),
     np.uint32(0), shared_size=shared))
-per_call("_pack only", lambda: fn._pack((out.data_ptr(), t.data_ptr(), np.int64(1024), np.int32(0), 0, 0,
-                                         np.int64(1), np.uint32(0))))
+per_call("_pack only", lambda: fn._pack((out.data_ptr(), t.data_ptr(), 1024, 0, 0, 0, 1, 0)))
 per_call("launching_on", lambda: streams.launching_on(0).__enter__().__exit__())
-per_call("gpu.enter/leave_device", lambda: gpu.leave_device(gpu.enter_device(0)))
+per_call("gpu.enter/leave_device", lambda: gpu.leave_device(gpu.enter_device(0)[0]))
 per_call("pyscan.scan", lambda: pyscan.scan(t))
 per_call("pyscan.reduce", lambda: pyscan.reduce(t))
 per_call("pyscan.scan(out=)", lambda: pyscan.scan(t, out=out))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import streams
+from .. import cuda, streams
 from ..loader import get_kernel
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
@@ -246,9 +246,7 @@ def _kernel(dtype, op, vector: bool):
         fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector))
         shared = config(dtype).shared_bytes(vector)
         if shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the function's limit is raised
-            from ..gpu import driver
-
-            fn.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+            fn.set_attribute(cuda.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         entry = _kernels[key] = (fn, shared)
     return entry
 
