@@ -86,28 +86,22 @@ def sequential_model(x, *, return_steps=True):
     return (a, steps) if return_steps else a
 
 
-def reduction_warp_slots(kernel: str, n: int, warp_size: int = 32) -> tuple[int, list]:
+def reduction_warp_slots(kernel: str, n: int) -> tuple[int, list]:
     """PMPP ch. 10's execution-resource count, derived from the kernel's index arithmetic (no GPU):
     (additions, active warps per step) of a single-block sum reduction of n = 2^k elements by n/2 threads.
 
     simple (Fig. 10.6):     step with stride s = 1, 2, ..., n/2: thread t is active if t % s == 0
     convergent (Fig. 10.9): step with stride s = n/2, ..., 1:     thread t is active if t < s
     A warp is counted in a step if any of its threads is active; the resources are 32 x active warps summed.
+    The counts are the kernels' NumPy models' (pyscan.reductions.model_count_work), read off the same index
+    arithmetic the kernels use.
     """
-    threads = n // 2
-    _log2(n)
-    t = np.arange(threads)
-    strides = [1 << k for k in range(_log2(n))]
-    if kernel == "convergent":
-        strides = strides[::-1]
-        masks = [t < s for s in strides]
-    elif kernel == "simple":
-        masks = [t % s == 0 for s in strides]
-    else:
+    from .reductions import model_count_work
+
+    if kernel not in ("simple", "convergent"):
         raise ValueError(f"unknown reduction kernel {kernel!r}: expected 'simple' or 'convergent'")
-    additions = int(sum(m.sum() for m in masks))
-    warps = [int(np.unique(t[m] // warp_size).size) for m in masks]
-    return additions, warps
+    work = model_count_work(kernel, n)
+    return int(work.additions), [int(w) for w in work.active_warps]
 
 
 # --- drawing the steps -----------------------------------------------------------------------------------------
