@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="python -m pyscan check", description=__doc__.split("\n\n")[0],
-        epilog=EXIT_CODES_HELP + ".  See python -m pyscan check --help and pyscan_tools/check/cli.py.",
+        epilog=EXIT_CODES_HELP + ".  What the cases are and how --sanitize runs: pyscan_tools/check/cli.py's "
+               "docstring.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_selection(parser, CHECK_PATTERNS)
     parser.add_argument("--quick", action="store_true", help="fewer sizes and dtypes (still every algorithm)")
