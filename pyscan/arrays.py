@@ -531,6 +531,18 @@ def device_pool():
     return _pool
 
 
+def exact_tool_allocations(drv) -> None:
+    """GPUArrays made outside a call (tools driving the kernels directly) allocated exactly, not from the pool (for
+    compute-sanitizer's memcheck; see pyscan.memory.exact_allocations for the public calls' memory)."""
+    global _pool
+
+    class _Exact:
+        allocate = staticmethod(lambda nbytes: drv.mem_alloc(max(int(nbytes), 1)))
+        free_held = stop_holding = staticmethod(lambda: None)
+
+    _pool = _Exact()
+
+
 def _release_pool():
     if _pool is not None:
         _pool.free_held()

@@ -25,8 +25,9 @@ from . import cuda
 from .errors import GPUUnavailableError
 
 _INSTALL_HINT = (
-    "install it with `pip install pycuda` (it builds from source: it needs the CUDA toolkit with its headers, a C++ "
-    "compiler and the Python headers; see the README's set-up section) on a machine with an NVIDIA GPU and its driver"
+    'install it with `pip install -e ".[gpu]"` from the pyscan checkout (or `pip install pycuda`): it builds from '
+    "source and needs the CUDA toolkit with its headers (cuRAND's included), a C++ compiler and the Python headers "
+    '(README, "Set-up on a GPU box")'
 )
 
 _driver = None  # the pycuda.driver module once the default context is chosen

@@ -236,24 +236,26 @@ class Kernel:
         self._struct = struct.Struct("@" + arg_types) if arg_types else None
         self._pointer_slots = tuple(i for i, code in enumerate(arg_types) if code == "P")
 
-    def _pack(self, args) -> bytes:
+    def _pack(self, args) -> int:
+        """Pack the arguments into this thread's launch buffer; returns their size in bytes."""
         if len(args) != len(self.arg_types):
             raise TypeError(f"{self.name}: expected {len(self.arg_types)} arguments ({self.arg_types}), "
                             f"got {len(args)}")
         if not self._struct:
-            return b""
+            return 0
         if self._pointer_slots:
             args = list(args)
             for i in self._pointer_slots:  # a DeviceAllocation, a np.uintp or an int: the address
                 args[i] = int(args[i])
-        return self._struct.pack(*args)
+        self._struct.pack_into(_launch_buffers().arguments, 0, *args)
+        return self._struct.size
 
     def prepared_call(self, grid, block, *args, shared_size: int = 0):
-        launch(self.handle, grid, block, self._pack(args), int(shared_size), streams.current())
+        launch(self.handle, grid, block, self._pack(args), shared_size, streams.current())
 
     def prepared_async_call(self, grid, block, stream, *args, shared_size: int = 0):
         """pycuda's spelling with an explicit stream (any stream pyscan.streams.handle takes)."""
-        launch(self.handle, grid, block, self._pack(args), int(shared_size), streams.handle(stream))
+        launch(self.handle, grid, block, self._pack(args), shared_size, streams.handle(stream))
 
     def get_attribute(self, attribute) -> int:
         """A CUfunction_attribute (pycuda's `function_attribute.X` or its int value)."""
@@ -271,27 +273,47 @@ class Kernel:
 
 
 _launch_local = threading.local()
+ARGUMENT_BYTES = 4096  # CUDA's limit on a kernel's parameters (sm_70+: 32764 bytes; pyscan's kernels use < 100)
 
 
-def launch(function: int, grid, block, arguments: bytes, shared: int, stream: int) -> None:
-    """cuLaunchKernel(function) with `arguments` as one packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER)."""
-    extra = getattr(_launch_local, "extra", None)
-    if extra is None:  # per thread: the `extra` array and the size it points at, reused by every launch
-        size = ctypes.c_size_t()
-        extra = (ctypes.c_void_p * 5)(cuda.LAUNCH_PARAM_BUFFER_POINTER, None, cuda.LAUNCH_PARAM_BUFFER_SIZE,
-                                      ctypes.addressof(size), cuda.LAUNCH_PARAM_END)
-        _launch_local.extra, _launch_local.size = extra, size
-    buffer = ctypes.c_char_p(arguments)  # points into the bytes object, alive until the call returns
-    extra[1] = ctypes.cast(buffer, ctypes.c_void_p)
-    _launch_local.size.value = len(arguments)
+class _LaunchBuffers:
+    """Per thread: the packed arguments and cuLaunchKernel's `extra` array pointing at them and at their size."""
+
+    __slots__ = ("arguments", "size", "extra")
+
+    def __init__(self):
+        self.arguments = ctypes.create_string_buffer(ARGUMENT_BYTES)
+        self.size = ctypes.c_size_t()
+        self.extra = (ctypes.c_void_p * 5)(cuda.LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(self.arguments),
+                                           cuda.LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(self.size),
+                                           cuda.LAUNCH_PARAM_END)
+
+
+def _launch_buffers() -> _LaunchBuffers:
+    buffers = getattr(_launch_local, "buffers", None)
+    if buffers is None:
+        buffers = _launch_local.buffers = _LaunchBuffers()
+    return buffers
+
+
+def launch(function: int, grid, block, argument_bytes: int, shared: int, stream: int) -> None:
+    """cuLaunchKernel(function) with the arguments _pack() put in this thread's buffer (CU_LAUNCH_PARAM_BUFFER_*)."""
+    buffers = _launch_buffers()
+    buffers.size.value = argument_bytes
     if len(grid) == 3 and len(block) == 3:
         (gx, gy, gz), (bx, by, bz) = grid, block
     else:
         gx, gy, gz = (tuple(grid) + (1, 1))[:3]
         bx, by, bz = (tuple(block) + (1, 1))[:3]
-    code = cuda.lib().cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream or None, None, extra)
+    code = cuda.lib().cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream or None, None, buffers.extra)
     if code:
         cuda.check(code, f"cuLaunchKernel(grid={tuple(grid)}, block={tuple(block)}, shared={shared})")
+
+
+def add_compile_options(*options: str) -> None:
+    """Compile every kernel built from now on with these nvcc options too (e.g. "-lineinfo" for the sanitizer)."""
+    global COMPILE_OPTIONS
+    COMPILE_OPTIONS = tuple(COMPILE_OPTIONS) + tuple(o for o in options if o not in COMPILE_OPTIONS)
 
 
 class _Entry:

@@ -50,6 +50,16 @@ def pool(ordinal: int) -> int:
     return handle
 
 
+_exact = False
+
+
+def exact_allocations(on: bool = True) -> None:
+    """From now on, allocate each buffer exactly (cuMemAlloc / cuMemFree, synchronous) instead of from the pool: for
+    compute-sanitizer's memcheck, which then sees every buffer's own bounds."""
+    global _exact
+    _exact = bool(on)
+
+
 class DeviceBuffer:
     """`nbytes` of device memory from the pool of device `ordinal`, allocated on `stream` in `context` and freed on
     it when the buffer goes.  int(buffer) is its address."""
@@ -57,6 +67,10 @@ class DeviceBuffer:
     __slots__ = ("address", "nbytes", "stream", "context", "__weakref__")
 
     def __init__(self, nbytes: int, ordinal: int, stream: int, context: int):
+        if _exact:
+            cuda.stream_synchronize(stream)
+            self.address, self.nbytes, self.stream, self.context = cuda.mem_alloc(nbytes), nbytes, -1, context
+            return
         address = ctypes.c_uint64()
         cuda.check(cuda.lib().cuMemAllocFromPoolAsync(ctypes.byref(address), max(1, nbytes), pool(ordinal),
                                                       stream or None), f"cuMemAllocFromPoolAsync({nbytes} bytes)")
@@ -76,7 +90,7 @@ class DeviceBuffer:
             previous = cuda.current_context()
             if previous != self.context:
                 cuda.set_current_context(self.context)
-            if lib.cuMemFreeAsync(address, self.stream or None):  # its stream is gone: free it synchronously
+            if self.stream == -1 or lib.cuMemFreeAsync(address, self.stream or None):  # exact, or its stream is gone
                 lib.cuMemFree_v2(address)
             if previous != self.context:
                 cuda.set_current_context(previous)

@@ -18,33 +18,17 @@ def run_case(case) -> tuple:
     return PATTERNS[case.pattern].run_case(case, rng)
 
 
-class ExactAllocator:
-    """Stands in for pyscan's memory pool under the sanitizer: every block exactly the requested size (the pool
-    rounds sizes up to its bins, so an overrun of a few elements would land inside the rounded-up block where
-    memcheck cannot see it)."""
-
-    def __init__(self, drv):
-        self.drv = drv
-
-    def allocate(self, nbytes):
-        return self.drv.mem_alloc(max(int(nbytes), 1))
-
-    def free_held(self):
-        pass
-
-    def stop_holding(self):
-        pass
-
-
 def _configure(exact_alloc: bool, lineinfo: bool) -> None:
-    """The sanitizer's set-up of pyscan's runtime: line information in the kernels, exact allocations.  (The
-    runtime has no public switch for these yet: they set its module attributes.)"""
-    from pyscan import arrays, gpu, loader
+    """The sanitizer's set-up of pyscan's runtime: line information in the kernels, and every buffer pyscan makes
+    allocated exactly (a pool rounds sizes up, so an overrun of a few elements would land inside the rounded-up
+    block where memcheck cannot see it)."""
+    from pyscan import arrays, gpu, loader, memory
 
     if lineinfo:
-        loader.COMPILE_OPTIONS = tuple(loader.COMPILE_OPTIONS) + ("-lineinfo",)
+        loader.add_compile_options("-lineinfo")
     if exact_alloc:
-        arrays._pool = ExactAllocator(gpu.driver())
+        memory.exact_allocations(True)
+        arrays.exact_tool_allocations(gpu.driver())
 
 
 def loaded_kernel_files() -> list:
