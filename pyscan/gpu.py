@@ -260,11 +260,22 @@ def leave_device(previous: int) -> None:
         cuda.set_current_context(previous)
 
 
+_context_devices: dict = {}  # context handle -> device ordinal
+
+
 def current_device() -> int:
-    """The ordinal of the device of the context current in this thread (pycuda's default one if none is)."""
-    if not _driver_api_ready or cuda.current_context() == 0:
+    """The ordinal of the device of the running call's context, else of the thread's current one (pycuda's default
+    one if none is); cached per context, so a call asks the driver nothing."""
+    from . import streams
+
+    context = streams.current_context()
+    if not context:
         driver()
-    return cuda.context_device()
+        context = cuda.current_context()
+    ordinal = _context_devices.get(context)
+    if ordinal is None:
+        ordinal = _context_devices[context] = cuda.context_device()
+    return ordinal
 
 
 def _info(ordinal: int) -> tuple:

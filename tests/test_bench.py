@@ -174,6 +174,10 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
         def get(self):
             return self.cells
 
+        @property
+        def lattice(self):  # the device lattice of the caller's kind (the fake's "device" is NumPy)
+            return self.cells
+
     names = {"scan": ("good", "one_block", "broken", "slow"), "reduce": ("fast",), "histogram": ("fast",),
              "life": ("fast",)}
     registries = {p: types.SimpleNamespace(names=lambda n=n: n) for p, n in names.items()}

@@ -159,10 +159,16 @@ def _cc_reused(algorithm: str):
 
         cc, kind, init = _cc_parts(x, op)
         out = cupy.empty_like(x) if algorithm == "scan" else cupy.empty(1, x.dtype)
-        build = cc.make_inclusive_scan if algorithm == "scan" else cc.make_reduce_into
-        fn = build(x, out, kind, init)
-        temp = cupy.empty(max(1, fn(None, x, out, x.size, init)), np.uint8)
-        return (lambda: fn(temp, x, out, x.size, init)), lambda: out
+        if algorithm == "scan":  # cuda-cccl 1.2: keyword arguments only
+            fn = cc.make_inclusive_scan(d_in=x, d_out=out, op=kind, init_value=init)
+            run = lambda temp: fn(temp_storage=temp, d_in=x, d_out=out, op=kind, init_value=init,  # noqa: E731
+                                  num_items=x.size)
+        else:
+            fn = cc.make_reduce_into(d_in=x, d_out=out, op=kind, h_init=init)
+            run = lambda temp: fn(temp_storage=temp, d_in=x, d_out=out, num_items=x.size, op=kind,  # noqa: E731
+                                  h_init=init)
+        temp = cupy.empty(max(1, run(None)), np.uint8)
+        return (lambda: run(temp)), lambda: out
     return make
 
 
@@ -176,10 +182,10 @@ def _cc_one_shot(algorithm: str):
         def call():
             if algorithm == "scan":
                 out = cupy.empty_like(x)
-                cc.inclusive_scan(x, out, kind, init, x.size)
+                cc.inclusive_scan(d_in=x, d_out=out, op=kind, init_value=init, num_items=x.size)
             else:
                 out = cupy.empty(1, x.dtype)
-                cc.reduce_into(x, out, kind, x.size, init)
+                cc.reduce_into(d_in=x, d_out=out, num_items=x.size, op=kind, h_init=init)
             return out
         return _returning(call)
     return make
