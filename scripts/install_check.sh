@@ -25,7 +25,15 @@ case ${1:-install} in
       echo "== nvcc: $(command -v nvcc) $(nvcc --version 2>/dev/null | tail -1)"
       echo "== g++: $(g++ --version 2>/dev/null | head -1); $(python3 --version); Python.h: $(python3 -c \
 'import sysconfig, os; p = sysconfig.get_paths()["include"]; print(p, os.path.exists(p + "/Python.h"))')"
-      rm -rf "$venv" && python3 -m venv --system-site-packages "$venv" || exit 3
+      # A python3 that is itself a virtual environment (the GPU host's, which holds numpy, matplotlib, CuPy and
+      # torch) cannot lend its packages to a new one (--system-site-packages reaches only the base interpreter's):
+      # install into it, as a user of that box would.
+      if python3 -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
+        echo "== python3 is a virtual environment already ($(python3 -c 'import sys; print(sys.prefix)')): installing into it"
+        mkdir -p "$venv/bin" && ln -sf "$(python3 -c 'import sys; print(sys.prefix)')/bin/activate" "$venv/bin/activate"
+      else
+        rm -rf "$venv" && python3 -m venv --system-site-packages "$venv" || exit 3
+      fi
       . "$venv/bin/activate"
       echo "== pip install ${links[*]} --no-binary pycuda -e \".[gpu,test]\""
       time python -m pip install "${links[@]}" --no-binary pycuda -e ".[gpu,test]" || exit 1
