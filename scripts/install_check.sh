@@ -9,7 +9,7 @@
 #                                             python -m pytest -q -n auto -rs   (QUICK=1: -m "not slow")
 # Carried files: pycuda's sdist and the wheels its build needs (setuptools, wheel, numpy) in .install-check/
 # (pip download --no-binary pycuda --no-deps pycuda; pip download --only-binary :all: --python-version 3.12
-# setuptools wheel numpy markupsafe typing_extensions), and pycuda's pure-Python needs in .gpu-host/wheels/
+# setuptools wheel packaging numpy markupsafe typing_extensions), and pycuda's pure-Python needs in .gpu-host/wheels/
 # (its prebuilt pycuda wheel is not used: --no-binary pycuda builds pycuda from the sdist).
 # Logs under $OUT (default ./gpu-out): install.log, demo.log, game_of_life.gif, pytest.log.
 set -uo pipefail
