@@ -47,7 +47,9 @@ case ${1:-install} in
     (cd "$out" && env -u DISPLAY -u WAYLAND_DISPLAY python "$root/demos/game_of_life.py") > "$out/demo.log" 2>&1
     rc=$?; cat "$out/demo.log"; ls -la "$out/game_of_life.gif"; exit $rc ;;
   tests)
-    . "$venv/bin/activate" || exit 3
+    if [ -f "$venv/bin/activate" ]; then . "$venv/bin/activate"
+    elif ! python3 -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then exit 3  # no environment installed
+    fi                                               # else: python3's own virtual environment, installed into
     echo "== python -m pytest -q -n auto -rs ${QUICK:+-m \"not slow\"}"
     if [ -n "${QUICK:-}" ]; then
       python -m pytest -q -n auto -rs -m "not slow" > "$out/pytest.log" 2>&1
