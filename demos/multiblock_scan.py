@@ -16,12 +16,11 @@ picture says so.  (demos/scan_steps.py draws the steps inside one section.)
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-from pyscan import gpu, visual
+from pyscan import visual
 from pyscan.scans import multiblock
 
 
@@ -37,22 +36,9 @@ def main(argv=None) -> int:
     if not 2 <= args.size <= min(visual.MAX_PICTURE_COLUMNS, args.section ** 2):
         parser.error(f"--size must be 2 .. {min(visual.MAX_PICTURE_COLUMNS, args.section ** 2)} (the block sums are "
                      f"scanned in one section of {args.section}; wider pictures are unreadable), got {args.size}")
-    if args.save is not None or (not os.environ.get("DISPLAY") and sys.platform.startswith("linux")):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        if args.save is None:
-            args.save = "multiblock_scan.png"
-            print("no display: saving to multiblock_scan.png (use --save to choose)")
-    import matplotlib.pyplot as plt
-
-    on_gpu, device = False, None
-    if not args.model:
-        reason = gpu.gpu_unavailable_reason()
-        if reason is None:
-            on_gpu, device = True, gpu.device_attributes()["name"]
-        else:
-            print(f"no GPU ({reason.split(';')[0]}): the arrays come from NumPy")
+    save = visual.figure_destination(args.save, "multiblock_scan.png")
+    device = visual.gpu_or_model(args.model, "the arrays come from NumPy")
+    on_gpu = device is not None
     x = np.random.default_rng(args.seed).integers(1, 10, args.size).astype(np.int32)
     hier = multiblock.hierarchical_values(x, section_size=args.section, on_gpu=on_gpu)
     single = multiblock.single_pass_values(x, section_size=args.section, on_gpu=on_gpu)
@@ -68,12 +54,7 @@ def main(argv=None) -> int:
          ("single-pass scan (PMPP §11.7): one kernel, each block waits for the running total of the blocks before it",
           multiblock.single_pass_steps(single, args.section))],
         suptitle=f"{source}: inclusive sum of {args.size} int32, {blocks} blocks of {args.section}", label_width=6.5)
-    if args.save is None:
-        plt.show()
-    else:
-        fig.savefig(args.save, dpi=110)
-        print(f"wrote {args.save}")
-    plt.close(fig)
+    visual.save_or_show(fig, save)
     return 0
 
 

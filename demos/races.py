@@ -17,12 +17,11 @@ With no GPU the demo runs nothing and draws one interleaving of each race from t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-from pyscan import gpu, races
+from pyscan import races, visual
 
 
 def run(names, runs, seed, on_gpu):
@@ -78,7 +77,7 @@ def draw(counts, source, on_gpu):
             for ax in row:
                 ax.set_xlabel(f"element (one block of {right.size} threads)")
         elif name == "histogram":
-            from pyscan.histograms.reference import LETTER_LABELS
+            from pyscan.histograms import LETTER_LABELS
 
             idx = np.arange(right.size)
             row[0].bar(idx - 0.2, right, width=0.4, color="#2a7ab0", label="right")
@@ -125,23 +124,9 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in races.RACES]
     if unknown or not names:
         parser.error(f"unknown race(s) {unknown}: expected some of {', '.join(races.RACES)}")
-    if args.save is not None or (not os.environ.get("DISPLAY") and sys.platform.startswith("linux")):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        if args.save is None:
-            args.save = "races.png"
-            print("no display: saving to races.png (use --save to choose)")
-    import matplotlib.pyplot as plt
-
-    on_gpu = False
-    device = None
-    if not args.model:
-        reason = gpu.gpu_unavailable_reason()
-        if reason is None:
-            on_gpu, device = True, gpu.device_attributes()["name"]
-        else:
-            print(f"no GPU ({reason.split(';')[0]}): no runs; drawing one interleaving of each race (NumPy model)")
+    save = visual.figure_destination(args.save, "races.png")
+    device = visual.gpu_or_model(args.model, "no runs; drawing one interleaving of each race (NumPy model)")
+    on_gpu = device is not None
     counts = run(names, args.runs, args.seed, on_gpu)
     source = f"run on the GPU ({device})" if on_gpu else "NumPy race models (no GPU: nothing was run)"
     print(f"Races, {source}")
@@ -156,12 +141,7 @@ def main(argv=None) -> int:
             print(f"    the model's interleaving gets {int(np.count_nonzero(bad != right))} of {right.size} outputs wrong")
         print(f"    why: {race.what_goes_wrong}")
     fig = draw(counts, source, on_gpu)
-    if args.save is None:
-        plt.show()
-    else:
-        fig.savefig(args.save, dpi=100)
-        print(f"wrote {args.save}")
-    plt.close(fig)
+    visual.save_or_show(fig, save, dpi=100)
     return 0
 
 

@@ -20,23 +20,15 @@ arrows come from the model's index arithmetic.  With no GPU it draws the models,
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from pyscan import gpu, visual
+from pyscan import visual
 from pyscan.reductions import steps as rsteps
 
 TREE_SIZES = {"simple": 16, "convergent": 16, "shared_memory": 16, "coarsened": 32}
 ACTIVITY_SIZES = {"simple": 256, "convergent": 256, "shared_memory": 256, "coarsened": 1024}  # 128 threads each
-
-
-def _option(algorithm, name):
-    """A registry entry's option (an attribute, or an entry of the older `options` dict)."""
-    value = getattr(algorithm, name, None)
-    return value if value is not None else getattr(algorithm, "options", {}).get(name)
 
 
 def tree_panels(names, seed, on_gpu):
@@ -61,7 +53,7 @@ def activity_panels(names, seed, on_gpu):
         if on_gpu:
             x = np.random.default_rng(seed).integers(-50, 50, n).astype(np.int32)
             rsteps.checked_gpu_steps(name, x)  # the kernel's steps at this size equal the model's
-            count = _option(REDUCTIONS.get(name), "count_work")
+            count = REDUCTIONS.get(name).count_work
             if count is not None:
                 work = count(n)
                 model = [len(np.unique(np.asarray(a) // 32)) for a in active]
@@ -85,22 +77,9 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in rsteps.TRACED]
     if unknown or not names:
         parser.error(f"unknown kernel(s) {unknown}: expected some of {', '.join(rsteps.TRACED)}")
-    if args.save is not None or (not os.environ.get("DISPLAY") and sys.platform.startswith("linux")):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        if args.save is None:
-            args.save = "."
-            print("no display: saving into the current directory (use --save to choose)")
-    import matplotlib.pyplot as plt
-
-    on_gpu, device = False, None
-    if not args.model:
-        reason = gpu.gpu_unavailable_reason()
-        if reason is None:
-            on_gpu, device = True, gpu.device_attributes()["name"]
-        else:
-            print(f"no GPU ({reason.split(';')[0]}): drawing the NumPy step-models")
+    save = visual.figure_destination(args.save, ".", where="into the current directory")
+    device = visual.gpu_or_model(args.model, "drawing the NumPy step-models")
+    on_gpu = device is not None
     source = f"GPU trace ({device})" if on_gpu else "NumPy step-model (no GPU)"
     trees = tree_panels(names, args.seed, on_gpu)
     activity, notes = activity_panels(names, args.seed, on_gpu)
@@ -118,15 +97,7 @@ def main(argv=None) -> int:
     activity_fig = visual.draw_activity(
         activity, suptitle=f"Threads at work per step, one block of 128 threads "
                            f"({'index arithmetic; values checked against the GPU trace' if on_gpu else 'NumPy model, no GPU'})")
-    if args.save is None:
-        plt.show()
-        return 0
-    out = Path(args.save)
-    out.mkdir(parents=True, exist_ok=True)
-    for fig, name in ((tree_fig, "reduction_trees.png"), (activity_fig, "reduction_activity.png")):
-        fig.savefig(out / name, dpi=110)
-        plt.close(fig)
-        print(f"wrote {out / name}")
+    visual.save_or_show({"reduction_trees.png": tree_fig, "reduction_activity.png": activity_fig}, save)
     return 0
 
 

@@ -13,16 +13,16 @@ GPU's values equal the model's, step by step.  With no GPU it draws the NumPy st
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 import sys
 from pathlib import Path
 
 import numpy as np
 
 import pyscan
-from pyscan import gpu, visual
+from pyscan import visual
 from pyscan.scans import SCANS
-from pyscan.scans.steps import Step
+from pyscan.scans.reference import reference
 
 DEFAULT_ALGORITHMS = ("kogge_stone", "brent_kung", "blelloch")
 TITLES = {
@@ -74,7 +74,7 @@ def gpu_steps(algorithm, x, op, exclusive, steps):
             raise AssertionError(f"{algorithm.name}: step {k} ({step.label!r}) differs from the model at indices "
                                  f"{bad[:8].tolist()}: GPU {values[bad[:8]].tolist()}, model "
                                  f"{np.asarray(step.values)[bad[:8]].tolist()}")
-        out.append(Step(step.label, values.copy(), list(step.edges)))
+        out.append(dataclasses.replace(step, values=values.copy(), edges=list(step.edges)))
     return out
 
 
@@ -99,7 +99,7 @@ def collect(names, x, op, exclusive, device):
             print(f"skipping {name}: its steps are {width} values wide (its section), more than a picture can "
                   f"show ({visual.MAX_PICTURE_COLUMNS})")
             continue
-        expected = _reference(x, op, exclusive)
+        expected = reference(x, op, exclusive)
         if x.dtype.kind in "iu" and not np.array_equal(result, expected):
             raise AssertionError(f"{name}: the step-model's result differs from NumPy's scan")
         if device is not None:
@@ -112,15 +112,6 @@ def collect(names, x, op, exclusive, device):
         panels.append((name, f"{TITLES.get(name, name)}: {len(steps) - 1} steps, "
                              f"{visual.count_additions(steps)} combines", steps))
     return panels
-
-
-def _reference(x, op, exclusive):
-    from pyscan.types import identity, ufunc
-
-    inclusive = ufunc(op).accumulate(x, dtype=x.dtype)
-    if not exclusive:
-        return inclusive
-    return np.concatenate([[identity(op, x.dtype)], inclusive[:-1]]).astype(x.dtype)
 
 
 def main(argv=None) -> int:
@@ -143,26 +134,9 @@ def main(argv=None) -> int:
     if args.size > visual.MAX_PICTURE_COLUMNS:
         parser.error(f"--size {args.size}: at most {visual.MAX_PICTURE_COLUMNS} elements make a readable picture "
                      "(16 or 32 read best)")
-    if args.save is None and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-        import matplotlib
-
-        matplotlib.use("Agg")
-        args.save = "scan_steps.png"
-        print("no display: saving to scan_steps.png (use --save to choose)")
-    if args.save is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    save = visual.figure_destination(args.save, "scan_steps.png")
     x = np.random.default_rng(args.seed).integers(0, 10, args.size).astype(args.dtype)
-    device = None
-    if not args.model:
-        reason = gpu.gpu_unavailable_reason()
-        if reason is None:
-            device = gpu.device_attributes()["name"]
-        else:
-            print(f"no GPU ({reason.split(';')[0]}): drawing the NumPy step-models")
+    device = visual.gpu_or_model(args.model, "drawing the NumPy step-models")
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
     try:
         panels = collect(names, x, args.op, args.exclusive, device)
@@ -181,24 +155,13 @@ def main(argv=None) -> int:
         print(f"  {title}" + ("; every step equals the model's" if device is not None else ""))
 
     fig = visual.draw_step_panels([(title, steps) for _, title, steps in panels], suptitle=suptitle, valid=args.size)
-    if args.save is None:
-        plt.show()
-        return 0
-    save = Path(args.save)
-    if save.suffix.lower() in PICTURE_SUFFIXES:
-        save.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(save, dpi=110)
-        print(f"wrote {save}")
-        return 0
-    save.mkdir(parents=True, exist_ok=True)
-    fig.savefig(save / "scan_steps.png", dpi=110)
-    print(f"wrote {save / 'scan_steps.png'}")
-    for name, title, steps in panels:
-        one = visual.draw_step_panels([(title, steps)], suptitle=suptitle, valid=args.size)
-        one.savefig(save / f"scan_steps_{name}.png", dpi=110)
-        plt.close(one)
-        print(f"wrote {save / f'scan_steps_{name}.png'}")
-    plt.close(fig)
+    if save is not None and Path(save).suffix.lower() not in PICTURE_SUFFIXES:  # a folder: one picture per algorithm
+        figures = {"scan_steps.png": fig}
+        for name, title, steps in panels:
+            figures[f"scan_steps_{name}.png"] = visual.draw_step_panels([(title, steps)], suptitle=suptitle,
+                                                                        valid=args.size)
+        fig = figures
+    visual.save_or_show(fig, save)
     return 0
 
 

@@ -14,13 +14,12 @@ and the output says so.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
 import pyscan
-from pyscan import gpu, visual
+from pyscan import visual
 from pyscan.reductions import REDUCTIONS
 from pyscan.scans import SCANS
 
@@ -168,13 +167,8 @@ def main(argv=None) -> int:
         parser.error(f"--max-n must be a power of two >= 16, got {args.max_n}")
     ns = [1 << k for k in range(4, args.max_n.bit_length())]
 
-    on_gpu, device = False, None
-    if not args.model:
-        reason = gpu.gpu_unavailable_reason()
-        if reason is None:
-            on_gpu, device = True, gpu.device_attributes()["name"]
-        else:
-            print(f"no GPU ({reason.split(';')[0]}): counting from the NumPy step-models\n")
+    device = visual.gpu_or_model(args.model, "counting from the NumPy step-models\n")
+    on_gpu = device is not None
     registered = SCANS.names()
     if args.algorithms == "all":
         wanted = [name for name in visual.FORMULA_OF if name in registered]
@@ -210,25 +204,14 @@ def main(argv=None) -> int:
     print_reduction_table(reductions, sources)
 
     if not args.no_plot:
-        if args.save is None and not os.environ.get("DISPLAY") and sys.platform.startswith("linux"):
-            args.save = "work_efficiency.png"
-            print("\nno display: saving the plot to work_efficiency.png (use --save to choose)")
-        import matplotlib
-
-        if args.save is not None:
-            matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        print()
+        save = visual.figure_destination(args.save, "work_efficiency.png", where="the plot to work_efficiency.png")
         measured = {name: [e[0] if e else None for e in row] for name, row in counts.items()}
         label = {name: ("GPU count" if on_gpu and name != "sequential" else "model") for name in measured}
         title = (f"Additions counted on the GPU ({device}) against the books' formulas" if on_gpu
                  else "Additions counted from the NumPy step-models (no GPU) against the books' formulas")
         fig = visual.draw_work(ns, measured, title=title, source=label)
-        if args.save is None:
-            plt.show()
-        else:
-            fig.savefig(args.save, dpi=110)
-            print(f"\nwrote {args.save}")
+        visual.save_or_show(fig, save)
     return 1 if mismatches else 0
 
 

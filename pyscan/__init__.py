@@ -18,9 +18,20 @@ from .scans import SCAN_ALGORITHMS, scan
 
 __version__ = "0.1.0"
 
+
+def device_name() -> str | None:
+    """The name of the GPU pyscan runs on by default (e.g. "NVIDIA H100 80GB HBM3"), or None when no GPU is usable
+    (gpu_unavailable_reason() says why)."""
+    if gpu_unavailable_reason() is not None:
+        return None
+    from .gpu import device_attributes
+
+    return device_attributes()["name"]
+
+
 __all__ = [
     "GPUUnavailableError", "KernelCompileError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
     "REGISTRIES", "SCAN_ALGORITHMS", "distributed", "get_kernel", "gpu_unavailable_reason", "histogram", "kernel_files",
-    "life", "reduce",
+    "device_name", "life", "reduce",
     "scalar_multiply", "scan", "text_histogram",
 ]

@@ -5,6 +5,12 @@
     draw_work(ns, measured)      additions against N beside the books' formulas
     draw_activity(panels)        which threads and warps work at each step of a reduction tree (PMPP ch. 10)
 
+For the demos' figures (the same choices in every demo):
+
+    gpu_or_model(use_model, without)    the GPU's name when the pictures can come from it, else None (and why)
+    figure_destination(save, default)   a file or folder to write to, or None to show on screen
+    save_or_show(figures, save)         show the figure(s), or write them and say where
+
 A step is a pyscan.scans.steps.Step: `values` (the array after the step) and `edges` ((src, dst) pairs:
 values[dst] = op(old[src], old[dst])).  The pictures only read those, so the same function draws a NumPy
 step-model and a GPU trace (the trace's values with the model's edges).
@@ -25,6 +31,9 @@ draw into your own axes, or use the Agg backend (MPLBACKEND=Agg) to draw with no
 from __future__ import annotations
 
 import math
+import os
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -435,3 +444,67 @@ def draw_work(ns, measured, *, title=None, source="measured"):
         fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig
+
+
+# --- the demos' figures: from the GPU or the NumPy models, on screen or in files --------------------------------
+
+def gpu_or_model(use_model: bool = False, without: str = "drawing the NumPy step-models") -> str | None:
+    """The GPU's name when a demo's values can come from it, else None: with use_model (a demo's --model), or when
+    no GPU is usable, which it says on stdout as "no GPU (<first part of the reason>): <without>"."""
+    if use_model:
+        return None
+    from . import device_name, gpu_unavailable_reason
+
+    reason = gpu_unavailable_reason()
+    if reason is not None:
+        print(f"no GPU ({reason.split(';')[0]}): {without}")
+        return None
+    return device_name()
+
+
+def has_display() -> bool:
+    """False on Linux with no $DISPLAY (a server, CI, a container): figures can only be written to files there."""
+    return bool(os.environ.get("DISPLAY")) or not sys.platform.startswith("linux")
+
+
+def figure_destination(save, default, *, where: str | None = None):
+    """Where a demo's figures go: `save` (its --save) when given; with no display, `default` (a file, or a folder
+    for several figures), said on stdout as "no display: saving <where> (use --save to choose)" (where: default
+    "to <default>"); else None: on screen.  Selects matplotlib's Agg backend whenever the figures go to files, so
+    call it before pyplot draws anything."""
+    if save is None and not has_display():
+        save = default
+        print(f"no display: saving {where or f'to {default}'} (use --save to choose)")
+    if save is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    return save
+
+
+def save_or_show(figures, save, *, dpi: int = 110) -> list:
+    """Show the figure(s) on screen when save is None; else write them: one figure to the file `save`, a
+    {file name: figure} dict into the folder `save` (made, with the parents of a file, where missing), printing
+    "wrote <path>" for each.  Closes the figures; returns the paths written."""
+    import matplotlib.pyplot as plt
+
+    named = figures if isinstance(figures, dict) else None
+    written = []
+    if save is None:
+        plt.show()
+    elif named is None:
+        path = Path(save)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figures.savefig(path, dpi=dpi)
+        written.append(path)
+    else:
+        folder = Path(save)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, fig in named.items():
+            fig.savefig(folder / name, dpi=dpi)
+            written.append(folder / name)
+    for path in written:
+        print(f"wrote {path}")
+    for fig in (named.values() if named is not None else [figures]):
+        plt.close(fig)
+    return written

@@ -1,4 +1,8 @@
-"""Shared test set-up: the `gpu` marker skips (with the reason) when no GPU is usable."""
+"""Shared test set-up: the `gpu` marker skips (with the reason) when no GPU is usable; `load_script` loads a
+demo or script of the repository as a module."""
+
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,3 +26,19 @@ def rng(request):
     """A fresh, reproducible random generator per test (seeded from the test's name)."""
     seed = abs(hash(request.node.nodeid)) % 2**32
     return np.random.default_rng(seed)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def load_script():
+    """load_script("demos/races.py") -> that file loaded afresh as a module (its main() and functions to call)."""
+    def load(relative_path: str):
+        path = ROOT / relative_path
+        spec = importlib.util.spec_from_file_location(f"{path.parent.name}_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

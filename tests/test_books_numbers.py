@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture(scope="module")
-def bn():
-    spec = importlib.util.spec_from_file_location("books_numbers", ROOT / "scripts" / "books_numbers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bn(load_script):
+    return load_script("scripts/books_numbers.py")
 
 
 @pytest.mark.parametrize("n", [16, 512, 1024, 2048])

@@ -3,21 +3,14 @@ with the reason; on the GPU each chart runs (checked against NumPy inside) on sm
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
-def charts():
-    spec = importlib.util.spec_from_file_location("gpu_charts", ROOT / "scripts" / "gpu_charts.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def charts(load_script):
+    return load_script("scripts/gpu_charts.py")
 
 
 def test_model_atomics(charts):

@@ -3,9 +3,6 @@ NumPy arrays and rows without a GPU; on the GPU the library's kernels' arrays, c
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import matplotlib
 import numpy as np
 import pytest
@@ -18,15 +15,7 @@ from matplotlib.patches import FancyArrowPatch  # noqa: E402
 from pyscan import visual  # noqa: E402
 from pyscan.scans import multiblock  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def _demo(name):
-    spec = importlib.util.spec_from_file_location(f"demo_{name}", ROOT / "demos" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("n", [2, 5, 16])
@@ -70,18 +59,18 @@ def test_bad_input():
         multiblock.hierarchical_values(np.ones(8, np.int32), section_size=3, on_gpu=False)
 
 
-def test_multiblock_demo_model(tmp_path, capsys):
-    assert _demo("multiblock_scan").main(["--model", "--save", str(tmp_path / "m.png")]) == 0
+def test_multiblock_demo_model(load_script, tmp_path, capsys):
+    assert load_script("demos/multiblock_scan.py").main(["--model", "--save", str(tmp_path / "m.png")]) == 0
     out = capsys.readouterr().out
     assert "NumPy (no GPU)" in out and "hand-offs" in out
     assert (tmp_path / "m.png").read_bytes()[:8] == PNG_MAGIC
     with pytest.raises(SystemExit):
-        _demo("multiblock_scan").main(["--size", "65"])
+        load_script("demos/multiblock_scan.py").main(["--size", "65"])
     plt.close("all")
 
 
-def test_scan_steps_refuses_multi_block_and_wide(tmp_path, capsys):
-    demo = _demo("scan_steps")
+def test_scan_steps_refuses_multi_block_and_wide(load_script, tmp_path, capsys):
+    demo = load_script("demos/scan_steps.py")
     assert demo.main(["--model", "--algorithms", "hierarchical,single_pass,decoupled_lookback",
                       "--save", str(tmp_path / "x.png")]) == 1
     out = capsys.readouterr().out
@@ -108,7 +97,7 @@ def test_gpu_arrays_equal_numpy(n, rng):
 
 
 @pytest.mark.gpu
-def test_gpu_multiblock_demo(tmp_path, capsys):
-    assert _demo("multiblock_scan").main(["--save", str(tmp_path / "m.png")]) == 0
+def test_gpu_multiblock_demo(load_script, tmp_path, capsys):
+    assert load_script("demos/multiblock_scan.py").main(["--save", str(tmp_path / "m.png")]) == 0
     assert "every array checked against NumPy" in capsys.readouterr().out
     plt.close("all")

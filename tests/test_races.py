@@ -4,9 +4,6 @@ their invariants).  Nothing asserts that a race strikes: it need not on every ru
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import matplotlib
 import numpy as np
 import pytest
@@ -16,15 +13,7 @@ matplotlib.use("Agg")
 from pyscan import races  # noqa: E402
 from pyscan.loader import build_source, global_functions, kernel_files, signature  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def _demo(name):
-    spec = importlib.util.spec_from_file_location(f"demo_{name}", ROOT / "demos" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_race_kernels_are_files_with_their_functions():
@@ -104,13 +93,13 @@ def test_unknown_race():
         races.make_input("nope", np.random.default_rng(0))
 
 
-def test_races_demo_model(tmp_path, capsys):
-    assert _demo("races").main(["--model", "--save", str(tmp_path / "races.png")]) == 0
+def test_races_demo_model(load_script, tmp_path, capsys):
+    assert load_script("demos/races.py").main(["--model", "--save", str(tmp_path / "races.png")]) == 0
     out = capsys.readouterr().out
     assert "NumPy race models (no GPU" in out and "outputs wrong" in out
     assert (tmp_path / "races.png").read_bytes()[:8] == PNG_MAGIC
     with pytest.raises(SystemExit):
-        _demo("races").main(["--races", "nope"])
+        load_script("demos/races.py").main(["--races", "nope"])
 
 
 # --- on the GPU -------------------------------------------------------------------------------------------------
@@ -128,8 +117,8 @@ def test_gpu_racy_kernel_is_safe_and_fixed_kernel_is_right(name):
 
 
 @pytest.mark.gpu
-def test_gpu_races_demo(tmp_path, capsys):
-    assert _demo("races").main(["--runs", "10", "--save", str(tmp_path / "races.png")]) == 0
+def test_gpu_races_demo(load_script, tmp_path, capsys):
+    assert load_script("demos/races.py").main(["--runs", "10", "--save", str(tmp_path / "races.png")]) == 0
     out = capsys.readouterr().out
     assert "run on the GPU (" in out and "fixed kernel wrong in 0 of 10" in out
     assert (tmp_path / "races.png").read_bytes()[:8] == PNG_MAGIC

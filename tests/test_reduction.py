@@ -330,11 +330,7 @@ def test_specialisations_compile(tmp_path):
 
 
 @pytest.mark.skipif(gpu_unavailable_reason() is None, reason="a GPU is present")
-def test_demo_without_gpu(capsys):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("reduction_demo", KERNEL_ROOT.parent / "demos" / "reduction.py")
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
+def test_demo_without_gpu(load_script, capsys):
+    demo = load_script("demos/reduction.py")
     assert demo.main(["--size", "10"]) == 1
     assert "no GPU" in capsys.readouterr().out

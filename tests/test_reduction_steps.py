@@ -4,9 +4,6 @@ builds equal to the models step for step."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import matplotlib
 import numpy as np
 import pytest
@@ -21,16 +18,8 @@ from pyscan.reductions import book  # noqa: E402
 from pyscan.reductions import steps as rsteps  # noqa: E402
 from pyscan.scans.steps import Step  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SIZES = {"simple": 16, "convergent": 16, "shared_memory": 16, "coarsened": 32}
-
-
-def _demo(name):
-    spec = importlib.util.spec_from_file_location(f"demo_{name}", ROOT / "demos" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("name", rsteps.TRACED)
@@ -113,8 +102,8 @@ def test_bad_input():
         rsteps.active_threads("simple", 4096)
 
 
-def test_reduction_steps_demo_model(tmp_path, capsys):
-    assert _demo("reduction_steps").main(["--model", "--save", str(tmp_path)]) == 0
+def test_reduction_steps_demo_model(load_script, tmp_path, capsys):
+    assert load_script("demos/reduction_steps.py").main(["--model", "--save", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "NumPy step-model (no GPU)" in out and "resources 32 x 27 = 864" in out
     for name in ("reduction_trees.png", "reduction_activity.png"):
@@ -139,8 +128,8 @@ def test_gpu_trace_equals_model(name, dtype, rng):
 
 
 @pytest.mark.gpu
-def test_gpu_reduction_steps_demo(tmp_path, capsys):
-    assert _demo("reduction_steps").main(["--save", str(tmp_path)]) == 0
+def test_gpu_reduction_steps_demo(load_script, tmp_path, capsys):
+    assert load_script("demos/reduction_steps.py").main(["--save", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "GPU trace (" in out and "every step equals the model's" in out
     assert "equal the COUNT_WORK build's count" in out

@@ -9,9 +9,6 @@ models step for step, and the demos draw from the GPU.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import matplotlib
 import numpy as np
 import pytest
@@ -25,19 +22,11 @@ from pyscan import visual  # noqa: E402
 from pyscan.reductions import REDUCTIONS  # noqa: E402
 from pyscan.scans import SCANS  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 NS = [1 << k for k in range(4, 12)]  # 16 ... 2048
 # The scans with a book formula (visual.FORMULA_OF), and the mode their formula counts.
 PICTURED = ("kogge_stone", "brent_kung", "blelloch_block")
 FORMULA_SCANS = ("naive", "kogge_stone", "kogge_stone_double_buffer", "brent_kung", "blelloch", "blelloch_block")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def _demo(name):
-    spec = importlib.util.spec_from_file_location(f"demo_{name}", ROOT / "demos" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _exclusive(name):
@@ -219,8 +208,8 @@ def test_reduction_warp_slots_against_the_book():
 
 # --- the demos without a GPU ------------------------------------------------------------------------------------
 
-def test_scan_steps_demo_model(tmp_path, capsys):
-    demo = _demo("scan_steps")
+def test_scan_steps_demo_model(load_script, tmp_path, capsys):
+    demo = load_script("demos/scan_steps.py")
     assert demo.main(["--model", "--save", str(tmp_path / "one.png")]) == 0
     assert (tmp_path / "one.png").read_bytes()[:8] == PNG_MAGIC
     assert "NumPy step-model (no GPU)" in capsys.readouterr().out
@@ -233,8 +222,8 @@ def test_scan_steps_demo_model(tmp_path, capsys):
     plt.close("all")
 
 
-def test_work_efficiency_demo_model(tmp_path, capsys):
-    demo = _demo("work_efficiency")
+def test_work_efficiency_demo_model(load_script, tmp_path, capsys):
+    demo = load_script("demos/work_efficiency.py")
     assert demo.main(["--model", "--algorithms", "all", "--save", str(tmp_path / "work.png")]) == 0  # 0: all equal
     out = capsys.readouterr().out
     assert "counted from the NumPy step-models" in out and " ! " not in out
@@ -316,12 +305,12 @@ def test_gpu_trace_pictures(exclusive, tmp_path, rng):
 
 
 @pytest.mark.gpu
-def test_gpu_demos(tmp_path, capsys):
-    assert _demo("scan_steps").main(["--save", str(tmp_path / "steps")]) == 0
+def test_gpu_demos(load_script, tmp_path, capsys):
+    assert load_script("demos/scan_steps.py").main(["--save", str(tmp_path / "steps")]) == 0
     out = capsys.readouterr().out
     assert "GPU trace (" in out and "every step equals the model's" in out
     assert (tmp_path / "steps" / "scan_steps.png").read_bytes()[:8] == PNG_MAGIC
-    assert _demo("work_efficiency").main(["--save", str(tmp_path / "work.png")]) == 0
+    assert load_script("demos/work_efficiency.py").main(["--save", str(tmp_path / "work.png")]) == 0
     out = capsys.readouterr().out
     assert "GPU count" in out and " ! " not in out
     plt.close("all")
