@@ -11,24 +11,11 @@
 // past the end read the identity; the shared array is dynamic shared memory of blockDim.x elements.  The seed's
 // slips fixed in segmented.cu (the load ignoring the block's offset, atomicAdd(&output, ...)) are fixed here too.
 #include "../common/operators.cuh"
+#include "../common/trace_shared.cuh"  // TRACE=1: TRACE_SHARED(step) and the trailing `T* trace`
 #include "../common/reduce_atomics.cuh"
 
 #ifndef COARSE_FACTOR
 #define COARSE_FACTOR 4
-#endif
-
-#ifndef TRACE
-#define TRACE 0
-#endif
-
-// TRACE=1 (default 0) adds a trailing `T* trace` of (1 + log2(blockDim.x)) * gridDim.x * blockDim.x elements: the
-// shared arrays of all blocks side by side (block b's thread t at b * blockDim.x + t) after every step, for
-// pyscan.reductions.steps' pictures; the host passes its prepare() argument types ("PPqP").  Each thread
-// copies only its own element, which only it writes, so no extra barrier is needed.
-#if TRACE
-#define TRACE_SHARED(step) trace[(long long)(step) * gridDim.x * blockDim.x + (long long)blockIdx.x * blockDim.x + t] = input_s[t]
-#else
-#define TRACE_SHARED(step)
 #endif
 
 #if !TRACE  // the default declaration comes first: the loader reads the prepare() types off it

@@ -12,20 +12,7 @@
 // * The book sizes the shared array with a compile-time BLOCK_DIM.  Here it is dynamic shared memory of
 //   blockDim.x elements (the host passes shared_size), so one build serves every block size the host picks.
 #include "../common/operators.cuh"
-
-#ifndef TRACE
-#define TRACE 0
-#endif
-
-// TRACE=1 (default 0) adds a trailing `T* trace` of (1 + log2(blockDim.x)) * gridDim.x * blockDim.x elements: the
-// shared arrays of all blocks side by side (block b's thread t at b * blockDim.x + t) after every step, for
-// pyscan.reductions.steps' pictures; the host passes its prepare() argument types ("PPqP").  Each thread
-// copies only its own element, which only it writes, so no extra barrier is needed.
-#if TRACE
-#define TRACE_SHARED(step) trace[(long long)(step) * gridDim.x * blockDim.x + (long long)blockIdx.x * blockDim.x + t] = input_s[t]
-#else
-#define TRACE_SHARED(step)
-#endif
+#include "../common/trace_shared.cuh"  // TRACE=1: TRACE_SHARED(step) and the trailing `T* trace`
 
 #if !TRACE  // the default declaration comes first: the loader reads the prepare() types off it
 extern "C" __global__ void reduce_shared_memory(T* partials, const T* __restrict__ in, long long n) {
