@@ -207,22 +207,6 @@ def fake_distributed_scan(shards, op, exclusive):
     return run_ranks(len(shards), per_rank)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", OPERATOR_NAMES)
-@pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
-def test_fake_group_scan_equals_scan_of_concatenation(dtype, op, exclusive, rng):
-    for ranks in (1, 2, 3, 5):
-        for lengths in layouts(rng, ranks):
-            shards = make_shards(rng, ranks, dtype, op, lengths)
-            parts = fake_distributed_scan(shards, op, exclusive)
-            whole = np.concatenate(shards)
-            for r, (part, shard) in enumerate(zip(parts, shards)):
-                assert part.dtype == shard.dtype and part.shape == shard.shape, f"rank {r}"
-            # np.cumsum is one chain of n roundings; the prefix adds at most one per rank and one more
-            check_scan(np.concatenate(parts), expected_scan(whole, op, exclusive), whole.size + ranks + 1,
-                       f"{dtype} {op} exclusive={exclusive} lengths={lengths}")
-
-
 def fake_distributed_scan_in_place(shards, op, exclusive):
     """Every rank: its local reduction, then the in-place steps of the library (NumPy scans in place)."""
 
@@ -241,17 +225,30 @@ def fake_distributed_scan_in_place(shards, op, exclusive):
     return run_ranks(len(shards), per_rank)
 
 
+# The two ways of scanning across ranks, each with the float-add error depth of its result for n elements on R
+# ranks.  Scan-then-combine: np.cumsum is one chain of n roundings; the prefix adds at most one per rank and one
+# more.  In place: the prefix is built from the ranks' reductions (up to n roundings) before the local scan's n.
+FAKE_SCANS = {
+    "scan-then-combine": (fake_distributed_scan, lambda n, ranks: n + ranks + 1),
+    "in-place": (fake_distributed_scan_in_place, lambda n, ranks: 2 * n + ranks + 1),
+}
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", OPERATOR_NAMES)
 @pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
-def test_fake_group_scan_in_place_equals_scan_of_concatenation(dtype, op, exclusive, rng):
+@pytest.mark.parametrize("way", FAKE_SCANS)
+def test_fake_group_scan_equals_scan_of_concatenation(way, dtype, op, exclusive, rng):
+    distributed_scan, error_depth = FAKE_SCANS[way]
     for ranks in (1, 2, 3, 5):
         for lengths in layouts(rng, ranks):
             shards = make_shards(rng, ranks, dtype, op, lengths)
+            parts = distributed_scan(shards, op, exclusive)
             whole = np.concatenate(shards)
-            parts = fake_distributed_scan_in_place(shards, op, exclusive)
-            check_scan(np.concatenate(parts), expected_scan(whole, op, exclusive), 2 * whole.size + ranks + 1,
-                       f"in place {dtype} {op} exclusive={exclusive} lengths={lengths}")
+            for r, (part, shard) in enumerate(zip(parts, shards)):
+                assert part.dtype == shard.dtype and part.shape == shard.shape, f"{way}: rank {r}"
+            check_scan(np.concatenate(parts), expected_scan(whole, op, exclusive), error_depth(whole.size, ranks),
+                       f"{way}: {dtype} {op} exclusive={exclusive} lengths={lengths}")
 
 
 def test_fake_group_int32_add_wraps(rng):
