@@ -100,32 +100,21 @@ def _setup_thread():
 
 
 def _push(main: bool) -> None:
-    """Push the default context in this thread.  The main thread keeps it (popped at exit); another thread keeps it
-    for its life (its pooled buffers are freed through it) and pops it as its locals are cleared at its end
-    (_PopAtThreadExit), because pycuda aborts the process when a thread ends with a context on its stack."""
+    """Push the default context on pycuda's stack in this thread (the main thread's is popped at exit).
+
+    Only tools that drive pycuda themselves get here in another thread (the public calls need no pycuda context:
+    pyscan.memory and pyscan.cuda work without one).  Such a thread must pop it before it ends, as pycuda requires
+    of any context it pushes: pycuda aborts the process when a thread ends with a context on its stack."""
     global _pushed_by_pyscan
     _default_context.push()
     if main:
         _pushed_by_pyscan = True
     else:
         _thread.pushed = True
-        _thread.guard = _PopAtThreadExit()
-
-
-class _PopAtThreadExit:
-    """Held in the thread's locals, which CPython clears in the ending thread itself: pops pyscan's context there,
-    before pycuda's own clean-up of the thread's context stack would abort."""
-
-    def __del__(self):
-        try:
-            release_thread()
-        except Exception:  # noqa: BLE001 - nothing may escape a thread's clean-up
-            pass
 
 
 def release_thread() -> None:
-    """Pop the default context if this (non-main) thread pushed it (at the thread's end: pycuda frees pool memory
-    only while its context is on the thread's stack, so a worker thread keeps it for its life)."""
+    """Pop the default context if this (non-main) thread pushed it (for tools using pycuda in a worker thread)."""
     if getattr(_thread, "pushed", False):
         _thread.pushed = False
         _thread.pycuda_ready = False
