@@ -1,15 +1,17 @@
 """Devices and contexts: which GPU a call runs on, made current in whichever thread makes the call.
 
 pyscan works in each device's *primary* context, as the CUDA runtime, CuPy, PyTorch and Numba do, so all of them
-share one process, one device and each other's memory.  Two paths lead to a device:
+share one process, one device and each other's memory.
 
-* NumPy and pycuda GPUArray data go through pycuda (`driver()`): the primary context of device `CUDA_DEVICE` (or 0)
-  is pushed on pycuda's context stack in every thread that needs it.  If a context is already current when pyscan
-  first needs one (the user imported `pycuda.autoinit`, say), pyscan uses that one, in every thread.
-* CuPy arrays, torch tensors and Numba device arrays run on the device that holds them: `enter_device(ordinal)`
-  makes that device's primary context current in this thread for the call (through the driver API, pyscan.cuda)
-  and `leave_device` restores whatever was current before, so pycuda's and the caller's view of the thread's
-  context are never changed behind their back.
+* Every public call runs on the device that holds its data (NumPy input: `CUDA_DEVICE`, as in pycuda.autoinit, or
+  0): `enter_device(ordinal)` makes that device's primary context current in the calling thread through the driver
+  API (pyscan.cuda), and `leave_device` restores whatever was current before, so neither pycuda's nor the
+  caller's view of the thread's context changes behind their back.  A pycuda GPUArray runs in the context already
+  current when it is on the array's device (`pycuda.autoinit`'s, say).  No call needs pycuda's context stack, so
+  any thread may call.
+* Tools that drive pycuda themselves (GPUArrays made outside a call, pycuda events, SourceModule) get pycuda's
+  default context from `driver()`: the primary context of `CUDA_DEVICE` (or 0), or the context already current
+  when pyscan first needs one.
 
 Importing this module needs nothing: pycuda and libcuda are loaded the first time a GPU function runs, and a missing
 piece (pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
