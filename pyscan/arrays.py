@@ -13,16 +13,17 @@ that says what was expected and what came) and returns a `Call`:
   refused with a ValueError saying how to make it contiguous.  A NumPy array is copied to the device (made
   contiguous first if it is not), the result copied back.  The input is never modified.
 * **Results in the caller's kind**, allocated by the caller's library on the caller's device: `cupy.empty`,
-  `torch.empty(device=x.device)`, `numba.cuda.device_array`, a GPUArray from pyscan's pool for GPUArray input and
-  for other `__cuda_array_interface__` objects.  Scratch buffers of a call come from the same place, so CuPy's
-  and torch's stream-ordered pools keep them safe when calls on several streams overlap.
+  `torch.empty(device=x.device)`, `numba.cuda.device_array`; for GPUArray input and other
+  `__cuda_array_interface__` objects a GPUArray over pyscan's own stream-ordered memory (pyscan.memory), which
+  NumPy input uses too.  Scratch buffers of a call come from the same place, so the stream-ordered pools keep them
+  safe when calls on several streams overlap.
 * **Streams.**  `stream=None` means: CuPy and torch input on that library's *current* stream (ordered with the
   caller's work exactly like a CuPy or torch operation), Numba and other `__cuda_array_interface__` input on the
   stream the array names (v3 of the interface), NumPy and GPUArray input on the legacy default stream.  Any other
   stream (pyscan.streams.handle) is used as given; ordering it after the producer of x is then the caller's job,
   as with CuPy's and torch's own `with stream:` blocks.
-* **Devices.**  CuPy, torch and Numba data run on the device that holds them (its primary context made current in
-  this thread for the call); NumPy, GPUArray and other interface objects on pycuda's default device.
+* **Devices.**  Device data runs on the device that holds it (its primary context made current in this thread for
+  the call; a GPUArray keeps a context already current on its device); NumPy input on `CUDA_DEVICE` or device 0.
 """
 
 from __future__ import annotations
