@@ -5,7 +5,7 @@
                                                           uniform letters, then one repeated letter
     python demos/histogram.py --bench [--size N]          every algorithm and cupy.histogram on N uint8
                                                           (default 2^28), 256 bins, uniform and all-equal
-                                                          (--variants adds the fast kernel's tuning sweep)
+                                                          (scripts/tune_fast.py histogram: the fast kernel's knobs)
 
 The text is the phrase "programming massively parallel processors" unless a text file is named.  Times are
 CUDA-event times of the whole call (result buffer, zeroing, kernel), the median of --repeat runs after a
@@ -91,9 +91,9 @@ def compare(size, repeat):
         for data in inputs.values():
             data_gpu = ga.to_gpu(data)
             expected = reference.reference_histogram(data, letters=True)
-            ok_here = np.array_equal(algorithm.driver(data_gpu, 7, letters=True).get(), expected)
+            ok_here = np.array_equal(pyscan.text_histogram(data_gpu, algorithm=algorithm.name).get(), expected)
             ok &= ok_here
-            ms = time_ms(lambda a=algorithm, d=data_gpu: a.driver(d, 7, letters=True), repeat)
+            ms = time_ms(lambda a=algorithm.name, d=data_gpu: pyscan.text_histogram(d, algorithm=a), repeat)
             times.append(ms)
             cells.append(f"{ms:9.3f} ms {size / ms / 1e6:7.1f} GB/s{'' if ok_here else ' WRONG'}")
         print(f"{algorithm.name:<20}" + "".join(f"{c:>28}" for c in cells) + f"{times[1] / times[0]:>9.1f}x")
@@ -101,20 +101,18 @@ def compare(size, repeat):
     return ok
 
 
-def bench(size, repeat, variants):
+def bench(size, repeat):
     """Every algorithm and cupy.histogram on `size` uint8, 256 bins, uniform and all-equal."""
+    import pycuda.driver as drv
     import pycuda.gpuarray as ga
 
-    from pyscan.histograms import fast
-
-    drv = pyscan.gpu.driver()
     try:
         import cupy
     except ImportError:
         cupy = None
     rng = np.random.default_rng(10)
     inputs = {"uniform": rng.integers(0, 256, size, dtype=np.uint8), "all-equal": np.full(size, 97, np.uint8)}
-    device = pyscan.gpu.device_attributes()["name"]
+    device = pyscan.device_name()
     print(f"\nbyte histogram, 256 bins, {size} uint8 ({size / 2**20:.0f} MiB) on {device}; median of {repeat} runs")
     copy_src = ga.to_gpu(inputs["uniform"])
     copy_dst = ga.empty_like(copy_src)
@@ -123,16 +121,7 @@ def bench(size, repeat, variants):
     copy_src = copy_dst = None  # free the device memory
     rows = {}
     ok = True
-    candidates = [(a.name, a.driver) for a in HISTOGRAMS]
-    if variants:
-        for copies in (8, 16, 32):
-            for block in (256, 512, 1024):
-                for aggregate in (True, False):
-                    name = f"fast c{copies} b{block}{'' if aggregate else ' noagg'}"
-                    candidates.append((name, lambda d, b, c=copies, k=block, g=aggregate:
-                                       fast.run_fast(d, b, copies=c, block=k, aggregate=g)))
-        for per_sm in (1, 4):
-            candidates.append((f"fast {per_sm} blocks/SM", lambda d, b, p=per_sm: fast.run_fast(d, b, blocks_per_sm=p)))
+    candidates = [(a.name, lambda d, b, name=a.name: pyscan.histogram(d, b, algorithm=name)) for a in HISTOGRAMS]
     for kind, data in inputs.items():
         data_gpu = ga.to_gpu(data)
         expected = np.bincount(data, minlength=256)  # = np.histogram(data, 256, (0, 256)) (tests/test_histogram.py)
@@ -173,7 +162,6 @@ def main():
     parser.add_argument("--save", metavar="FILE", help="write the bar chart to this PNG instead of showing it")
     parser.add_argument("--compare", action="store_true", help="time every algorithm on a large text input")
     parser.add_argument("--bench", action="store_true", help="time every algorithm and cupy.histogram on bytes")
-    parser.add_argument("--variants", action="store_true", help="with --bench: the fast kernel's tuning sweep")
     parser.add_argument("--size", type=int, help="input length for --compare (2^26) or --bench (2^28)")
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (median)")
     parser.add_argument("--no-chart", action="store_true", help="print the counts only")
@@ -192,14 +180,14 @@ def main():
         draw_chart(counts, title, origin, args.save)
     ok = True
     if args.compare or args.bench:
-        reason = pyscan.gpu.gpu_unavailable_reason()
+        reason = pyscan.gpu_unavailable_reason()
         if reason is not None:
             print(f"--compare/--bench need a GPU: {reason}", file=sys.stderr)
             return 1
         if args.compare:
             ok &= compare(args.size or 2**26, args.repeat)
         if args.bench:
-            ok &= bench(args.size or 2**28, args.repeat, args.variants)
+            ok &= bench(args.size or 2**28, args.repeat)
     return 0 if ok else 1
 
 

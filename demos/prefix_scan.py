@@ -2,8 +2,8 @@
 
     python demos/prefix_scan.py [--size N] [--dtype float32] [--op add] [--exclusive] [--repeat 20]
 
-For each registered algorithm (pyscan.SCAN_ALGORITHMS) and for the hierarchical scheme with each block scan it
-offers, the table shows the kernel launches of one scan, the median GPU time over --repeat runs after a warm-up
+For each registered algorithm (pyscan.SCAN_ALGORITHMS), run by its registered driver (pyscan.scans.SCANS), the
+table shows the kernel launches of one scan, the median GPU time over --repeat runs after a warm-up
 (CUDA events around the driver: kernels only, input and output already on the device), the throughput in
 elements per second, the speedup over numpy.cumsum (or np.maximum/minimum.accumulate) on the host, and whether
 the result matches NumPy (integers and max/min exactly; float add within the algorithm's rounding bound).
@@ -18,15 +18,8 @@ import numpy as np
 
 import pyscan
 from pyscan.scans import SCANS
+from pyscan.scans.reference import reference as numpy_scan
 from pyscan.timing import median_ms
-from pyscan.types import identity, ufunc
-
-
-def numpy_scan(x, op, exclusive):
-    inclusive = np.cumsum(x, dtype=x.dtype) if op == "add" else ufunc(op).accumulate(x)
-    if not exclusive:
-        return inclusive
-    return np.concatenate([[identity(op, x.dtype)], inclusive[:-1]]).astype(x.dtype)
 
 
 def matches(out, x, op, exclusive, depth):
@@ -48,7 +41,7 @@ def make_input(rng, n, dtype):
     return rng.standard_normal(n).astype(dtype)
 
 
-def time_gpu(run, repeat, drv=None):
+def time_gpu(run, repeat):
     """Median milliseconds of run() between two CUDA events, after two warm-up runs (compile, pool, clocks)."""
     return median_ms(run, repeat)
 
@@ -66,14 +59,11 @@ def main():
 
     dtype, op, exclusive, n = np.dtype(args.dtype), args.op, args.exclusive, args.size
     x = make_input(np.random.default_rng(0), n, dtype)
-    try:
-        from pyscan import arrays, gpu
-
-        drv = gpu.driver()
-        device = gpu.device_attributes()["name"]
-    except pyscan.GPUUnavailableError as exc:
-        sys.exit(f"no GPU: {exc}")
-    from pyscan.scans.hierarchical import BLOCK_SCANS, hierarchical_scan
+    reason = pyscan.gpu_unavailable_reason()
+    if reason is not None:
+        sys.exit(f"no GPU: {reason}")
+    device = pyscan.device_name()
+    import pycuda.gpuarray as ga  # pyscan has made its context current (gpu_unavailable_reason set it up)
 
     host_times = []
     for _ in range(5):
@@ -82,17 +72,13 @@ def main():
         host_times.append((time.perf_counter() - t0) * 1e3)
     host_ms = statistics.median(host_times)
 
-    x_dev = arrays.to_device(x)
-    out = arrays.empty(x.shape, x.dtype)
+    x_dev = ga.to_gpu(x)
+    out = ga.empty_like(x_dev)
     runs = [(a.name, a.driver, a.error_depth) for a in SCANS]
-    hier_depth = SCANS.get("hierarchical").error_depth
-    for block in BLOCK_SCANS:
-        def driver(xd, o, *, op, exclusive, _block=block):
-            return hierarchical_scan(xd, o, op=op, exclusive=exclusive, block_scan=_block)
-        runs.append((f"hierarchical[{block}]", driver, SCANS.get(block).error_depth or hier_depth))
 
     print(f"prefix scan ({'exclusive' if exclusive else 'inclusive'}, op={op}) of {n:,} {dtype} elements on {device}")
-    print(f"numpy ({'cumsum' if op == 'add' else ufunc(op).__name__ + '.accumulate'}) on the host: {host_ms:.2f} ms\n")
+    host_call = {"add": "cumsum", "max": "maximum.accumulate", "min": "minimum.accumulate"}[op]
+    print(f"numpy ({host_call}) on the host: {host_ms:.2f} ms\n")
     header = f"{'algorithm':34} {'launches':>8} {'time ms':>9} {'Gelem/s':>8} {'vs numpy':>9}  check"
     print(header)
     print("-" * len(header))
@@ -102,7 +88,7 @@ def main():
             out.fill(dtype.type(0))
             launches = driver(x_dev, out, op=op, exclusive=exclusive)
             ok = matches(out.get(), x, op, exclusive, depth(n) if depth else 0)
-            ms = time_gpu(lambda d=driver: d(x_dev, out, op=op, exclusive=exclusive), args.repeat, drv)
+            ms = time_gpu(lambda d=driver: d(x_dev, out, op=op, exclusive=exclusive), args.repeat)
         except Exception as exc:  # report and go on: one broken algorithm should not hide the others
             failures += 1
             print(f"{name:34} FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
@@ -110,7 +96,9 @@ def main():
         failures += not ok
         print(f"{name:34} {launches:8d} {ms:9.3f} {n / ms / 1e6:8.2f} {host_ms / ms:8.1f}x  "
               f"{'matches NumPy' if ok else 'DIFFERS FROM NumPy'}")
+    blocks = ", ".join(SCANS.get("hierarchical").block_scans)
     print(f"\n(time: median of {args.repeat} runs, CUDA events around the kernels; Gelem/s = elements / time)")
+    print(f"({blocks}: on more than one section, PMPP §11.6's hierarchical scheme with that block scan)")
     return 1 if failures else 0
 
 

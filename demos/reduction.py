@@ -2,12 +2,14 @@
 
     python demos/reduction.py [--size N] [--dtype float32] [--op add] [--repeat 20]
     python demos/reduction.py --versus --size 268435456 --dtype int32     # fast vs copy vs cupy.sum
-    python demos/reduction.py --tune --size 268435456                     # the fast kernel's knobs
+
+(scripts/tune_fast.py reduction sweeps the fast kernel's knobs.)
 
 Times are CUDA-event times (pycuda.driver.Event) of whole calls on a GPUArray already on the device, after
-warm-up calls, the median of --repeat.  `pyscan.reduce` returns a NumPy scalar, so its time includes copying
-the result back; "device" rows (pyscan.reductions.reduce_device, cupy.sum) leave it on the GPU.  Every row shows
-its bandwidth as a fraction of a device-to-device copy of the same array measured in the same run:
+warm-up calls, the median of --repeat.  `pyscan.reduce` of a GPUArray returns a 0-d GPUArray, as cupy.sum
+returns a 0-d CuPy array: "device result" rows leave the result on the GPU, "copied back" rows include
+reading it to the host (.get()).  Every row shows its bandwidth as a fraction of a device-to-device copy of the
+same array measured in the same run:
 
     fraction of copy = (bytes the reduction reads / its time) / (bytes the copy reads + writes / its time)
 
@@ -41,9 +43,16 @@ def make_data(size, dtype, seed=0):
     return rng.uniform(-1000, 1000, size).astype(dtype)
 
 
+def host_scalar(result):
+    """The NumPy scalar of pyscan.reduce's 0-d device result (read back to the host)."""
+    return np.asarray(result.get() if hasattr(result, "get") else result)[()]
+
+
 def copy_ms(x_gpu, repeat):
-    drv = pyscan.gpu.driver()
-    dst = pyscan.arrays.empty(x_gpu.shape, x_gpu.dtype)
+    import pycuda.driver as drv
+    import pycuda.gpuarray as ga
+
+    dst = ga.empty_like(x_gpu)
     return time_gpu(lambda: drv.memcpy_dtod(dst.gpudata, x_gpu.gpudata, x_gpu.nbytes), repeat)
 
 
@@ -58,12 +67,9 @@ HEADER = f"{'':<34}{'ms':>10}{'Gelem/s':>10}{'GB/s':>10}{'x copy':>10}"
 
 
 def check(name, x, op, result):
-    from pyscan.reductions import REDUCTIONS, fast
+    from pyscan.reductions import REDUCTIONS
 
-    if name == "fast":
-        depth = fast.error_depth(x.size, blocks=fast.launch_grid(x, op), dtype=x.dtype)
-    else:
-        depth = REDUCTIONS.get(name).error_depth(x.size)
+    depth = REDUCTIONS.get(name).error_depth(x.size)
     ok, error, allowance = check_result(x, op, result, depth)
     detail = f"err {error:.3g} <= {allowance:.3g}" if allowance else ("exact" if ok else "WRONG")
     return ok, detail
@@ -78,7 +84,7 @@ def run_all(args, x, x_gpu):
     print(f"{'algorithm':<16}{'source':<13}{'result':>30}  {'check':<28}" + HEADER[34:])
     failures = 0
     for algorithm in REDUCTIONS:
-        result = pyscan.reduce(x_gpu, algorithm=algorithm.name, op=args.op)
+        result = host_scalar(pyscan.reduce(x_gpu, algorithm=algorithm.name, op=args.op))
         ok, detail = check(algorithm.name, x, args.op, result)
         failures += not ok
         ms = time_gpu(lambda a=algorithm.name: pyscan.reduce(x_gpu, algorithm=a, op=args.op), args.repeat)
@@ -92,16 +98,14 @@ def run_all(args, x, x_gpu):
 
 
 def run_versus(args, x, x_gpu):
-    from pyscan.reductions import reduce_device
-
     copy = copy_ms(x_gpu, args.repeat)
     print(f"{x.size} {x.dtype} elements ({x.nbytes / 2**30:.2f} GiB), op={args.op}, median of {args.repeat}\n")
     print(HEADER)
     print(row("device-to-device copy", copy, x, copy) + "   (copy: read + written bytes)")
-    print(row("pyscan fast, device result", time_gpu(lambda: reduce_device(x_gpu, algorithm="fast", op=args.op),
+    print(row("pyscan fast, device result", time_gpu(lambda: pyscan.reduce(x_gpu, algorithm="fast", op=args.op),
                                                      args.repeat), x, copy))
-    print(row("pyscan.reduce(algorithm='fast')", time_gpu(lambda: pyscan.reduce(x_gpu, algorithm="fast", op=args.op),
-                                                          args.repeat), x, copy))
+    print(row("pyscan fast, copied back", time_gpu(lambda: pyscan.reduce(x_gpu, algorithm="fast", op=args.op).get(),
+                                                   args.repeat), x, copy))
     try:
         import cupy
     except ImportError:
@@ -117,44 +121,12 @@ def run_versus(args, x, x_gpu):
         same = lambda: cupy.sum(x_cp, dtype=x_cp.dtype)  # noqa: E731
         print(row("cupy.sum(dtype=int32), device result", time_gpu(same, args.repeat), x, copy))
         print("  (cupy.sum of int32 accumulates in int64 unless given dtype=int32)")
-    ours = pyscan.reduce(x_gpu, algorithm="fast", op=args.op)
+    ours = host_scalar(pyscan.reduce(x_gpu, algorithm="fast", op=args.op))
     theirs = np.asarray(result.item()).astype(x.dtype)[()]  # int64 -> int32 wraps, as np.sum(x, dtype=int32) does
     agree = bool(theirs == ours) if (x.dtype.kind == "i" or args.op != "add") else None
     print(f"\npyscan fast {ours!r}, cupy {result.item()!r}" + ("" if agree is None else f" (as {x.dtype}: {theirs!r}), "
                                                               f"equal: {agree}"))
     return 0 if agree in (None, True) else 1
-
-
-# (block, unroll, load, blocks per SM): the knobs' combinations, the defaults also first and last (their spread is
-# the run's noise).
-TUNE_CANDIDATES = [(block, unroll, load, per_sm) for block in (256, 512) for unroll in (2, 4, 8) for load in (0, 1)
-                   for per_sm in (None, 2, 8)]
-
-
-def run_tune(args, x, x_gpu):
-    from pyscan.reductions import fast, reduce_device
-
-    copy = copy_ms(x_gpu, args.repeat)
-    expected = reference(x, args.op)
-    saved = fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM
-    print(f"fast kernel knobs, {x.size} {x.dtype}, op={args.op}\n")
-    print(f"{'block':>6}{'unroll':>7}{'load':>6}{'per SM':>7}{'grid':>7}" + HEADER[34:] + "  result")
-    best = None
-    try:
-        for block, unroll, load, per_sm in [saved] + TUNE_CANDIDATES + [saved]:
-            fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM = block, unroll, load, per_sm
-            result = reduce_device(x_gpu, algorithm="fast", op=args.op).get()[0]
-            ms = time_gpu(lambda: reduce_device(x_gpu, algorithm="fast", op=args.op), args.repeat)
-            grid = fast.launch_grid(x_gpu, args.op)
-            same = result == expected if x.dtype.kind == "i" or args.op != "add" else "-"
-            print(f"{block:>6}{unroll:>7}{load:>6}{str(per_sm):>7}{grid:>7}"
-                  + row("", ms, x, copy)[34:] + f"  {same}")
-            if best is None or ms < best[0]:
-                best = (ms, block, unroll, load, per_sm)
-    finally:
-        fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM = saved
-    print(f"\nbest: block {best[1]}, unroll {best[2]}, load {best[3]}, blocks per SM {best[4]}: {best[0]:.3f} ms")
-    return 0
 
 
 def main(argv=None):
@@ -164,22 +136,18 @@ def main(argv=None):
     parser.add_argument("--op", default="add", choices=["add", "max", "min"])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--versus", action="store_true", help="fast vs a device-to-device copy vs cupy")
-    parser.add_argument("--tune", action="store_true", help="time the fast kernel's knobs")
     args = parser.parse_args(argv)
-    try:
-        pyscan.gpu.driver()
-    except pyscan.GPUUnavailableError as exc:
-        print(f"no GPU: {exc}")
+    reason = pyscan.gpu_unavailable_reason()
+    if reason is not None:
+        print(f"no GPU: {reason}")
         return 1
-    import pycuda.gpuarray as ga
+    import pycuda.gpuarray as ga  # pyscan has made its context current (gpu_unavailable_reason set it up)
 
     x = make_data(args.size, args.dtype)
     x_gpu = ga.to_gpu(x)
-    print(f"device: {pyscan.gpu.device_attributes()['name']}")
+    print(f"device: {pyscan.device_name()}")
     if args.versus:
         return run_versus(args, x, x_gpu)
-    if args.tune:
-        return run_tune(args, x, x_gpu)
     return 1 if run_all(args, x, x_gpu) else 0
 
 
