@@ -33,7 +33,6 @@ NVLink multicast stays off (NCCL_NVLS_ENABLE=0 and the like, unless set).
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from datetime import timedelta
@@ -44,32 +43,6 @@ for name, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAS
 
 import pyscan  # noqa: E402
 from pyscan import distributed  # noqa: E402
-
-
-class Timer:
-    def __init__(self, torch, dist, repeat, device):
-        self.torch, self.dist, self.repeat, self.device = torch, dist, repeat, device
-
-    def median_ms(self, fn, warmup=2):
-        """Median over the calls of the slowest rank's milliseconds, and every rank's medians."""
-        torch, dist = self.torch, self.dist
-        for _ in range(warmup):
-            fn()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(self.repeat):
-            dist.barrier()
-            torch.cuda.synchronize()
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        mine = torch.tensor(times, device=self.device, dtype=torch.float64)
-        every = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
-        dist.all_gather(every, mine)
-        every = torch.stack(every)  # ranks x calls
-        return statistics.median(every.max(dim=0).values.tolist()), [statistics.median(r.tolist()) for r in every]
 
 
 def nccl_version(torch) -> str:
@@ -166,15 +139,17 @@ def main():
     in_place_check = "equal on every rank" if same.item() else "DIFFERENT"
     log(f"check of the in-place scan (out=shard) against the one above: {in_place_check}")
 
-    timer = Timer(torch, dist, args.repeat, device)
+    def median_ms(fn):  # (slowest rank's median ms, every rank's median)
+        return distributed.slowest_rank_ms(fn, repeat=args.repeat, device=device)
+
     results = {}
-    results["copy"] = timer.median_ms(lambda: out.copy_(x))
-    results["local scan"] = timer.median_ms(lambda: pyscan.scan(x))
-    results["distributed scan"] = timer.median_ms(lambda: distributed.scan(x))
-    results["local in place"] = timer.median_ms(lambda: pyscan.scan(y, out=y))
-    results["distr. in place"] = timer.median_ms(lambda: distributed.scan(y, out=y))
-    results["local reduce"] = timer.median_ms(lambda: pyscan.reduce(x))
-    results["combine pass"] = timer.median_ms(lambda: out.add_(torch.full((), 12345, dtype=torch.int32, device=device)))
+    results["copy"] = median_ms(lambda: out.copy_(x))
+    results["local scan"] = median_ms(lambda: pyscan.scan(x))
+    results["distributed scan"] = median_ms(lambda: distributed.scan(x))
+    results["local in place"] = median_ms(lambda: pyscan.scan(y, out=y))
+    results["distr. in place"] = median_ms(lambda: distributed.scan(y, out=y))
+    results["local reduce"] = median_ms(lambda: pyscan.reduce(x))
+    results["combine pass"] = median_ms(lambda: out.add_(torch.full((), 12345, dtype=torch.int32, device=device)))
     record = out[-2:].clone()
 
     gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
@@ -184,7 +159,7 @@ def main():
         gather(gathered, record)
         gathered.cpu()
 
-    results["totals exchange"] = timer.median_ms(exchange)
+    results["totals exchange"] = median_ms(exchange)
     gib = x.numel() * x.element_size() / 2**30
     log(f"\n{'':<18}{'ms (slowest rank)':>18}{'per rank':>26}{'x copy':>9}")
     for name, (ms, per_rank) in results.items():

@@ -13,7 +13,6 @@ CUDA events after a barrier, the slowest rank's).
 
 import argparse
 import os
-import statistics
 import sys
 from datetime import timedelta
 
@@ -70,25 +69,6 @@ def compare(whole, result, single, lengths, op):
     return ok, "is within the rounding bound of" if ok else "is OUTSIDE the rounding bound of"
 
 
-def median_ms(torch, dist, fn, repeat, device):
-    """The median over `repeat` calls of the slowest rank's milliseconds (CUDA events; a barrier before each)."""
-    fn()
-    fn()  # warm-up: compilation, memory pools, NCCL's connections
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(repeat):
-        dist.barrier()
-        torch.cuda.synchronize()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    slowest = torch.tensor(times, device=device)
-    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
-    return statistics.median(slowest.tolist())
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=2**24, help="elements on rank 0 (rank r has size - r*size/8)")
@@ -117,8 +97,10 @@ def main():
 
     whole = gather_to_rank0(torch, dist, x, lengths)
     result = gather_to_rank0(torch, dist, out, lengths)
-    t_dist = median_ms(torch, dist, lambda: distributed.scan(x, op=args.op, exclusive=args.exclusive), args.repeat, device)
-    t_local = median_ms(torch, dist, lambda: pyscan.scan(x, op=args.op, exclusive=args.exclusive), args.repeat, device)
+    t_dist, _ = distributed.slowest_rank_ms(lambda: distributed.scan(x, op=args.op, exclusive=args.exclusive),
+                                            repeat=args.repeat, device=device)
+    t_local, _ = distributed.slowest_rank_ms(lambda: pyscan.scan(x, op=args.op, exclusive=args.exclusive),
+                                             repeat=args.repeat, device=device)
     names = [None] * size
     dist.all_gather_object(names, f"{torch.cuda.get_device_name(device)} (cuda:{local_rank})")
 

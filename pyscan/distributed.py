@@ -35,12 +35,17 @@ ValueError as np.max does.  So max/min wait for the collective on the host; add 
 histogram: pyscan.histogram's uint64 counts on each rank, then one all_reduce(SUM) of them viewed as int64 (NCCL
 has no unsigned 64-bit sum in torch; counts below 2^63 sum to the same bits), viewed back as torch.uint64.
 
+slowest_rank_ms(fn, repeat=, device=) times a call across the ranks (median of the slowest rank's time per call,
+and every rank's median) for the distributed demo and benchmark.
+
 `import pyscan` does not need torch: it is imported by these functions.  The host-side logic (records, totals,
 prefixes, the combination of reduce results) is in small functions of NumPy arrays, tested in CI without a GPU
 or torch.distributed.
 """
 
 from __future__ import annotations
+
+import statistics
 
 import numpy as np
 
@@ -558,5 +563,39 @@ def histogram(local_shard, *, bins=256, group=None, stream=None):
         return histogram_combine(counts, comm=comm, arrays=_TorchArrays(torch, x.device))
 
 
+# ------------------------------------------------------------------------------------------------ timing
+
+
+def slowest_rank_ms(fn, *, repeat, device, warmup=2, group=None):
+    """How long fn() takes across the ranks of `group` (the default group if None), as the distributed demo and
+    benchmark report it: (the median over `repeat` calls of the slowest rank's milliseconds, [every rank's own
+    median]).  Every rank of the group must call it (it meets the others at a barrier before each call and at an
+    all-gather of the times at the end).
+
+    After `warmup` untimed calls (compilation, memory pools, NCCL's connections), each call runs between two torch
+    CUDA events on the current stream, after the barrier and a device synchronisation, so the ranks start it
+    together and nothing queued earlier is counted.  A distributed call ends when its slowest rank does, so the
+    figure is the per-call maximum over the ranks, then the median.  `device`: where the times are gathered (this
+    rank's GPU under NCCL)."""
+    torch, dist = _torch()
+    for _ in range(warmup):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(repeat):
+        dist.barrier(group=group)
+        torch.cuda.synchronize()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    mine = torch.tensor(times, device=device, dtype=torch.float64)
+    every = [torch.empty_like(mine) for _ in range(dist.get_world_size(group))]
+    dist.all_gather(every, mine, group=group)
+    every = torch.stack(every)  # ranks x calls
+    return statistics.median(every.max(dim=0).values.tolist()), [statistics.median(r.tolist()) for r in every]
+
+
 __all__ = ["exclusive_prefixes", "histogram", "rank_prefix", "rank_totals", "reduce", "reduce_records", "scan",
-           "scan_in_place_steps", "shard_record"]
+           "scan_in_place_steps", "shard_record", "slowest_rank_ms"]

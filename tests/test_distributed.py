@@ -452,8 +452,51 @@ def test_torch_one_process_gloo_group(monkeypatch, tmp_path, rng):
         dist.destroy_process_group()
 
 
+class FakeCudaEvent:
+    """torch.cuda.Event on a host without CUDA: `start.elapsed_time(end)` is the next of a rank's given times (ms)."""
+
+    def __init__(self, times):
+        self.times = times
+
+    def record(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return next(self.times)
+
+
+def fake_cuda_timing(torch, setattr_, times):
+    """Replace torch.cuda's events and synchronize so that slowest_rank_ms measures `times`, one per timed call."""
+    times = iter(times)
+    setattr_(torch.cuda, "Event", lambda enable_timing: FakeCudaEvent(times))
+    setattr_(torch.cuda, "synchronize", lambda: None)
+
+
+def test_slowest_rank_ms_one_process_gloo_group(monkeypatch, tmp_path):
+    torch = _torch()
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        pytest.skip("a default process group is already initialised in this process")
+    fake_cuda_timing(torch, monkeypatch.setattr, [3.0, 1.0, 2.0, 7.0])
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        calls = []
+        result = distributed.slowest_rank_ms(lambda: calls.append(1), repeat=4, device=torch.device("cpu"))
+        assert result == (2.5, [2.5])
+        assert len(calls) == 2 + 4  # the warm-up calls are not timed
+    finally:
+        dist.destroy_process_group()
+
+
 GLOO_RANKS = 3
 GLOO_SEED = 20240611
+# Per rank, the times of 3 calls for slowest_rank_ms: the slowest rank per call is 4, 5, 9 (median 5), which is
+# not the largest of the ranks' own medians (2, 1, 2).
+GLOO_TIMES = ([1.0, 5.0, 2.0], [4.0, 1.0, 1.0], [2.0, 2.0, 9.0])
 
 
 def gloo_shards(dtype, op, layout):
@@ -519,6 +562,11 @@ def gloo_worker(rank, store_path, results_dir):
         cases += 1
         if counts.dtype != torch.uint64 or not np.array_equal(counts.numpy(), np.histogram(data, 100, (0, 256))[0]):
             failures.append(f"histogram: {counts}")
+        fake_cuda_timing(torch, setattr, GLOO_TIMES[rank])
+        cases += 1
+        timed = distributed.slowest_rank_ms(lambda: None, repeat=3, device=torch.device("cpu"))
+        if timed != (5.0, [2.0, 1.0, 2.0]):
+            failures.append(f"slowest_rank_ms: {timed}")
     finally:
         dist.destroy_process_group()
     (results_dir / f"rank{rank}.txt").write_text("\n".join([f"{cases} cases"] + failures))
@@ -533,5 +581,5 @@ def test_torch_gloo_three_processes(tmp_path):
                        start_method="spawn")
     reports = [(tmp_path / f"rank{r}.txt").read_text().splitlines() for r in range(GLOO_RANKS)]
     for r, lines in enumerate(reports):
-        assert lines[0] == f"{len(DTYPES) * len(OPERATOR_NAMES) * 3 * 3 + 1} cases", (r, lines[0])
+        assert lines[0] == f"{len(DTYPES) * len(OPERATOR_NAMES) * 3 * 3 + 2} cases", (r, lines[0])
         assert lines[1:] == [], f"rank {r}:\n" + "\n".join(lines[1:])
