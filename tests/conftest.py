@@ -1,5 +1,5 @@
 """Shared test set-up: the `gpu` marker skips (with the reason) when no GPU is usable; `load_script` loads a
-demo or script of the repository as a module."""
+demo or script of the repository as a module, and `run_demo` runs a demo's main() and checks its pictures."""
 
 import importlib.util
 from pathlib import Path
@@ -42,3 +42,23 @@ def load_script():
         return module
 
     return load
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def run_demo(load_script, capsys):
+    """run_demo("demos/races.py", "--model", "--save", path, pngs=[path]) -> what the demo printed, after asserting
+    that its main() returned `code` (default 0) and that each of `pngs` is a PNG file; its figures are closed."""
+    def run(relative_path: str, *args, code: int = 0, pngs=()):
+        import matplotlib.pyplot as plt
+
+        capsys.readouterr()
+        assert load_script(relative_path).main([str(a) for a in args]) == code
+        for path in pngs:
+            assert Path(path).read_bytes()[:8] == PNG_MAGIC, f"{path} is not a PNG file"
+        plt.close("all")
+        return capsys.readouterr().out
+
+    return run

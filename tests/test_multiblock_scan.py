@@ -15,8 +15,6 @@ from matplotlib.patches import FancyArrowPatch  # noqa: E402
 from pyscan import visual  # noqa: E402
 from pyscan.scans import multiblock  # noqa: E402
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
 
 @pytest.mark.parametrize("n", [2, 5, 16])
 def test_numpy_values_and_rows(n, rng):
@@ -59,14 +57,11 @@ def test_bad_input():
         multiblock.hierarchical_values(np.ones(8, np.int32), section_size=3, on_gpu=False)
 
 
-def test_multiblock_demo_model(load_script, tmp_path, capsys):
-    assert load_script("demos/multiblock_scan.py").main(["--model", "--save", str(tmp_path / "m.png")]) == 0
-    out = capsys.readouterr().out
+def test_multiblock_demo_model(run_demo, tmp_path):
+    out = run_demo("demos/multiblock_scan.py", "--model", "--save", tmp_path / "m.png", pngs=[tmp_path / "m.png"])
     assert "NumPy (no GPU)" in out and "hand-offs" in out
-    assert (tmp_path / "m.png").read_bytes()[:8] == PNG_MAGIC
     with pytest.raises(SystemExit):
-        load_script("demos/multiblock_scan.py").main(["--size", "65"])
-    plt.close("all")
+        run_demo("demos/multiblock_scan.py", "--size", "65")
 
 
 def test_scan_steps_refuses_multi_block_and_wide(load_script, tmp_path, capsys):
@@ -97,7 +92,6 @@ def test_gpu_arrays_equal_numpy(n, rng):
 
 
 @pytest.mark.gpu
-def test_gpu_multiblock_demo(load_script, tmp_path, capsys):
-    assert load_script("demos/multiblock_scan.py").main(["--save", str(tmp_path / "m.png")]) == 0
-    assert "every array checked against NumPy" in capsys.readouterr().out
-    plt.close("all")
+def test_gpu_multiblock_demo(run_demo, tmp_path):
+    out = run_demo("demos/multiblock_scan.py", "--save", tmp_path / "m.png", pngs=[tmp_path / "m.png"])
+    assert "every array checked against NumPy" in out

@@ -13,8 +13,6 @@ matplotlib.use("Agg")
 from pyscan import races  # noqa: E402
 from pyscan.loader import build_source, global_functions, kernel_files, signature  # noqa: E402
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
 
 def test_race_kernels_are_files_with_their_functions():
     signatures = {"scan": "PP", "histogram": "PqiP", "life": "Piii"}
@@ -93,13 +91,11 @@ def test_unknown_race():
         races.make_input("nope", np.random.default_rng(0))
 
 
-def test_races_demo_model(load_script, tmp_path, capsys):
-    assert load_script("demos/races.py").main(["--model", "--save", str(tmp_path / "races.png")]) == 0
-    out = capsys.readouterr().out
+def test_races_demo_model(run_demo, tmp_path):
+    out = run_demo("demos/races.py", "--model", "--save", tmp_path / "races.png", pngs=[tmp_path / "races.png"])
     assert "NumPy race models (no GPU" in out and "outputs wrong" in out
-    assert (tmp_path / "races.png").read_bytes()[:8] == PNG_MAGIC
     with pytest.raises(SystemExit):
-        load_script("demos/races.py").main(["--races", "nope"])
+        run_demo("demos/races.py", "--races", "nope")
 
 
 # --- on the GPU -------------------------------------------------------------------------------------------------
@@ -117,8 +113,6 @@ def test_gpu_racy_kernel_is_safe_and_fixed_kernel_is_right(name):
 
 
 @pytest.mark.gpu
-def test_gpu_races_demo(load_script, tmp_path, capsys):
-    assert load_script("demos/races.py").main(["--runs", "10", "--save", str(tmp_path / "races.png")]) == 0
-    out = capsys.readouterr().out
+def test_gpu_races_demo(run_demo, tmp_path):
+    out = run_demo("demos/races.py", "--runs", "10", "--save", tmp_path / "races.png", pngs=[tmp_path / "races.png"])
     assert "run on the GPU (" in out and "fixed kernel wrong in 0 of 10" in out
-    assert (tmp_path / "races.png").read_bytes()[:8] == PNG_MAGIC

@@ -102,13 +102,10 @@ def test_bad_input():
         rsteps.active_threads("simple", 4096)
 
 
-def test_reduction_steps_demo_model(load_script, tmp_path, capsys):
-    assert load_script("demos/reduction_steps.py").main(["--model", "--save", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+def test_reduction_steps_demo_model(run_demo, tmp_path):
+    out = run_demo("demos/reduction_steps.py", "--model", "--save", tmp_path,
+                   pngs=[tmp_path / "reduction_trees.png", tmp_path / "reduction_activity.png"])
     assert "NumPy step-model (no GPU)" in out and "resources 32 x 27 = 864" in out
-    for name in ("reduction_trees.png", "reduction_activity.png"):
-        assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
-    plt.close("all")
 
 
 # --- on the GPU -------------------------------------------------------------------------------------------------
@@ -128,9 +125,7 @@ def test_gpu_trace_equals_model(name, dtype, rng):
 
 
 @pytest.mark.gpu
-def test_gpu_reduction_steps_demo(load_script, tmp_path, capsys):
-    assert load_script("demos/reduction_steps.py").main(["--save", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+def test_gpu_reduction_steps_demo(run_demo, tmp_path):
+    out = run_demo("demos/reduction_steps.py", "--save", tmp_path, pngs=[tmp_path / "reduction_trees.png"])
     assert "GPU trace (" in out and "every step equals the model's" in out
     assert "equal the COUNT_WORK build's count" in out
-    plt.close("all")

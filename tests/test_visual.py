@@ -222,13 +222,10 @@ def test_scan_steps_demo_model(load_script, tmp_path, capsys):
     plt.close("all")
 
 
-def test_work_efficiency_demo_model(load_script, tmp_path, capsys):
-    demo = load_script("demos/work_efficiency.py")
-    assert demo.main(["--model", "--algorithms", "all", "--save", str(tmp_path / "work.png")]) == 0  # 0: all equal
-    out = capsys.readouterr().out
+def test_work_efficiency_demo_model(run_demo, tmp_path):
+    out = run_demo("demos/work_efficiency.py", "--model", "--algorithms", "all", "--save", tmp_path / "work.png",
+                   pngs=[tmp_path / "work.png"])  # code 0: every count equals its formula
     assert "counted from the NumPy step-models" in out and " ! " not in out
-    assert (tmp_path / "work.png").read_bytes()[:8] == PNG_MAGIC
-    plt.close("all")
 
 
 # --- on the GPU -------------------------------------------------------------------------------------------------
@@ -305,12 +302,8 @@ def test_gpu_trace_pictures(exclusive, tmp_path, rng):
 
 
 @pytest.mark.gpu
-def test_gpu_demos(load_script, tmp_path, capsys):
-    assert load_script("demos/scan_steps.py").main(["--save", str(tmp_path / "steps")]) == 0
-    out = capsys.readouterr().out
+def test_gpu_demos(run_demo, tmp_path):
+    out = run_demo("demos/scan_steps.py", "--save", tmp_path / "steps", pngs=[tmp_path / "steps" / "scan_steps.png"])
     assert "GPU trace (" in out and "every step equals the model's" in out
-    assert (tmp_path / "steps" / "scan_steps.png").read_bytes()[:8] == PNG_MAGIC
-    assert load_script("demos/work_efficiency.py").main(["--save", str(tmp_path / "work.png")]) == 0
-    out = capsys.readouterr().out
+    out = run_demo("demos/work_efficiency.py", "--save", tmp_path / "work.png", pngs=[tmp_path / "work.png"])
     assert "GPU count" in out and " ! " not in out
-    plt.close("all")
