@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 import pyscan
-from pyscan.histograms import HISTOGRAMS, LETTER_LABELS, reference
+from pyscan.histograms import HISTOGRAMS, LETTER_LABELS, reference_histogram
 from pyscan.timing import median_ms
 
 PHRASE = "programming massively parallel processors"
@@ -31,8 +31,8 @@ def letter_counts(text: bytes):
     try:
         return pyscan.text_histogram(text), "GPU, pyscan.text_histogram (auto)"
     except pyscan.GPUUnavailableError as exc:
-        print(f"no GPU: {exc}\nshowing the NumPy reference instead (pyscan.histograms.reference).", file=sys.stderr)
-        return reference.reference_histogram(np.frombuffer(text, np.uint8), letters=True), "NumPy reference, no GPU"
+        print(f"no GPU: {exc}\nshowing the NumPy reference instead (pyscan.histograms.reference_histogram).", file=sys.stderr)
+        return reference_histogram(np.frombuffer(text, np.uint8), letters=True), "NumPy reference, no GPU"
 
 
 def print_counts(counts, origin):
@@ -90,7 +90,7 @@ def compare(size, repeat):
         cells, times = [], []
         for data in inputs.values():
             data_gpu = ga.to_gpu(data)
-            expected = reference.reference_histogram(data, letters=True)
+            expected = reference_histogram(data, letters=True)
             ok_here = np.array_equal(pyscan.text_histogram(data_gpu, algorithm=algorithm.name).get(), expected)
             ok &= ok_here
             ms = time_ms(lambda a=algorithm.name, d=data_gpu: pyscan.text_histogram(d, algorithm=a), repeat)
