@@ -8,7 +8,7 @@ given the same grid and alignment.  The per-block results and the ticket counter
 
 Tuning knobs (module globals, read at every call): FAST_BLOCK threads per block, FAST_UNROLL vector loads in
 flight per thread, FAST_LOAD (0: __ldg, 1: __ldcs), BLOCKS_PER_SM (None: as many as fit at once, from the
-kernel's registers).  demos/reduction.py --tune times the combinations.
+kernel's registers).  scripts/tune_fast.py reduction times the combinations.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from ._common import ceil_div, check_model_input, log2, scalar_result
 from .registry import REDUCTIONS
 
 KERNEL = "reduction/fast.cu"
-# FAST_BLOCK: 512 won 4 of 4 `demos/reduction.py --tune` runs on an H100 at 2^28 (float32 0.389-0.399 ms,
-# int32 0.413, against 0.408-0.425 for 256 at the same occupancy, 1024 threads per SM; unroll and load kind mattered
-# less; a block-contiguous load layout and a one-launch second pass by the last block were no faster).
+# FAST_BLOCK: 512 won 4 of 4 tuning runs (scripts/tune_fast.py reduction) on an H100 at 2^28 (float32 0.389-0.399
+# ms, int32 0.413, against 0.408-0.425 for 256 at the same occupancy, 1024 threads per SM; unroll and load kind
+# mattered less; a block-contiguous load layout was no faster).  The one-launch form (the last block reduces the
+# partials) measured within 3 % of two launches at 2^28 and saves a launch per call; `bench all` gives it
+# 1.00 x copy bandwidth for int32 and float32 at 2^28 (benchmarks/bench.txt).
 FAST_BLOCK = 512
 FAST_UNROLL = 4
 FAST_LOAD = 0  # 0: __ldg, 1: __ldcs

@@ -22,7 +22,7 @@ TRACE=1 adds `T* trace`, COUNT_WORK=1 adds `unsigned long long* counters` (in th
 **Choosing the block scan.**  `hierarchical_scan(x, out, op=..., exclusive=..., block_scan=NAME)` takes any
 name of SECTION_SCANS; the registered algorithm `hierarchical` uses DEFAULT_BLOCK_SCAN ("coarsened": of
 kogge_stone / brent_kung / coarsened it has by far the fewest barriers and the most elements per block, so the
-fewest sections and levels; demos/prefix_scan.py times the three side by side as hierarchical[NAME]).  Change
+fewest sections and levels).  Change
 it for the process with `pyscan.scans.hierarchical.DEFAULT_BLOCK_SCAN = "brent_kung"`.  The single-section
 algorithms (naive, kogge_stone, ...) are registered with drivers that call hierarchical_scan with their own
 section kernel, so every algorithm takes every length.
