@@ -40,14 +40,7 @@ from .. import arrays
 from ..loader import get_kernel
 from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from ..types import defines as type_defines
-from .hierarchical import (
-    SectionScan,
-    hierarchical_error_depth,
-    hierarchical_model,
-    hierarchical_scan,
-    register_section_scan,
-    section_kernel,
-)
+from . import hierarchical  # PMPP §11.6's scheme, which blelloch_block's sections extend to any length
 from .registry import SCANS
 from .steps import Step, WorkCount, check_count_n, pow2_at_least
 
@@ -58,7 +51,8 @@ BLOCK_SECTION = 2048  # production section of blelloch_block: 1024 threads x 2 e
 THREADS = 256  # threads per block of the level-by-level kernels
 LEVEL_STEP_LIMIT = 1 << 16  # return_steps / trace of `blelloch`: at most this many elements (2 log2 N + 3 arrays)
 
-register_section_scan("blelloch_block", SectionScan(BLOCK_FILE, BLOCK_FUNCTION, BLOCK_SECTION, BLOCK_SECTION // 2))
+hierarchical.register_section_scan(
+    "blelloch_block", hierarchical.SectionScan(BLOCK_FILE, BLOCK_FUNCTION, BLOCK_SECTION, BLOCK_SECTION // 2))
 
 
 def _log2(n: int) -> int:
@@ -169,7 +163,7 @@ def blelloch_block_model(x, *, op="add", exclusive=False, return_steps=False):
                              f"elements, got {n}")
         result, steps, _ = _steps_of(x, pow2_at_least(n, 2), op, exclusive)
         return result, steps
-    return hierarchical_model(x, blelloch_section_model, BLOCK_SECTION, op=op, exclusive=exclusive)
+    return hierarchical.hierarchical_model(x, blelloch_section_model, BLOCK_SECTION, op=op, exclusive=exclusive)
 
 
 def _model_count(name, n, limit, minimum):
@@ -202,7 +196,7 @@ BLOCK_SECTION_DEPTH = 2 * _log2(BLOCK_SECTION) + 1  # also bounds the section to
 
 
 def blelloch_block_error_depth(n: int) -> int:
-    return hierarchical_error_depth(int(n), BLOCK_SECTION, BLOCK_SECTION_DEPTH)
+    return hierarchical.hierarchical_error_depth(int(n), BLOCK_SECTION, BLOCK_SECTION_DEPTH)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -316,12 +310,12 @@ def blelloch_count_work(n) -> WorkCount:
 
 
 def blelloch_block_driver(x, out, *, op, exclusive):
-    return hierarchical_scan(x, out, op=op, exclusive=exclusive, block_scan="blelloch_block")
+    return hierarchical.hierarchical_scan(x, out, op=op, exclusive=exclusive, block_scan="blelloch_block")
 
 
 def _one_section(n, dtype, op, **debug):
     S = pow2_at_least(n, 2)
-    return S, section_kernel("blelloch_block", dtype, op, SECTION_SIZE=S, **debug)
+    return S, hierarchical.section_kernel("blelloch_block", dtype, op, SECTION_SIZE=S, **debug)
 
 
 def blelloch_block_trace(x, *, op="add", exclusive=False):
