@@ -363,6 +363,11 @@ def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: s
     return kernel
 
 
+def loaded_kernel_files() -> list:
+    """The kernel files this process has compiled and prepared a function of (relative to kernels/), sorted."""
+    return sorted({key[1] for key in _cache if isinstance(key, tuple) and len(key) > 1 and key[0] == "function"})
+
+
 def cache_size() -> int:
     """How many modules and functions the in-process cache holds (for tests of the cache)."""
     return len(_cache)

@@ -35,8 +35,7 @@ def loaded_kernel_files() -> list:
     """The kernel files this process has compiled and prepared a function of (read off the loader's cache)."""
     from pyscan import loader
 
-    cache = getattr(loader, "_cache", {})
-    return sorted({key[1] for key in cache if isinstance(key, tuple) and len(key) > 1 and key[0] == "function"})
+    return loader.loaded_kernel_files()
 
 
 def exercise(cases, json_path=None, *, exact_alloc=False, lineinfo=False, verbose=False) -> dict:
