@@ -76,12 +76,7 @@ class DeviceView:
 
     def get(self) -> np.ndarray:
         """A NumPy copy, taken on the running call's stream (waits for it)."""
-        host = np.empty(self.shape, self.dtype)
-        if self.size:
-            stream = streams.current()
-            cuda.copy_dtoh(host.ctypes.data, self.gpudata, self.nbytes, stream)
-            cuda.stream_synchronize(stream)
-        return host
+        return to_host(self)
 
     def __repr__(self):
         return f"DeviceView(0x{self.gpudata:x}, shape={self.shape}, dtype={self.dtype})"
@@ -583,14 +578,8 @@ def memset32(array, value: int, words: int) -> None:
 def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):
     """Validate x without a GPU; return (array, on_gpu): NumPy input made C-contiguous (copied only if needed), a
     device array as it is.  (Public functions use begin(); this serves the models' and tools' checks.)"""
-    call = begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length) if kind_of(x) is NUMPY else None
-    if call is not None:
-        return np.ascontiguousarray(call.host), False
-    kind = kind_of(x)
-    if kind is None:
-        raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(x)}")
-    begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length)
-    return x, True
+    call = begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length)
+    return (np.ascontiguousarray(call.host), False) if call.host is not None else (x, True)
 
 
 def to_device(x):
@@ -598,8 +587,3 @@ def to_device(x):
     if gpu.is_gpuarray(x):
         return x
     return upload(np.ascontiguousarray(x))
-
-
-def like_input(result, on_gpu: bool):
-    """Hand a device result back as the input came: GPUArray for GPUArray input, NumPy otherwise."""
-    return result if on_gpu else result.get()

@@ -105,22 +105,11 @@ def _push(main: bool) -> None:
     """Push the default context on pycuda's stack in this thread (the main thread's is popped at exit).
 
     Only tools that drive pycuda themselves get here in another thread (the public calls need no pycuda context:
-    pyscan.memory and pyscan.cuda work without one).  Such a thread must pop it before it ends, as pycuda requires
-    of any context it pushes: pycuda aborts the process when a thread ends with a context on its stack."""
+    pyscan.memory and pyscan.cuda work without one).  Such a thread must pop it before it ends
+    (`pycuda.driver.Context.pop()`): pycuda aborts the process when a thread ends with a context on its stack."""
     global _pushed_by_pyscan
     _default_context.push()
-    if main:
-        _pushed_by_pyscan = True
-    else:
-        _thread.pushed = True
-
-
-def release_thread() -> None:
-    """Pop the default context if this (non-main) thread pushed it (for tools using pycuda in a worker thread)."""
-    if getattr(_thread, "pushed", False):
-        _thread.pushed = False
-        _thread.pycuda_ready = False
-        _default_context.pop()
+    _pushed_by_pyscan = _pushed_by_pyscan or main
 
 
 _release_hooks: list = []

@@ -11,7 +11,8 @@ unsigned long long atomicAdd.
 Each algorithm is registered in HISTOGRAMS (pyscan.registry) with its driver, kernel files and NumPy model
 (pyscan.histograms.models).  A driver has the signature
 
-    driver(data: GPUArray of uint8, bins: int, *, letters: bool = False) -> GPUArray of `bins` uint64 counts
+    driver(data, bins: int, *, letters: bool = False, out=None) -> the `bins` uint64 counts (into `out`, zeroed
+                                                                      there, or a new device array)
 
 and is only called with a validated, contiguous, non-empty 1-D uint8 GPUArray and 1 <= bins <= 256; with
 letters=True, bins is 7 and the kernels use the letter mapping (compiled with LETTERS=1).  A model has the
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, cuda
+from .. import arrays
 
 # Each module registers its algorithms; the registry's order (histograms/registry.py) is HISTOGRAM_ALGORITHMS'.
 from . import book, fast  # noqa: F401
@@ -87,8 +88,7 @@ def _count(call, bins: int, letters: bool, algorithm, out):
         if call.size == 0:
             arrays.memset32(counts, 0, 2 * bins)
         else:
-            made = algorithm.driver(call.x, bins, letters=letters)
-            cuda.copy_dtod(int(counts.gpudata), int(made.gpudata), bins * COUNT_DTYPE.itemsize, call.stream)
+            algorithm.driver(call.x, bins, letters=letters, out=counts)
         return call.finish(counts)
 
 

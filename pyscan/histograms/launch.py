@@ -22,15 +22,19 @@ def zeroed_counts(nbins: int):
     return out
 
 
-def run_kernel(relpath, function, data, bins, letters, grid, block, *, shared=0, **defines):
-    """Launch `function(data, n, bins, histo)` of kernels/`relpath` on a uint8 GPUArray and return the new
-    uint64 GPUArray of counts.  With `letters`, bins must be LETTER_BINS (the kernel ignores it)."""
+def run_kernel(relpath, function, data, bins, letters, grid, block, *, shared=0, out=None, **defines):
+    """Launch `function(data, n, bins, histo)` of kernels/`relpath` on a uint8 device array and return the uint64
+    counts: `out` (bins elements, zeroed here) or a new array.  With `letters`, bins must be LETTER_BINS (the kernel
+    ignores it)."""
     if letters and bins != LETTER_BINS:
         raise ValueError(f"the letter histogram has {LETTER_BINS} bins, got bins={bins}")
     if not 1 <= bins <= MAX_BINS:
         raise ValueError(f"bins must be between 1 and {MAX_BINS}, got {bins}")
     fn = get_kernel(relpath, function, LETTERS=int(bool(letters)), **defines)
-    out = zeroed_counts(bins)
+    if out is None:
+        out = zeroed_counts(bins)
+    else:
+        arrays.memset32(out, 0, 2 * bins)
     fn.prepared_call((int(grid), 1, 1), (int(block), 1, 1), data.gpudata, np.int64(data.size), np.int32(bins),
                      out.gpudata, shared_size=int(shared))
     return out
