@@ -279,7 +279,7 @@ class _Torch(Kind):
         if where is None:
             where = self._devices[device] = torch.device("cuda", device)
         if on_library_stream:
-            return torch.empty(shape, dtype=self.torch_dtype(dtype), device=where)
+            return torch.empty(shape, dtype=self._to_torch.get(dtype) or self.torch_dtype(dtype), device=where)
         # the caching allocator ties a block to the stream current at allocation: make it the call's stream
         with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=where)):
             return torch.empty(shape, dtype=self.torch_dtype(dtype), device=where)
@@ -319,7 +319,11 @@ EXPECTED_KINDS = ("a numpy.ndarray or a device array (pycuda GPUArray, CuPy ndar
 
 # --- one public call ----------------------------------------------------------------------------------------------
 
-_local = threading.local()  # .call: the Call running in this thread
+class _Running(threading.local):
+    call = None  # the Call running in this thread
+
+
+_local = _Running()
 
 
 class Call:
@@ -328,19 +332,21 @@ class Call:
     __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "library_stream", "_previous",
                  "_saved", "_outer", "_out")
 
-    def __init__(self, kind, x, host, address, shape, dtype, device, stream, library_stream):
-        self.kind, self.host, self.shape, self.dtype, self.device = kind, host, tuple(shape), np.dtype(dtype), device
-        self.size = math.prod(self.shape)
+    def __init__(self, kind, x, host, address, shape, dtype, device, stream, library_stream, size=None):
+        # shape: a tuple, dtype: a np.dtype (begin() passes them so); size: math.prod(shape) if known
+        self.kind, self.host, self.shape, self.dtype, self.device = kind, host, shape, dtype, device
+        self.size = math.prod(shape) if size is None else size
         self.stream, self.library_stream = stream, library_stream
         self.x = None if host is not None else (
-            x if kind is GPUARRAY else DeviceView.of(address, self.shape, self.dtype, self.size, x))
+            x if kind is GPUARRAY else DeviceView.of(address, shape, dtype, self.size, x))
         self._out = None
 
     def __enter__(self):
         self._previous, context = gpu.enter_device(self.device, keep_current=self.kind.keep_current_context)
         self._saved = streams.enter(self.stream, context)
-        self._outer = getattr(_local, "call", None)
-        _local.call = self
+        local = _local
+        self._outer = local.call
+        local.call = self
         if self.host is not None and self.x is None:
             self.x = self.upload(self.host)
         return self
@@ -355,11 +361,16 @@ class Call:
     def allocate(self, shape, dtype):
         """A new device array of the caller's kind on the call's device and stream, as a DeviceView (the GPUArray
         itself for GPUArray input)."""
-        native = self.kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
-        if self.kind is GPUARRAY:
+        kind = self.kind
+        native = kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
+        if kind is GPUARRAY:
             return native
-        shape = tuple(shape)
-        return DeviceView.of(self.kind.pointer(native), shape, np.dtype(dtype), math.prod(shape), native)
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        if dtype is not self.dtype:
+            dtype = np.dtype(dtype)
+        return DeviceView.of(kind.pointer(native), shape, dtype,
+                             shape[0] if len(shape) == 1 else math.prod(shape), native)
 
     def upload(self, host: np.ndarray) -> DeviceView:
         """A device copy of a NumPy array in pyscan's memory, on the call's stream."""
@@ -438,7 +449,8 @@ class Call:
             host = np.empty(1, result.dtype)
             copy_to_host(result, host, self.stream)
             return host[0]
-        return self.kind.zero_d(result if self.kind is GPUARRAY else result.native)
+        native = result if self.kind is GPUARRAY else result.native
+        return native if result.shape == () else self.kind.zero_d(native)
 
 
 class _HostOut:
@@ -468,20 +480,21 @@ def copy_to_host(device_array, host: np.ndarray, stream: int) -> None:
 
 def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None = None, stream=None) -> Call:
     """Check x and the stream argument (raising TypeError / ValueError before any GPU work) and return the Call."""
-    kind = kind_of(x)
+    kind = _kinds_by_type.get(type(x)) or kind_of(x)
     if kind is None:
         raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(x)}")
     try:
         address, shape, dtype, contiguous, device = kind.view(x)
     except TypeError as exc:
         raise TypeError(f"{what}: {exc}") from None
+    if type(shape) is not tuple:
+        shape = tuple(shape)
     if ndim is not None and len(shape) != ndim:
-        raise ValueError(f"{what}: expected a {ndim}-D array, got shape {tuple(shape)}")
-    dtype = np.dtype(dtype)
+        raise ValueError(f"{what}: expected a {ndim}-D array, got shape {shape}")
     if dtype not in dtypes:  # a dict keyed by dtypes, or a tuple of dtypes or types (np.dtype equals its type)
         names = ", ".join(str(np.dtype(d)) for d in dtypes)
         raise TypeError(f"{what}: unsupported dtype {dtype}: expected one of {names}")
-    size = math.prod(shape)
+    size = shape[0] if len(shape) == 1 else math.prod(shape)
     if max_length is not None and size > max_length:
         raise ValueError(f"{what}: {size} elements is more than the kernels' limit of {max_length}")
     host = None
@@ -501,12 +514,12 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
         stream = kind.default_stream(x, device) if kind is not NUMPY else 0
     if device is None:
         device = kind.locate(address)
-    return Call(kind, x, host, address, shape, dtype, device, stream, library_stream)
+    return Call(kind, x, host, address, shape, dtype, device, stream, library_stream, size)
 
 
 def running() -> Call | None:
     """The Call running in this thread, if any."""
-    return getattr(_local, "call", None)
+    return _local.call
 
 
 # --- scratch, and pycuda's pool for tools outside a call -----------------------------------------------------------
@@ -555,7 +568,7 @@ def free_pool():
 def empty(shape, dtype):
     """An uninitialised device array for a driver: inside a public call, of the caller's kind on the call's device
     and stream; outside one, a GPUArray from the pycuda pool."""
-    call = getattr(_local, "call", None)
+    call = _local.call
     if call is not None:
         return call.allocate(shape, dtype)
     return gpu.gpuarray().empty(shape, dtype, allocator=device_pool().allocate)
@@ -564,7 +577,7 @@ def empty(shape, dtype):
 def upload(host: np.ndarray):
     """A device copy of the NumPy array `host`: inside a call, in pyscan's memory on the call's stream; outside one,
     a GPUArray from the pycuda pool."""
-    call = getattr(_local, "call", None)
+    call = _local.call
     if call is not None:
         return call.upload(host)
     return gpu.gpuarray().to_gpu(np.ascontiguousarray(host), allocator=device_pool().allocate)

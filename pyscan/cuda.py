@@ -87,6 +87,7 @@ class _Driver:
     """libcuda's functions as attributes, each returning CUresult."""
 
     def __init__(self, lib):
+        self.cdll = lib
         for name, argtypes in _SIGNATURES.items():
             fn = getattr(lib, name)
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
@@ -105,6 +106,11 @@ def lib() -> _Driver:
             if _lib is None:
                 _lib = _Driver(ctypes.CDLL("libcuda.so.1"))
     return _lib
+
+
+def raw_lib():
+    """libcuda's ctypes CDLL itself (pyscan.native takes its functions' addresses)."""
+    return lib().cdll
 
 
 def error_name(code: int) -> str:
@@ -142,15 +148,39 @@ def primary_context(ordinal: int) -> int:
     return ctx.value
 
 
+_native_context = None  # (get_context, set_context) of pyscan.native's C module; False where there is none
+
+
+def _find_native_context():
+    global _native_context
+    lib()  # libcuda first: no driver raises OSError here, as the ctypes calls do
+    from . import native
+
+    module = native.launcher()
+    _native_context = (module.get_context, module.set_context) if module is not None else False
+    return _native_context
+
+
 def current_context() -> int:
     """The handle of the context current in this thread, 0 if none."""
+    fast = _native_context
+    if fast is None:
+        fast = _find_native_context()
+    if fast:
+        handle = fast[0]()
+        if handle is not None:
+            return handle
     ctx = _P()
     check(lib().cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
     return ctx.value or 0
 
 
 def set_current_context(handle: int) -> None:
-    check(lib().cuCtxSetCurrent(handle or None), "cuCtxSetCurrent")
+    fast = _native_context
+    if fast is None:
+        fast = _find_native_context()
+    code = fast[1](handle or None) if fast else lib().cuCtxSetCurrent(handle or None)
+    check(code, "cuCtxSetCurrent")
 
 
 def context_device() -> int:

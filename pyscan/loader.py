@@ -227,12 +227,14 @@ class Kernel:
 
     The interface is pycuda's prepared function's (`prepared_call(grid, block, *args, shared_size=0)`), so the
     drivers read like PyCUDA code; the launch itself is one cuLaunchKernel with the arguments packed in one buffer
-    (struct with C alignment, as pycuda packs them), which is what lets it go to a CuPy or torch stream."""
+    with C alignment (as pycuda packs them), which is what lets it go to a CuPy or torch stream.  It goes through
+    the compiled launch of pyscan.native where that builds (one C call), else through ctypes."""
 
-    __slots__ = ("name", "handle", "arg_types", "_struct", "_pointer_slots", "context", "__weakref__")
+    __slots__ = ("name", "handle", "arg_types", "_types", "_struct", "_pointer_slots", "context", "__weakref__")
 
     def __init__(self, name: str, handle: int, arg_types: str, context: int):
         self.name, self.handle, self.arg_types, self.context = name, handle, arg_types, context
+        self._types = arg_types.encode()
         self._struct = struct.Struct("@" + arg_types) if arg_types else None
         self._pointer_slots = tuple(i for i, code in enumerate(arg_types) if code == "P")
 
@@ -251,11 +253,37 @@ class Kernel:
         return self._struct.size
 
     def prepared_call(self, grid, block, *args, shared_size: int = 0):
-        launch(self.handle, grid, block, self._pack(args), shared_size, streams.current())
+        launch = _native_launch
+        if launch:  # the hot path of every public call: one C call (launch_on, inlined)
+            try:
+                code = launch(self.handle, grid, block, shared_size, streams._local.stream, self._types, *args)
+            except TypeError as exc:
+                raise TypeError(f"{self.name}: {exc}") from None
+            if code:
+                self._failed(code, grid, block, shared_size)
+            return
+        self.launch_on(streams.current(), grid, block, args, shared_size)
 
     def prepared_async_call(self, grid, block, stream, *args, shared_size: int = 0):
         """pycuda's spelling with an explicit stream (any stream pyscan.streams.handle takes)."""
-        launch(self.handle, grid, block, self._pack(args), shared_size, streams.handle(stream))
+        self.launch_on(streams.handle(stream), grid, block, args, shared_size)
+
+    def launch_on(self, stream: int, grid, block, args, shared_size: int = 0):
+        native = _native_launch
+        if native is None:
+            native = _find_native_launch()
+        if native:
+            try:
+                code = native(self.handle, grid, block, shared_size, stream, self._types, *args)
+            except TypeError as exc:
+                raise TypeError(f"{self.name}: {exc}") from None
+        else:
+            code = launch(self.handle, grid, block, self._pack(args), shared_size, stream)
+        if code:
+            self._failed(code, grid, block, shared_size)
+
+    def _failed(self, code: int, grid, block, shared_size: int):
+        cuda.check(code, f"cuLaunchKernel({self.name}, grid={grid}, block={block}, shared={shared_size})")
 
     def get_attribute(self, attribute) -> int:
         """A CUfunction_attribute (pycuda's `function_attribute.X` or its int value)."""
@@ -270,6 +298,18 @@ class Kernel:
 
     def __repr__(self):
         return f"<pyscan Kernel {self.name}({self.arg_types})>"
+
+
+_native_launch = None  # pyscan.native's launch once looked up, False where there is none (ctypes then)
+
+
+def _find_native_launch():
+    global _native_launch
+    from . import native
+
+    module = native.launcher()
+    _native_launch = module.launch if module is not None else False
+    return _native_launch
 
 
 _launch_local = threading.local()
@@ -296,8 +336,9 @@ def _launch_buffers() -> _LaunchBuffers:
     return buffers
 
 
-def launch(function: int, grid, block, argument_bytes: int, shared: int, stream: int) -> None:
-    """cuLaunchKernel(function) with the arguments _pack() put in this thread's buffer (CU_LAUNCH_PARAM_BUFFER_*)."""
+def launch(function: int, grid, block, argument_bytes: int, shared: int, stream: int) -> int:
+    """cuLaunchKernel(function) through ctypes, with the arguments _pack() put in this thread's buffer
+    (CU_LAUNCH_PARAM_BUFFER_*); returns the CUresult."""
     buffers = _launch_buffers()
     buffers.size.value = argument_bytes
     if len(grid) == 3 and len(block) == 3:
@@ -305,9 +346,7 @@ def launch(function: int, grid, block, argument_bytes: int, shared: int, stream:
     else:
         gx, gy, gz = (tuple(grid) + (1, 1))[:3]
         bx, by, bz = (tuple(block) + (1, 1))[:3]
-    code = cuda.lib().cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream or None, None, buffers.extra)
-    if code:
-        cuda.check(code, f"cuLaunchKernel(grid={tuple(grid)}, block={tuple(block)}, shared={shared})")
+    return cuda.lib().cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream or None, None, buffers.extra)
 
 
 def add_compile_options(*options: str) -> None:

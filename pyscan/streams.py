@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import threading
 
-_local = threading.local()
+
+class _Running(threading.local):
+    """Per thread: the running call's stream and context (the class attributes are the values outside any call)."""
+
+    stream = 0
+    context = 0
+
+
+_local = _Running()
 
 
 def handle(stream) -> int:
@@ -47,12 +55,12 @@ def handle(stream) -> int:
 
 def current() -> int:
     """The stream of the call running in this thread (0, the legacy default stream, outside any call)."""
-    return getattr(_local, "stream", 0)
+    return _local.stream
 
 
 def current_context() -> int:
     """The context of the call running in this thread (its device's), or the thread's current context outside one."""
-    context = getattr(_local, "context", 0)
+    context = _local.context
     if context:
         return context
     from . import cuda
@@ -65,8 +73,9 @@ def current_context() -> int:
 
 def enter(stream: int, context: int = 0) -> tuple:
     """Make (stream, context) the running call's in this thread; returns what exit() restores."""
-    saved = (getattr(_local, "stream", 0), getattr(_local, "context", 0))
-    _local.stream, _local.context = stream, context
+    local = _local
+    saved = (local.stream, local.context)
+    local.stream, local.context = stream, context
     return saved
 
 

@@ -1,39 +1,73 @@
-"""Lab check: where a small pyscan call spends its host time (run on a GPU host with torch)."""
+"""Lab check: where a small pyscan call spends its host time, beside the peers' calls (run on a GPU host with torch
+and CuPy).  Each row: host microseconds per call over a loop of calls, then one synchronize (the GPU runs each
+call's one small kernel in a few microseconds, so the host's time per call is what shows)."""
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import pyscan
-from pyscan import arrays, cuda, gpu, streams
-from pyscan.scans import decoupled_lookback as dl
+import cupy  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import pyscan  # noqa: E402
+from pyscan import arrays, cuda, loader, native, streams  # noqa: E402
+from pyscan.scans import decoupled_lookback as dl  # noqa: E402
+from pyscan.types import ELEMENT_TYPES  # noqa: E402
 
 t = torch.arange(1024, device="cuda", dtype=torch.int32)
-pyscan.scan(t)
-pyscan.reduce(t)
+c = cupy.arange(1024, dtype=cupy.int32)
+for x in (t, c):
+    pyscan.scan(x)
+    pyscan.reduce(x)
 torch.cuda.synchronize()
-N = 5000
+N = 20000
+print("launch:", "C (pyscan.native)" if native.why_not() is None else f"ctypes ({native.why_not()})")
 
 
 def per_call(label, fn):
     fn()
-    start = time.perf_counter()
-    for _ in range(N):
-        fn()
-    torch.cuda.synchronize()
-    print(f"{label:40s} {(time.perf_counter() - start) / N * 1e6:7.2f} us", flush=True)
+    best = float("inf")
+    for _ in range(3):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(N // 3):
+            fn()
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / (N // 3) * 1e6)
+    print(f"{label:44s} {best:7.2f} us", flush=True)
 
 
 per_call("torch.cumsum", lambda: torch.cumsum(t, 0))
-per_call("torch.empty", lambda: torch.empty(1024, dtype=torch.int32, device="cuda"))
-per_call("torch.empty(device obj)", lambda: torch.empty(1024, dtype=torch.int32, device=t.device))
+per_call("torch.sum", lambda: torch.sum(t))
+per_call("torch.amax", lambda: torch.amax(t))
+per_call("cupy.cumsum", lambda: cupy.cumsum(c))
+per_call("cupy.sum", lambda: cupy.sum(c))
+per_call("y.copy_(t) (torch)", lambda: out.copy_(t)) if (out := torch.empty_like(t)) is not None else None
+per_call("pyscan.scan(torch)", lambda: pyscan.scan(t))
+per_call("pyscan.scan(cupy)", lambda: pyscan.scan(c))
+per_call("pyscan.reduce(torch)", lambda: pyscan.reduce(t))
+per_call("pyscan.reduce(cupy)", lambda: pyscan.reduce(c))
+per_call("pyscan.reduce(torch, max)", lambda: pyscan.reduce(t, op="max"))
+per_call("pyscan.scan(torch, out=)", lambda: pyscan.scan(t, out=out))
+print("-- pieces")
+per_call("torch.empty(n, dtype=, device=torch.device)", lambda: torch.empty(1024, dtype=torch.int32, device=t.device))
+per_call("torch.empty((n,), dtype=, device=torch.device)",
+         lambda: torch.empty((1024,), dtype=torch.int32, device=t.device))
+per_call("torch.empty_like(t)", lambda: torch.empty_like(t))
+per_call("t.new_empty((n,))", lambda: t.new_empty((1024,)))
+per_call("torch.empty((), ...)", lambda: torch.empty((), dtype=torch.int32, device=t.device))
+per_call("cupy.empty((n,), dtype)", lambda: cupy.empty((1024,), cupy.int32))
+per_call("cupy.empty_like(c)", lambda: cupy.empty_like(c))
 per_call("torch current raw stream", lambda: torch._C._cuda_getCurrentRawStream(0))
-per_call("t.data_ptr/shape/is_contiguous/get_device",
+per_call("cupy current stream ptr", lambda: cupy.cuda.get_current_stream().ptr)
+per_call("t.data_ptr/shape/is_contiguous/get_device/dtype",
          lambda: (t.data_ptr(), tuple(t.shape), t.is_contiguous(), t.get_device(), t.dtype))
 per_call("cuda.current_context", cuda.current_context)
-per_call("arrays.kind_of", lambda: arrays.kind_of(t))
-per_call("arrays.begin", lambda: arrays.begin(t, what="x", dtypes=pyscan.types.ELEMENT_TYPES))
-call = arrays.begin(t, what="x", dtypes=pyscan.types.ELEMENT_TYPES)
+per_call("arrays.begin(torch)", lambda: arrays.begin(t, what="x", dtypes=ELEMENT_TYPES))
+per_call("arrays.begin(cupy)", lambda: arrays.begin(c, what="x", dtypes=ELEMENT_TYPES))
+call = arrays.begin(t, what="x", dtypes=ELEMENT_TYPES)
 
 
 def enter_exit():
@@ -41,25 +75,22 @@ def enter_exit():
         pass
 
 
-per_call("Call enter+exit", enter_exit)
-
-
 def enter_alloc():
     with call:
-        call.allocate((1024,), np.int32)
+        call.allocate((1024,), call.dtype)
 
 
+per_call("Call enter+exit", enter_exit)
 per_call("Call enter+allocate+exit", enter_alloc)
 fn, shared = dl._kernel(np.dtype(np.int32), "add", True)
-out = torch.empty_like(t)
-per_call("Kernel.prepared_call (scan tile)", lambda: fn.prepared_call(
-    (1, 1, 1), (256, 1, 1), out.data_ptr(), t.data_ptr(), np.int64(1024), np.int32(0), 0, 0, np.int64(1),
-    np.uint32(0), shared_size=shared))
-per_call("_pack only", lambda: fn._pack((out.data_ptr(), t.data_ptr(), 1024, 0, 0, 0, 1, 0)))
-per_call("launching_on", lambda: streams.launching_on(0).__enter__().__exit__())
-per_call("gpu.enter/leave_device", lambda: gpu.leave_device(gpu.enter_device(0)[0]))
-per_call("pyscan.scan", lambda: pyscan.scan(t))
-per_call("pyscan.reduce", lambda: pyscan.reduce(t))
-per_call("pyscan.scan(out=)", lambda: pyscan.scan(t, out=out))
+args = (out.data_ptr(), t.data_ptr(), 1024, 0, 0, 0, 1, 0)
+per_call("Kernel.prepared_call (scan tile)", lambda: fn.prepared_call((1, 1, 1), (256, 1, 1), *args, shared_size=shared))
+saved = loader._native_launch
+loader._native_launch = False
+per_call("Kernel.prepared_call through ctypes", lambda: fn.prepared_call((1, 1, 1), (256, 1, 1), *args,
+                                                                         shared_size=shared))
+per_call("pyscan.scan(torch) through ctypes", lambda: pyscan.scan(t))
+loader._native_launch = saved
+per_call("streams.launching_on", lambda: streams.launching_on(0).__enter__().__exit__())
 x = np.arange(1024, dtype=np.int32)
-per_call("pyscan.scan numpy", lambda: pyscan.scan(x))
+per_call("pyscan.scan(numpy)", lambda: pyscan.scan(x))

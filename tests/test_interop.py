@@ -106,9 +106,9 @@ def fake_gpu(monkeypatch):
         _host(out.gpudata, out.shape, out.dtype)[...] = result
         return 1
 
-    def reduce_launch(x, *, op):
+    def reduce_launch(x, *, op, out=None):
         seen.append(("reduce", getattr(device_now, "ordinal", None), streams.current()))
-        out = arrays.empty((1,), x.dtype)
+        out = arrays.empty((1,), x.dtype) if out is None else out
         values = _host(x.gpudata, x.shape, x.dtype)
         _host(out.gpudata, (1,), x.dtype)[0] = {"add": np.add, "max": np.maximum, "min": np.minimum}[op].reduce(
             values, dtype=x.dtype)

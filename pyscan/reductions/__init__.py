@@ -10,7 +10,8 @@ Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
 and these fields of its ReduceAlgorithm entry (pyscan.registry):
 
-    launch(x, *, op) -> GPUArray of one element       # the driver without the copy back (for timing; no sync)
+    launch(x, *, op, out=None) -> one-element array   # the driver without the copy back (no sync), into out
+                                                        # (a one-element device array) if given
     error_depth(n) -> int                               # h in the float bound below
     count_work(n) -> WorkCount, model_count_work(n)     # simple and convergent: the COUNT_WORK build on the GPU,
                                                         # and the same counts from the model's index arithmetic
@@ -38,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays, gpu
-from ..types import ELEMENT_TYPES, SUPPORTED_DTYPES, check_op
+from ..types import ELEMENT_TYPES, OPERATORS, SUPPORTED_DTYPES, check_op
 
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from . import book, fast  # noqa: F401
@@ -95,19 +96,37 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
-    call = _begin(x, algorithm, op, stream)
+    if op not in OPERATORS:
+        check_op(op)
+    if algorithm == "auto":
+        call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
+        launch = REDUCTIONS.get(_auto_name or _choose_auto_name(call.size)).launch
+    else:
+        launch = REDUCTIONS.get(algorithm).launch  # unknown names fail first, listing the valid ones
+        call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
     if call.size == 0:
         empty = _empty_result(call.dtype, op)
         if call.kind is arrays.NUMPY:
             return empty
         with call:
-            result = call.allocate((1,), call.dtype)
+            result = call.allocate((), call.dtype)
             arrays.memset32(result, 0, call.dtype.itemsize // 4)
             return call.finish_scalar(result)
-    name = choose_auto(call.size, call.dtype, op) if algorithm == "auto" else algorithm
-    launch = REDUCTIONS.get(name).launch
     with call:
-        return call.finish_scalar(launch(call.x, op=op))
+        # a 0-d result (one element: what the kernels write), so the caller's 0-d array needs no reshape
+        return call.finish_scalar(launch(call.x, op=op, out=call.allocate((), call.dtype)))
+
+
+_auto_name = None  # the algorithm `auto` runs, once known to take every length
+
+
+def _choose_auto_name(n: int) -> str:
+    """The algorithm `auto` runs on n elements (kept when it takes any length)."""
+    global _auto_name
+    name = REDUCTIONS.choose(n)
+    if REDUCTIONS.get(name).max_length is None:
+        _auto_name = name
+    return name
 
 
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):

@@ -219,7 +219,7 @@ def _kernel(name, dtype, op, function=None, **extra):
 def _tree_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op):
+    def launch(x, *, op, out=None):
         dtype, n = x.dtype, x.size
         fn = _kernel(name, dtype, op)
         if name in IN_PLACE:  # the kernel overwrites what it reduces: give it a scratch copy of x
@@ -230,7 +230,7 @@ def _tree_launch(name):
         while True:
             block = block_for(n, per_thread)
             blocks = ceil_div(n, per_thread * block)
-            dst = arrays.empty((blocks,), dtype)
+            dst = out if blocks == 1 and out is not None else arrays.empty((blocks,), dtype)
             shared = 0 if name in IN_PLACE else block * dtype.itemsize
             fn.prepared_call((blocks, 1, 1), (block, 1, 1), dst.gpudata, src.gpudata, np.int64(n), shared_size=shared)
             if blocks == 1:
@@ -243,11 +243,12 @@ def _tree_launch(name):
 def _atomic_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op):
+    def launch(x, *, op, out=None):
         dtype, n = x.dtype, x.size
         fn = _kernel(name, dtype, op)
         init = _kernel(name, dtype, op, function="fill_identity")
-        out = arrays.empty((1,), dtype)
+        if out is None:
+            out = arrays.empty((1,), dtype)
         init.prepared_call((1, 1, 1), (1, 1, 1), out.gpudata)
         block = block_for(n, per_thread)
         blocks = ceil_div(n, per_thread * block)

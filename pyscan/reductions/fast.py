@@ -102,12 +102,27 @@ _workspace = StreamWorkspace("fast reduction")
 PARTIALS_OFFSET = 16
 
 
+_plans: dict = {}  # (dtype, op, context) -> (the knobs it was made for, prepared function, max_blocks, elements/block)
+
+
+def _plan(dtype, op):
+    knobs = (FAST_BLOCK, FAST_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
+    fn = _kernel(dtype, op)
+    plan = (knobs, fn, max_blocks(fn), FAST_BLOCK * vector_width(dtype) * FAST_UNROLL)
+    _plans[(np.dtype(dtype), op, streams.current_context())] = plan
+    return plan
+
+
 def launch(x, *, op, blocks=None, out=None):
     """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
     dtype, n = x.dtype, x.size
-    fn = _kernel(dtype, op)
-    if blocks is None:
-        blocks = grid_for(n, dtype, max_blocks(fn))
+    plan = _plans.get((dtype, op, streams.current_context()))
+    if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, FAST_LOAD, BLOCKS_PER_SM):  # the knobs changed: re-plan
+        plan = _plan(dtype, op)
+    _, fn, most, per_block = plan
+    if blocks is None:  # grid_for(): enough blocks for FAST_UNROLL vectors per thread, at most the resident ones
+        blocks = -(-n // per_block)
+        blocks = most if blocks > most else blocks or 1
     if out is None:
         out = arrays.empty((1,), dtype)
     if blocks == 1:

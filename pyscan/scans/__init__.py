@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays, cuda
-from ..types import ELEMENT_TYPES, SUPPORTED_DTYPES, check_op
+from ..types import ELEMENT_TYPES, OPERATORS, SUPPORTED_DTYPES, check_op
 
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
 from . import blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401
@@ -39,15 +39,19 @@ IN_PLACE = frozenset({"decoupled_lookback", "hierarchical", "kogge_stone", "kogg
                       "coarsened", "blelloch", "blelloch_block", "single_pass"})
 
 
-_auto_limits: list = []  # (name, max_length) of the auto priority's registered algorithms, best first
+_auto: list = []  # (max_length, name) of the auto priority's registered algorithms, best first
+
+
+def _auto_choices() -> list:
+    if not _auto:
+        _auto.extend((max_length(name), name) for name in SCANS.auto_priority if name in SCANS.names())
+    return _auto
 
 
 def choose_auto(n: int, dtype=None, op=None) -> str:
     """The algorithm `auto` runs on n elements: the first of the registry's auto priority (scans/registry.py) that
     takes n.  Every registered scan takes every dtype and operator."""
-    if not _auto_limits:
-        _auto_limits.extend((name, max_length(name)) for name in SCANS.auto_priority if name in SCANS.names())
-    for name, limit in _auto_limits:
+    for limit, name in _auto_choices():
         if limit is None or n <= limit:
             return name
     return SCANS.choose(n)
@@ -81,27 +85,36 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
     NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
     """
-    name = algorithm
-    if algorithm != "auto":
-        SCANS.get(algorithm)  # unknown names fail before anything else
-    check_op(op)
-    if not isinstance(exclusive, (bool, np.bool_)):
+    if op not in OPERATORS:
+        check_op(op)
+    if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
         raise TypeError(f"exclusive must be True or False, got {arrays.describe(exclusive)}")
-    call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
     if algorithm == "auto":
-        name = choose_auto(call.size, call.dtype, op)
-    limit = max_length(name)
-    if limit is not None and call.size > limit:
-        fast = ", ".join(a.name for a in SCANS if max_length(a.name) is None)
-        raise ValueError(f"scan: x: {call.size} elements is more than algorithm {name!r} takes ({limit}; its kernels "
-                         f"index with 32-bit ints); these take any length: {fast}")
-    driver = SCANS.get(name).driver
-    call.expect_out(out, call.shape, call.dtype, "scan: out")
+        call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
+        name = None
+        for limit, candidate in _auto or _auto_choices():
+            if limit is None or call.size <= limit:
+                name = candidate
+                break
+        if name is None:
+            name = SCANS.choose(call.size)
+        driver = SCANS.get(name).driver
+    else:
+        driver = SCANS.get(algorithm).driver  # unknown names fail before anything else
+        call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
+        name = algorithm
+        limit = max_length(name)
+        if limit is not None and call.size > limit:
+            fast = ", ".join(a.name for a in SCANS if max_length(a.name) is None)
+            raise ValueError(f"scan: x: {call.size} elements is more than algorithm {name!r} takes ({limit}; its "
+                             f"kernels index with 32-bit ints); these take any length: {fast}")
+    if out is not None:
+        call.expect_out(out, call.shape, call.dtype, "scan: out")
     with call:
         result = call.result(call.shape, call.dtype)
         if call.size:
             target = result
-            if name not in IN_PLACE and _overlaps(call.x, result):
+            if out is not None and name not in IN_PLACE and _overlaps(call.x, result):
                 target = call.allocate(call.shape, call.dtype)
             driver(call.x, target, op=op, exclusive=bool(exclusive))
             if target is not result:

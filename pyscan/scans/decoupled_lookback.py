@@ -235,7 +235,7 @@ def kernel_defines(dtype, op, vector: bool = True) -> dict:
 def kernel_key(dtype, op, vector: bool) -> tuple:
     """The key of the kernel cache for dtype, op, aligned or not, in the running context (functions belong to one
     context, i.e. one device).  scripts/scan_lab.py puts its diagnostic builds under it."""
-    return (np.dtype(dtype).str, op, vector, streams.current_context())
+    return (np.dtype(dtype), op, vector, streams.current_context())
 
 
 def _kernel(dtype, op, vector: bool):
@@ -281,19 +281,23 @@ def next_status(tiles: int, itemsize: int) -> tuple:
 
 
 def decoupled_lookback_driver(x, out, *, op, exclusive):
-    n = int(x.size)
+    # The body of every public scan call: a dict look-up and one launch (no helper calls on the way; the tile
+    # arithmetic is tile_size()'s and Config.grid()'s).
+    n = x.size
     dtype = x.dtype
-    vector = int(x.gpudata) % 16 == 0 and int(out.gpudata) % 16 == 0  # else scalar loads for every tile
-    fn, shared = _kernel(dtype, op, vector)
-    tiles = -(-n // tile_size(dtype))
-    threads = block_threads(dtype)
+    vector = not (int(x.gpudata) | int(out.gpudata)) & 15  # both 16-byte aligned, else scalar loads for every tile
+    entry = _kernels.get((dtype, op, vector, streams.current_context()))
+    fn, shared = entry if entry is not None else _kernel(dtype, op, vector)
+    policy = CONFIG[dtype.itemsize]
+    threads = policy.threads
+    tiles = -(-n // (threads * policy.vecs * (16 // dtype.itemsize)))
     if tiles == 1:
-        fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n, int(bool(exclusive)), 0, 0, 1, 0,
+        fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n, 1 if exclusive else 0, 0, 0, 1, 0,
                          shared_size=shared)
         return 1
     base, epoch = next_status(tiles, dtype.itemsize)
-    fn.prepared_call((config(dtype).grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n,
-                     int(bool(exclusive)), base, base + 16, tiles, epoch, shared_size=shared)
+    fn.prepared_call((policy.grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n,
+                     1 if exclusive else 0, base, base + 16, tiles, epoch, shared_size=shared)
     return 1
 
 
