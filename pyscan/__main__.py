@@ -38,6 +38,11 @@ def info() -> int:
         print(f"compute capability {attrs['compute_capability'][0]}.{attrs['compute_capability'][1]}, "
               f"{attrs['multiprocessors']} SMs")
         print(f"memory {attrs['total_memory'] / 2**30:.1f} GiB total, {attrs['free_memory'] / 2**30:.1f} GiB free")
+        from pyscan import native
+
+        why = native.why_not()
+        print("kernel launches: " + ("C (pyscan/launch.c, compiled into " + str(native.cache_dir()) + ")"
+                                     if why is None else f"ctypes ({why})"))
     print(f"kernel files ({len(files)}) under {KERNEL_ROOT}:")
     for name in files:
         print(f"  {name}")

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import sys
-import threading
 
 import numpy as np
 
@@ -260,7 +259,7 @@ class _Torch(Kind):
         if not x.is_cuda:
             raise TypeError(f"a torch tensor on {x.device}: pyscan takes CUDA tensors (x.cuda()) or NumPy arrays "
                             "(x.numpy())")
-        dtype = self.dtype_of(x.dtype)
+        dtype = self._to_numpy.get(x.dtype) or self.dtype_of(x.dtype)
         if dtype is None:
             raise TypeError(f"unsupported dtype {x.dtype}")
         return x.data_ptr(), tuple(x.shape), dtype, x.is_contiguous(), x.get_device()
@@ -268,10 +267,21 @@ class _Torch(Kind):
     def pointer(self, native) -> int:
         return native.data_ptr()
 
+    _current_stream = None  # device -> torch's current stream handle there
+
     def default_stream(self, x, device):
-        torch = sys.modules["torch"]
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+        current = self._current_stream
+        if current is None:
+            torch = sys.modules["torch"]
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            current = _Torch._current_stream = raw or (lambda d: torch.cuda.current_stream(d).cuda_stream)
+        return current(device)
+
+    def empty_like(self, x, device, stream, on_library_stream=True):
+        """A tensor like x (its shape, dtype and device): torch.empty_like, cheaper than torch.empty's arguments."""
+        if on_library_stream:
+            return sys.modules["torch"].empty_like(x)
+        return self.empty(tuple(x.shape), self.dtype_of(x.dtype), device, stream, on_library_stream)
 
     def empty(self, shape, dtype, device, stream, on_library_stream=True):
         torch = sys.modules["torch"]
@@ -319,18 +329,14 @@ EXPECTED_KINDS = ("a numpy.ndarray or a device array (pycuda GPUArray, CuPy ndar
 
 # --- one public call ----------------------------------------------------------------------------------------------
 
-class _Running(threading.local):
-    call = None  # the Call running in this thread
-
-
-_local = _Running()
+_local = streams._local  # .call: the Call running in this thread (beside its stream and context)
 
 
 class Call:
     """One public call on one array (see the module docstring)."""
 
     __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "library_stream", "_previous",
-                 "_saved", "_outer", "_out")
+                 "_saved", "_out")
 
     def __init__(self, kind, x, host, address, shape, dtype, device, stream, library_stream, size=None):
         # shape: a tuple, dtype: a np.dtype (begin() passes them so); size: math.prod(shape) if known
@@ -343,18 +349,17 @@ class Call:
 
     def __enter__(self):
         self._previous, context = gpu.enter_device(self.device, keep_current=self.kind.keep_current_context)
-        self._saved = streams.enter(self.stream, context)
         local = _local
-        self._outer = local.call
-        local.call = self
+        self._saved = (local.stream, local.context, local.call)
+        local.stream, local.context, local.call = self.stream, context, self
         if self.host is not None and self.x is None:
             self.x = self.upload(self.host)
         return self
 
     def __exit__(self, *exc):
-        _local.call = self._outer
-        streams.exit(self._saved)
-        gpu.leave_device(self._previous)
+        _local.stream, _local.context, _local.call = self._saved
+        if self._previous != -1:
+            gpu.leave_device(self._previous)
         return False
 
     # allocation ---------------------------------------------------------------------------------------------------
@@ -417,6 +422,9 @@ class Call:
     def result(self, shape, dtype):
         """The array the result goes to: the `out` given to expect_out, or a new one of the caller's kind."""
         if self._out is None:
+            if shape is self.shape and dtype is self.dtype and self.host is None and self.kind is TORCH:
+                native = TORCH.empty_like(self.x.native, self.device, self.stream, self.stream == self.library_stream)
+                return DeviceView.of(native.data_ptr(), shape, dtype, self.size, native)
             return self.allocate(shape, dtype)
         kind, out, address = self._out
         if kind is NUMPY:

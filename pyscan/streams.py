@@ -16,10 +16,12 @@ import threading
 
 
 class _Running(threading.local):
-    """Per thread: the running call's stream and context (the class attributes are the values outside any call)."""
+    """Per thread: the running call's stream, context and pyscan.arrays.Call (the class attributes are the values
+    outside any call).  One object, so a call enters and leaves with a few attribute writes."""
 
     stream = 0
     context = 0
+    call = None
 
 
 _local = _Running()

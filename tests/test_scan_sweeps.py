@@ -190,17 +190,19 @@ def test_single_pass_steps_domino(op, rng):
 
 
 def test_decoupled_steps(rng):
-    tile, items = dl.tile_size(np.int32), dl.items_per_thread(np.int32)
-    x = rng.integers(-50, 50, 3 * tile + 9).astype(np.int32)
+    n = 3 * dl.tile_size(np.int32) + 9
+    tile, items = dl.tile_size(np.int32, n), dl.items_per_thread(np.int32, n)  # the Config run for n (SMALL here)
+    assert dl.config(np.int32, n) is dl.SMALL[4]
+    x = rng.integers(-50, 50, n).astype(np.int32)
     for exclusive in (False, True):
         result, steps = dl.decoupled_lookback_model(x, exclusive=exclusive, return_steps=True)
         assert len(steps) == 5 and "load" in steps[0].label
-        assert all(s.values.size == 4 * tile for s in steps)
+        assert all(s.values.size == -(-n // tile) * tile for s in steps)
         np.testing.assert_array_equal(steps[-1].values[: x.size], result)
         np.testing.assert_array_equal(result, reference(x, "add", exclusive))
         # after the look-back, each thread's last item holds the inclusive scan up to it
         lookback = steps[3].values.reshape(-1, items)[:, -1]
-        padded = np.zeros(4 * tile, np.int32)
+        padded = np.zeros(-(-n // tile) * tile, np.int32)
         padded[: x.size] = x
         np.testing.assert_array_equal(lookback, np.cumsum(padded, dtype=np.int32)[items - 1::items])
 
@@ -509,6 +511,21 @@ def test_gpu_decoupled_status_kept_between_calls(rng):
                 assert counters.tolist() == [0, 0], f"{dtype} n={n}: counter and finished blocks {counters}"
     words = 2 + dl.status_words(-(-(2**22 + 3) // dl.tile_size(np.int32)), 4)
     assert dl._status[4].kept(stream=0).nbytes >= 8 * words
+
+
+def test_decoupled_small_config_choice():
+    """SMALL below SMALL_MAX_TILES of its tiles, except where the large tile covers the array in one tile and the
+    small one would need two (no look-back beats a shorter tile); the large Config above."""
+    for itemsize, dtype in ((4, np.int32), (8, np.int64)):
+        large, small = dl._tile(dl.CONFIG[itemsize], itemsize), dl._tile(dl.SMALL[itemsize], itemsize)
+        assert small < large
+        assert dl.config(dtype, 1) is dl.SMALL[itemsize] and dl.config(dtype, small) is dl.SMALL[itemsize]
+        for n in (small + 1, large):
+            assert dl.config(dtype, n) is dl.CONFIG[itemsize], n  # one large tile, two or more small ones
+        assert dl.config(dtype, large + 1) is dl.SMALL[itemsize]
+        assert dl.config(dtype, dl.SMALL_MAX_TILES * small) is dl.SMALL[itemsize]
+        assert dl.config(dtype, dl.SMALL_MAX_TILES * small + 1) is dl.CONFIG[itemsize]
+        assert dl.config(dtype) is dl.CONFIG[itemsize]
 
 
 @pytest.mark.gpu

@@ -122,21 +122,45 @@ if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
     CONFIG.update(Config.from_json(os.environ["PYSCAN_DECOUPLED_CONFIG"]))
 
 
-def config(dtype) -> Config:
-    return CONFIG[np.dtype(dtype).itemsize]
+# Below SMALL_MAX_TILES tiles of its own, an array runs with half the tile (4 vectors per thread: 4096 elements
+# for 32-bit types, 2048 for 64-bit): a tile's latency is its threads' serial loads and scans, and at these sizes
+# latency, not bandwidth, is the time.  Device time on an H100 (scripts/kernel_times.py --sweep-scan), shipped
+# tile against this one: int32 2^12 5.31 -> 4.10 us, 2^14 8.83 -> 7.74, 2^16 9.09 -> 8.51; int64 2^14 9.60 ->
+# 8.26, 2^16 10.37 -> 9.41; from 2^18 (int32) the shipped tile is as fast or faster.  An array the shipped tile
+# covers in one tile while this one needs two keeps the shipped tile (one tile needs no look-back at all).
+SMALL = {4: Config(threads=256, vecs=4, min_blocks=3), 8: Config(threads=256, vecs=4, min_blocks=3)}
+SMALL_MAX_TILES = 32
 
 
-def block_threads(dtype) -> int:
-    return config(dtype).threads
+def _tile(policy: Config, itemsize: int) -> int:
+    return policy.threads * policy.vecs * (16 // itemsize)
 
 
-def items_per_thread(dtype) -> int:
-    return config(dtype).vecs * (16 // np.dtype(dtype).itemsize)
+def config(dtype, n: int | None = None) -> Config:
+    """The Config the driver runs for dtype (and n elements: SMALL below SMALL_MAX_TILES of its tiles)."""
+    itemsize = np.dtype(dtype).itemsize
+    large = CONFIG[itemsize]
+    small = SMALL.get(itemsize)
+    if n is None or small is None:
+        return large
+    small_tiles = -(-int(n) // _tile(small, itemsize))
+    if small_tiles <= SMALL_MAX_TILES and (small_tiles == 1 or n > _tile(large, itemsize)):
+        return small
+    return large
 
 
-def tile_size(dtype) -> int:
-    """Elements per tile (8192 for 32-bit types, 4096 for 64-bit types with the default CONFIG)."""
-    return block_threads(dtype) * items_per_thread(dtype)
+def block_threads(dtype, n: int | None = None) -> int:
+    return config(dtype, n).threads
+
+
+def items_per_thread(dtype, n: int | None = None) -> int:
+    return config(dtype, n).vecs * (16 // np.dtype(dtype).itemsize)
+
+
+def tile_size(dtype, n: int | None = None) -> int:
+    """Elements per tile for n elements (n=None: the large-array tile, 8192 for 32-bit types and 4096 for 64-bit
+    types with the default CONFIG)."""
+    return block_threads(dtype, n) * items_per_thread(dtype, n)
 
 
 def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False):
@@ -148,7 +172,7 @@ def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False
     if return_steps and n > STEP_LIMIT:
         raise ValueError(f"decoupled_lookback: steps are recorded for at most {STEP_LIMIT} elements, got {n}")
     f, e, dt = ufunc(op), identity(op, x.dtype), x.dtype
-    items, threads = items_per_thread(dt), block_threads(dt)
+    items, threads = items_per_thread(dt, n), block_threads(dt, n)
     tile = threads * items
     tiles = -(-n // tile)
     flat = np.full(tiles * tile, e, dtype=dt)
@@ -215,9 +239,10 @@ def decoupled_lookback_error_depth(n: int) -> int:
     P[t] with <= 7 more roundings per hop, <= 7 t over a chain of hops, t < tiles;
     the output: op(tile prefix, thread prefix) (1) and the rescan (<= ITEMS), with the thread prefix
     (<= ITEMS - 1 + 5 + WARPS + 1).  In all <= 7 tiles + 2 ITEMS + WARPS + 16."""
-    tile = min(tile_size(np.dtype(f"i{size}")) for size in CONFIG)
-    items = max(items_per_thread(np.dtype(f"i{size}")) for size in CONFIG)
-    warps = max(c.threads for c in CONFIG.values()) // 32
+    policies = [(size, c) for table in (CONFIG, SMALL) for size, c in table.items()]
+    tile = min(_tile(c, size) for size, c in policies)
+    items = max(c.vecs * (16 // size) for size, c in policies)
+    warps = max(c.threads for _, c in policies) // 32
     return 7 * -(-int(n) // tile) + 2 * items + warps + 16
 
 
@@ -227,24 +252,27 @@ def decoupled_lookback_error_depth(n: int) -> int:
 _kernels: dict = {}
 
 
-def kernel_defines(dtype, op, vector: bool = True) -> dict:
-    """The #defines of the kernel for dtype, op and 16-byte aligned (vector) or unaligned arrays."""
-    return {**config(dtype).defines(), "VECTOR_LOADS": int(vector), **type_defines(dtype, op)}
+def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None) -> dict:
+    """The #defines of the kernel for dtype, op, 16-byte aligned (vector) or unaligned arrays, and a Config
+    (default: the large-array one)."""
+    return {**(policy or config(dtype)).defines(), "VECTOR_LOADS": int(vector), **type_defines(dtype, op)}
 
 
-def kernel_key(dtype, op, vector: bool) -> tuple:
-    """The key of the kernel cache for dtype, op, aligned or not, in the running context (functions belong to one
-    context, i.e. one device).  scripts/scan_lab.py puts its diagnostic builds under it."""
-    return (np.dtype(dtype), op, vector, streams.current_context())
+def kernel_key(dtype, op, vector: bool, small: bool = False) -> tuple:
+    """The key of the kernel cache for dtype, op, aligned or not, the large-array Config or SMALL, in the running
+    context (functions belong to one context, i.e. one device).  scripts/scan_lab.py puts its diagnostic builds
+    under it."""
+    return (np.dtype(dtype), op, vector, streams.current_context(), small)
 
 
-def _kernel(dtype, op, vector: bool):
-    """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not."""
-    key = kernel_key(dtype, op, vector)
+def _kernel(dtype, op, vector: bool, small: bool = False):
+    """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not, small or not."""
+    key = kernel_key(dtype, op, vector, small)
     entry = _kernels.get(key)
     if entry is None:
-        fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector))
-        shared = config(dtype).shared_bytes(vector)
+        policy = SMALL[np.dtype(dtype).itemsize] if small else config(dtype)
+        fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector, policy))
+        shared = policy.shared_bytes(vector)
         if shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the function's limit is raised
             fn.set_attribute(cuda.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         entry = _kernels[key] = (fn, shared)
@@ -281,21 +309,28 @@ def next_status(tiles: int, itemsize: int) -> tuple:
 
 
 def decoupled_lookback_driver(x, out, *, op, exclusive):
-    # The body of every public scan call: a dict look-up and one launch (no helper calls on the way; the tile
-    # arithmetic is tile_size()'s and Config.grid()'s).
+    # The body of every public scan call: config()'s choice and tile_size()'s arithmetic inline, a dict look-up
+    # and one launch.
     n = x.size
     dtype = x.dtype
+    itemsize = dtype.itemsize
     vector = not (int(x.gpudata) | int(out.gpudata)) & 15  # both 16-byte aligned, else scalar loads for every tile
-    entry = _kernels.get((dtype, op, vector, streams.current_context()))
-    fn, shared = entry if entry is not None else _kernel(dtype, op, vector)
-    policy = CONFIG[dtype.itemsize]
+    policy = CONFIG[itemsize]
+    tile = policy.threads * policy.vecs * (16 // itemsize)
+    small = SMALL.get(itemsize)
+    if small is not None:
+        small_tile = small.threads * small.vecs * (16 // itemsize)
+        if n <= SMALL_MAX_TILES * small_tile and (n <= small_tile or n > tile):
+            policy, tile = small, small_tile
+    entry = _kernels.get((dtype, op, vector, streams._local.context or streams.current_context(), policy is small))
+    fn, shared = entry if entry is not None else _kernel(dtype, op, vector, policy is small)
     threads = policy.threads
-    tiles = -(-n // (threads * policy.vecs * (16 // dtype.itemsize)))
+    tiles = -(-n // tile)
     if tiles == 1:
         fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n, 1 if exclusive else 0, 0, 0, 1, 0,
                          shared_size=shared)
         return 1
-    base, epoch = next_status(tiles, dtype.itemsize)
+    base, epoch = next_status(tiles, itemsize)
     fn.prepared_call((policy.grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n,
                      1 if exclusive else 0, base, base + 16, tiles, epoch, shared_size=shared)
     return 1
