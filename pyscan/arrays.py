@@ -202,7 +202,8 @@ class _CuPy(Kind):
     name, library_streams, fix_contiguous = "cupy", True, "cupy.ascontiguousarray(x)"
 
     def view(self, x):
-        return x.data.ptr, x.shape, x.dtype, bool(x.flags.c_contiguous), x.device.id
+        data = x.data
+        return data.ptr, x.shape, x.dtype, x.flags.c_contiguous, data.device_id
 
     def pointer(self, native) -> int:
         return native.data.ptr
@@ -367,7 +368,10 @@ class Call:
         """A new device array of the caller's kind on the call's device and stream, as a DeviceView (the GPUArray
         itself for GPUArray input)."""
         kind = self.kind
-        native = kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
+        if kind is TORCH and dtype is self.dtype and self.stream == self.library_stream:
+            native = self.x.native.new_empty(shape)  # cheaper than torch.empty's dtype and device arguments
+        else:
+            native = kind.empty(shape, dtype, self.device, self.stream, self.stream == self.library_stream)
         if kind is GPUARRAY:
             return native
         if type(shape) is not tuple:

@@ -334,3 +334,19 @@ def test_demo_without_gpu(load_script, capsys):
     demo = load_script("demos/reduction.py")
     assert demo.main(["--size", "10"]) == 1
     assert "no GPU" in capsys.readouterr().out
+
+
+def test_fast_small_arrays_run_the_build_without_the_unrolled_loop(rng):
+    """One vector per thread or less: SMALL_UNROLL's build (what the driver launches, and what the model follows);
+    more: FAST_UNROLL's with every resident block.  Both give NumPy's integer results."""
+    vec = fast.vector_width(np.int32)
+    most = fast.NOMINAL_MAX_BLOCKS
+    edge = most * fast.FAST_BLOCK * vec
+    assert fast.grid_for(edge, np.int32, most) == most and fast.unroll_for(edge, np.int32, most) == fast.SMALL_UNROLL
+    assert fast.unroll_for(edge + 1, np.int32, most) == fast.FAST_UNROLL
+    assert fast.grid_for(100, np.int32, most) == 1 and fast.grid_for(fast.FAST_BLOCK * vec + 1, np.int32, most) == 2
+    assert [b[1]["FAST_UNROLL"] for b in fast.kernel_builds(np.int32, "add")] == [fast.SMALL_UNROLL, fast.FAST_UNROLL]
+    for n in (1, 2047, 2048, 2049, 100_003):
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        for unroll in (None, fast.SMALL_UNROLL, fast.FAST_UNROLL):
+            assert fast.model(x, unroll=unroll) == x.sum(dtype=np.int32), (n, unroll)

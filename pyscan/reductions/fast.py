@@ -31,6 +31,10 @@ KERNEL = "reduction/fast.cu"
 # 1.00 x copy bandwidth for int32 and float32 at 2^28 (benchmarks/bench.txt).
 FAST_BLOCK = 512
 FAST_UNROLL = 4
+# Arrays of at most one 16-byte vector per thread of the resident grid run a build without the unrolled loop
+# (FAST_UNROLL=1): its shorter code costs ~3 us less of device time on an H100 at 2^12-2^20 elements, where a call
+# is latency, not bandwidth (scripts/kernel_times.py --sweep-reduce: 6.2-8.8 us against 9.0-11.9).
+SMALL_UNROLL = 1
 FAST_LOAD = 0  # 0: __ldg, 1: __ldcs
 BLOCKS_PER_SM = None
 NOMINAL_MAX_BLOCKS = 132 * 2  # the model's default grid: an H100 SXM (132 SMs) at the kernel's occupancy
@@ -58,20 +62,28 @@ def head_of(address: int, n: int, dtype) -> int:
 
 
 def kernel_builds(dtype, op) -> list:
-    """(kernel file, #defines) of every build the driver uses for dtype and op."""
-    return [(KERNEL, {"FAST_UNROLL": FAST_UNROLL, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)})]
+    """(kernel file, #defines) of every build the driver uses for dtype and op (small arrays', large arrays')."""
+    return [(KERNEL, {"FAST_UNROLL": unroll, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)})
+            for unroll in dict.fromkeys((SMALL_UNROLL, FAST_UNROLL))]
 
 
 _kernels: dict = {}
 
 
-def _kernel(dtype, op):
-    key = (np.dtype(dtype), op, FAST_UNROLL, FAST_LOAD, streams.current_context())  # a function is one context's
+def _kernel(dtype, op, unroll: int | None = None):
+    unroll = unroll or FAST_UNROLL
+    key = (np.dtype(dtype), op, unroll, FAST_LOAD, streams.current_context())  # a function is one context's
     fn = _kernels.get(key)
     if fn is None:
-        path, macros = kernel_builds(dtype, op)[0]
-        fn = _kernels[key] = get_kernel(path, "reduce_fast", **macros)
+        macros = {"FAST_UNROLL": unroll, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)}
+        fn = _kernels[key] = get_kernel(KERNEL, "reduce_fast", **macros)
     return fn
+
+
+def unroll_for(n: int, dtype, blocks: int, block: int | None = None) -> int:
+    """The FAST_UNROLL of the build the driver runs for n elements on `blocks` blocks: SMALL_UNROLL when the grid
+    gives every thread at most one vector, else FAST_UNROLL."""
+    return SMALL_UNROLL if n <= blocks * (block or FAST_BLOCK) * vector_width(dtype) else FAST_UNROLL
 
 
 def max_blocks(fn) -> int:
@@ -97,7 +109,11 @@ def max_blocks(fn) -> int:
 
 def launch_grid(x, op="add") -> int:
     """The number of blocks the driver launches for x (an array of that length and dtype) on this device."""
-    return grid_for(x.size, x.dtype, max_blocks(_kernel(np.dtype(x.dtype), op)))
+    dtype = np.dtype(x.dtype)
+    small = max_blocks(_kernel(dtype, op, SMALL_UNROLL))
+    if x.size <= small * FAST_BLOCK * vector_width(dtype):
+        return grid_for(x.size, dtype, small)
+    return grid_for(x.size, dtype, max_blocks(_kernel(dtype, op)))
 
 
 # [0, 16): the ticket counter (32 bits, 0 between launches); [16, ...): the per-block results.
@@ -105,13 +121,14 @@ _workspace = StreamWorkspace("fast reduction")
 PARTIALS_OFFSET = 16
 
 
-_plans: dict = {}  # (dtype, op, context) -> (the knobs it was made for, prepared function, max_blocks, elements/block)
+_plans: dict = {}  # (dtype, op, context) -> (the knobs it was made for, small build, its resident blocks,
+#                                             large build, its resident blocks, elements per block at one vector)
 
 
 def _plan(dtype, op):
-    knobs = (FAST_BLOCK, FAST_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
-    fn = _kernel(dtype, op)
-    plan = (knobs, fn, max_blocks(fn), FAST_BLOCK * vector_width(dtype))
+    knobs = (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
+    small, large = _kernel(dtype, op, SMALL_UNROLL), _kernel(dtype, op)
+    plan = (knobs, small, max_blocks(small), large, max_blocks(large), FAST_BLOCK * vector_width(dtype))
     _plans[(np.dtype(dtype), op, streams.current_context())] = plan
     return plan
 
@@ -119,13 +136,17 @@ def _plan(dtype, op):
 def launch(x, *, op, blocks=None, out=None):
     """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
     dtype, n = x.dtype, x.size
-    plan = _plans.get((dtype, op, streams.current_context()))
-    if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, FAST_LOAD, BLOCKS_PER_SM):  # the knobs changed: re-plan
-        plan = _plan(dtype, op)
-    _, fn, most, per_block = plan
-    if blocks is None:  # grid_for(): one vector per thread, at most the resident blocks
-        blocks = -(-n // per_block)
-        blocks = most if blocks > most else blocks or 1
+    plan = _plans.get((dtype, op, streams._local.context or streams.current_context()))
+    if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM):
+        plan = _plan(dtype, op)  # new, or the knobs changed
+    _, small, most_small, large, most_large, per_block = plan
+    if blocks is None:  # launch_grid(): one vector per thread (the small build), else all resident blocks
+        blocks = -(-n // per_block) or 1
+        fn = small
+        if blocks > most_small:
+            fn, blocks = large, most_large
+    else:
+        fn = small if unroll_for(n, dtype, blocks) == SMALL_UNROLL else large
     if out is None:
         out = arrays.empty((1,), dtype)
     if blocks == 1:
@@ -217,9 +238,10 @@ def model(x, *, op="add", return_steps=False, blocks=None, head=0, block=None, u
     once); head: elements before the array's first 16-byte boundary (0 for an aligned array; head_of(address)).
     With blocks > 1 a second pass reduces the per-block results in one block, as the driver does."""
     x = check_model_input(x, op, "fast model: x")
-    block, unroll = block or FAST_BLOCK, unroll or FAST_UNROLL
+    block = block or FAST_BLOCK
     if blocks is None:
-        blocks = grid_for(x.size, x.dtype, NOMINAL_MAX_BLOCKS, block, unroll)
+        blocks = grid_for(x.size, x.dtype, NOMINAL_MAX_BLOCKS, block)
+    unroll = unroll or unroll_for(x.size, x.dtype, blocks, block)
     if not 0 <= head < vector_width(x.dtype):
         raise ValueError(f"fast model: head must be 0 .. {vector_width(x.dtype) - 1}, got {head}")
     head = min(head, x.size)

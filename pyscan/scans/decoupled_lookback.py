@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import cuda, streams
+from .. import cuda, gpu, streams
 from ..loader import get_kernel
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
@@ -103,11 +103,16 @@ class Config:
         return dataclasses.asdict(self)
 
 
-def _multiprocessors() -> int:
-    """SMs of the device of the running call (cached per device in pyscan.gpu)."""
-    from ..gpu import multiprocessor_count
+_sm_counts: dict = {}  # context -> SMs of its device
 
-    return multiprocessor_count()
+
+def _multiprocessors() -> int:
+    """SMs of the device of the running call (per context, so a call asks no more than a dict)."""
+    context = streams._local.context or streams.current_context()
+    count = _sm_counts.get(context)
+    if count is None:
+        count = _sm_counts[context] = gpu.multiprocessor_count()
+    return count
 
 
 # Per element size (bytes), tuned on an H100 (docs/decoupled_lookback_tuning.md has the numbers): 256 threads x 8
