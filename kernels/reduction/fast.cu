@@ -7,7 +7,8 @@
 // * A grid-stride loop over a grid sized to the device (the host launches a few blocks per SM, as many as fit at
 //   once), so every thread streams through many elements and the tree is paid once per thread block, not once
 //   per 2*blockDim.x elements.  A smaller array gets one 16-byte vector per thread, spread over as many SMs as
-//   that makes: below a few MB the time is latency, and every SM's load units take part.
+//   that makes (below a few MB the time is latency, and every SM's load units take part), from the build with
+//   FAST_UNROLL=1, whose shorter code starts faster.
 // * 16-byte vector loads (one uint4 = 4 ints/floats or 2 long longs/doubles per load instruction) through the
 //   read-only path (__ldg; FAST_LOAD=1: __ldcs, streaming).  The array need not be 16-byte aligned (a GPUArray view can start anywhere): the
 //   elements before the first 16-byte boundary (the head) and after the last whole vector (the tail), fewer than
@@ -105,21 +106,12 @@ __device__ T block_reduce(const T* __restrict__ in, long long n, long long threa
             for (int k = 0; k < VEC; ++k) acc[u][k] = op_combine(acc[u][k], x[u].lane[k]);
         }
     }
-    // The last fewer than FAST_UNROLL vectors of this thread, loaded together as well (vector u of them into
-    // accumulator set u): a grid of one vector per thread, as mid-size arrays get, then costs one load latency.
-    if constexpr (FAST_UNROLL > 1) {
-        Vector16 x[FAST_UNROLL - 1];
+    // The last fewer than FAST_UNROLL vectors of this thread, one at a time.
+    for (; v < vectors; v += threads) {
+        Vector16 x;
+        x.raw = load16<L>(body + v);
 #pragma unroll
-        for (int u = 0; u < FAST_UNROLL - 1; ++u) {
-            if (v + u * threads < vectors) x[u].raw = load16<L>(body + v + u * threads);
-        }
-#pragma unroll
-        for (int u = 0; u < FAST_UNROLL - 1; ++u) {
-            if (v + u * threads < vectors) {
-#pragma unroll
-                for (int k = 0; k < VEC; ++k) acc[u][k] = op_combine(acc[u][k], x[u].lane[k]);
-            }
-        }
+        for (int k = 0; k < VEC; ++k) acc[0][k] = op_combine(acc[0][k], x.lane[k]);
     }
 
     // Fold the accumulators: a pairwise tree over the FAST_UNROLL*VEC of them.

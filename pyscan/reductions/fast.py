@@ -188,12 +188,14 @@ def _pass(x, op, blocks, block, unroll, head, record, label):
             if record:
                 owner[head + (rows[:, None] * vec + np.arange(vec)).ravel()] = np.repeat(gid[more], vec)
         v[more] += unroll * threads
-    for u in range(unroll - 1):  # the remaining (< unroll) vectors, loaded together: vector u into accumulator set u
-        rows = v + u * threads
-        more = rows < vectors
-        acc[more, u, :] = combine(acc[more, u, :], body[rows[more]])
+    while True:  # the remaining vectors, one at a time, into the first accumulator set
+        more = v < vectors
+        if not more.any():
+            break
+        acc[more, 0, :] = combine(acc[more, 0, :], body[v[more]])
         if record:
-            owner[head + (rows[more][:, None] * vec + np.arange(vec)).ravel()] = np.repeat(gid[more], vec)
+            owner[head + (v[more][:, None] * vec + np.arange(vec)).ravel()] = np.repeat(gid[more], vec)
+        v[more] += threads
     flat = acc.reshape(threads, unroll * vec)
     width = unroll * vec // 2
     while width >= 1:  # pairwise fold of the accumulators
