@@ -109,11 +109,7 @@ def max_blocks(fn) -> int:
 
 def launch_grid(x, op="add") -> int:
     """The number of blocks the driver launches for x (an array of that length and dtype) on this device."""
-    dtype = np.dtype(x.dtype)
-    small = max_blocks(_kernel(dtype, op, SMALL_UNROLL))
-    if x.size <= small * FAST_BLOCK * vector_width(dtype):
-        return grid_for(x.size, dtype, small)
-    return grid_for(x.size, dtype, max_blocks(_kernel(dtype, op)))
+    return _choose(_plan_of(np.dtype(x.dtype), op), x.size)[1]
 
 
 # [0, 16): the ticket counter (32 bits, 0 between launches); [16, ...): the per-block results.
@@ -133,20 +129,29 @@ def _plan(dtype, op):
     return plan
 
 
-def launch(x, *, op, blocks=None, out=None):
-    """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
-    dtype, n = x.dtype, x.size
+def _plan_of(dtype, op):
     plan = _plans.get((dtype, op, streams._local.context or streams.current_context()))
     if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM):
         plan = _plan(dtype, op)  # new, or the knobs changed
+    return plan
+
+
+def _choose(plan, n: int) -> tuple:
+    """(build, blocks) for n elements: one vector per thread on the small build while the resident blocks hold
+    them (grid_for()), else every resident block of the large build (unroll_for() states the same rule)."""
     _, small, most_small, large, most_large, per_block = plan
-    if blocks is None:  # launch_grid(): one vector per thread (the small build), else all resident blocks
-        blocks = -(-n // per_block) or 1
-        fn = small
-        if blocks > most_small:
-            fn, blocks = large, most_large
+    blocks = -(-n // per_block) or 1
+    return (small, blocks) if blocks <= most_small else (large, most_large)
+
+
+def launch(x, *, op, blocks=None, out=None):
+    """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
+    dtype, n = x.dtype, x.size
+    plan = _plan_of(dtype, op)
+    if blocks is None:
+        fn, blocks = _choose(plan, n)
     else:
-        fn = small if unroll_for(n, dtype, blocks) == SMALL_UNROLL else large
+        fn = plan[1] if unroll_for(n, dtype, blocks) == SMALL_UNROLL else plan[3]
     if out is None:
         out = arrays.empty((1,), dtype)
     if blocks == 1:

@@ -141,17 +141,23 @@ def _tile(policy: Config, itemsize: int) -> int:
     return policy.threads * policy.vecs * (16 // itemsize)
 
 
-def config(dtype, n: int | None = None) -> Config:
-    """The Config the driver runs for dtype (and n elements: SMALL below SMALL_MAX_TILES of its tiles)."""
-    itemsize = np.dtype(dtype).itemsize
+def _policy(itemsize: int, n: int) -> tuple:
+    """(Config, elements per tile) the driver runs for n elements of itemsize bytes (the rule config() states)."""
     large = CONFIG[itemsize]
+    tile = large.threads * large.vecs * (16 // itemsize)
     small = SMALL.get(itemsize)
-    if n is None or small is None:
-        return large
-    small_tiles = -(-int(n) // _tile(small, itemsize))
-    if small_tiles <= SMALL_MAX_TILES and (small_tiles == 1 or n > _tile(large, itemsize)):
-        return small
-    return large
+    if small is not None:
+        small_tile = small.threads * small.vecs * (16 // itemsize)
+        if n <= SMALL_MAX_TILES * small_tile and (n <= small_tile or n > tile):
+            return small, small_tile
+    return large, tile
+
+
+def config(dtype, n: int | None = None) -> Config:
+    """The Config the driver runs for dtype (and n elements: SMALL below SMALL_MAX_TILES of its tiles, except where
+    the large tile covers the array in one tile and the small one would need two)."""
+    itemsize = np.dtype(dtype).itemsize
+    return CONFIG[itemsize] if n is None else _policy(itemsize, int(n))[0]
 
 
 def block_threads(dtype, n: int | None = None) -> int:
@@ -314,21 +320,15 @@ def next_status(tiles: int, itemsize: int) -> tuple:
 
 
 def decoupled_lookback_driver(x, out, *, op, exclusive):
-    # The body of every public scan call: config()'s choice and tile_size()'s arithmetic inline, a dict look-up
-    # and one launch.
+    # The body of every public scan call: the Config's choice, a dict look-up and one launch.
     n = x.size
     dtype = x.dtype
     itemsize = dtype.itemsize
     vector = not (int(x.gpudata) | int(out.gpudata)) & 15  # both 16-byte aligned, else scalar loads for every tile
-    policy = CONFIG[itemsize]
-    tile = policy.threads * policy.vecs * (16 // itemsize)
-    small = SMALL.get(itemsize)
-    if small is not None:
-        small_tile = small.threads * small.vecs * (16 // itemsize)
-        if n <= SMALL_MAX_TILES * small_tile and (n <= small_tile or n > tile):
-            policy, tile = small, small_tile
-    entry = _kernels.get((dtype, op, vector, streams._local.context or streams.current_context(), policy is small))
-    fn, shared = entry if entry is not None else _kernel(dtype, op, vector, policy is small)
+    policy, tile = _policy(itemsize, n)
+    small = policy is SMALL.get(itemsize)
+    entry = _kernels.get((dtype, op, vector, streams._local.context or streams.current_context(), small))
+    fn, shared = entry if entry is not None else _kernel(dtype, op, vector, small)
     threads = policy.threads
     tiles = -(-n // tile)
     if tiles == 1:
