@@ -104,6 +104,7 @@ class Kind:
 
     name = ""
     library_streams = False  # the library has a current stream (CuPy, torch)
+    direct_path = False  # direct(), new_like() and new_scalar() are implemented (see direct() below)
     keep_current_context = False  # run in the thread's current context when it is on the array's device (pycuda)
     fix_contiguous = "a contiguous copy"
 
@@ -199,7 +200,29 @@ class _Numba(_Interface):
 
 
 class _CuPy(Kind):
-    name, library_streams, fix_contiguous = "cupy", True, "cupy.ascontiguousarray(x)"
+    name, library_streams, fix_contiguous, direct_path = "cupy", True, "cupy.ascontiguousarray(x)", True
+
+    def direct(self, x):
+        """(address, n, dtype, stream, context) of a 1-D C-contiguous array whose device's primary context is
+        current in this thread, its stream CuPy's current one there; None otherwise (see arrays.direct)."""
+        if x.ndim != 1 or not x.flags.c_contiguous:
+            return None
+        data = x.data
+        device = data.device_id
+        context = gpu.primary_if_current(device)
+        if not context:
+            return None
+        return data.ptr, x.size, x.dtype, self.default_stream(x, device), context
+
+    def new_like(self, x, n, dtype):
+        """(a new array like x, its address), allocated on CuPy's current device and stream (which direct() found
+        to be x's)."""
+        native = sys.modules["cupy"].empty((n,), dtype)
+        return native, native.data.ptr
+
+    def new_scalar(self, x, dtype):
+        native = sys.modules["cupy"].empty((), dtype)
+        return native, native.data.ptr
 
     def view(self, x):
         data = x.data
@@ -227,8 +250,9 @@ class _CuPy(Kind):
 
 
 class _Torch(Kind):
-    name, library_streams, fix_contiguous = "torch", True, "x.contiguous()"
+    name, library_streams, fix_contiguous, direct_path = "torch", True, "x.contiguous()", True
     _devices: dict = {}
+    _scalars: dict = {}  # (torch dtype, device) -> a 0-d tensor that new_scalar's results are made like
 
     _to_numpy: dict = {}
     _to_torch: dict = {}
@@ -278,6 +302,34 @@ class _Torch(Kind):
             current = _Torch._current_stream = raw or (lambda d: torch.cuda.current_stream(d).cuda_stream)
         return current(device)
 
+    def direct(self, x):
+        """(address, n, dtype, stream, context) of a 1-D contiguous CUDA tensor whose device's primary context is
+        current in this thread, its stream torch's current one there; None otherwise (see arrays.direct)."""
+        dtype = self._to_numpy.get(x.dtype)  # empty until the first begin(): then None, and begin() fills it
+        if dtype is None or x.dim() != 1 or not x.is_contiguous():
+            return None
+        device = x.get_device()  # -1 for a CPU tensor: no context
+        context = gpu.primary_if_current(device)
+        current = self._current_stream
+        if not context or current is None:
+            return None
+        return x.data_ptr(), x.numel(), dtype, current(device), context
+
+    def new_like(self, x, n, dtype):
+        """(a new tensor like x, its address) from torch's caching allocator on the current stream."""
+        native = sys.modules["torch"].empty_like(x)
+        return native, native.data_ptr()
+
+    def new_scalar(self, x, dtype):
+        """(a new 0-d tensor of x's dtype on x's device, its address): empty_like of a kept 0-d tensor, which costs
+        torch less than x.new_empty(()) or torch.empty((), dtype=, device=) (docs/public_call_overhead.md)."""
+        key = (x.dtype, x.device)
+        like = self._scalars.get(key)
+        if like is None:
+            like = self._scalars[key] = x.new_empty(())
+        native = sys.modules["torch"].empty_like(like)
+        return native, native.data_ptr()
+
     def empty_like(self, x, device, stream, on_library_stream=True):
         """A tensor like x (its shape, dtype and device): torch.empty_like, cheaper than torch.empty's arguments."""
         if on_library_stream:
@@ -298,6 +350,7 @@ class _Torch(Kind):
 
 NUMPY, GPUARRAY, INTERFACE, NUMBA, CUPY, TORCH = _NumPy(), _GPUArray(), _Interface(), _Numba(), _CuPy(), _Torch()
 _kinds_by_type: dict = {}
+_direct_kinds: dict = {}  # type -> its Kind, for the kinds with a direct path (filled by kind_of)
 
 
 def kind_of(x) -> Kind | None:
@@ -321,6 +374,8 @@ def kind_of(x) -> Kind | None:
     else:
         return None
     _kinds_by_type[type(x)] = kind
+    if kind.direct_path:
+        _direct_kinds[type(x)] = kind
     return kind
 
 
@@ -527,6 +582,24 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     if device is None:
         device = kind.locate(address)
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream, size)
+
+
+def direct(x):
+    """The direct path's view of x: (kind, address, n, dtype, stream, context) when x is a 1-D C-contiguous CuPy
+    array or torch CUDA tensor whose device's primary context is current in this thread (the library made it so
+    when it last ran there), the stream its library's current one; None for anything else.
+
+    A public call with nothing but x and op given (algorithm "auto", no out=, no stream=) launches straight from
+    this view: no Call, no context switch, no thread-local state, its result from new_like() / new_scalar().  It
+    reads what begin() reads, fewer times, and its launch is the driver's own (a pattern's registered `direct`).
+    None sends the call through begin(), which takes every other case and says what is wrong if anything is."""
+    kind = _direct_kinds.get(type(x))
+    if kind is None:
+        return None
+    view = kind.direct(x)
+    if view is None:
+        return None
+    return (kind, *view)
 
 
 def running() -> Call | None:

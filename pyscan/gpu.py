@@ -221,6 +221,15 @@ def primary_context(ordinal: int) -> int:
     return handle
 
 
+def primary_if_current(ordinal: int) -> int:
+    """Device `ordinal`'s primary context if it is the one current in this thread, else 0 (also for a device no
+    call has entered yet, and for -1, a torch CPU tensor's device): a call in it needs no switch."""
+    target = _primary.get(ordinal)
+    if target is None:
+        return 0
+    return target if cuda.current_context() == target else 0
+
+
 def enter_device(ordinal: int, keep_current: bool = False) -> tuple:
     """Make device `ordinal`'s primary context current in this thread (with keep_current, a context already current
     on that device stays, as pycuda.autoinit's does for GPUArrays); returns (what to give leave_device(), the

@@ -44,6 +44,9 @@ class ScanAlgorithm(Algorithm):
     trace_limit: int | None = None  # trace() takes at most this many elements
     section_size: int | None = None  # elements one block scans
     block_scans: tuple = ()  # hierarchical: the section scans it can run in its blocks
+    # direct(out, x, n, dtype, op, exclusive, stream, context): the driver's launch on addresses, with the stream
+    # and the (current) context given: what the public call runs on the direct path (pyscan.arrays.direct)
+    direct: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class ReduceAlgorithm(Algorithm):
     per_thread: int | None = None  # elements a thread combines before the tree
     count_work: Callable | None = None  # as ScanAlgorithm's
     model_count_work: Callable | None = None
+    # direct(out, x, n, dtype, op, stream, context): launch's work on addresses (out: one element), the stream and
+    # the (current) context given: what the public call runs on the direct path (pyscan.arrays.direct)
+    direct: Callable | None = None
 
 
 class Registry:
@@ -110,6 +116,15 @@ class Registry:
                 return name
         raise ValueError(f"{self.pattern}: no algorithm of the auto priority {self.auto_priority} is registered "
                          f"and takes {n} elements")
+
+    def auto_direct(self):
+        """The direct launch (the entry's `direct`) of the algorithm `auto` runs, when that is one algorithm for
+        every length (the first registered of the auto priority takes any length); else None."""
+        for name in self.auto_priority:
+            algorithm = self._algorithms.get(name)
+            if algorithm is not None:
+                return algorithm.direct if algorithm.max_length is None else None
+        return None
 
     def __iter__(self):
         return iter(self._algorithms[name] for name in self.names())

@@ -24,7 +24,7 @@ OPERATOR_NAMES = tuple(OPERATORS)
 
 
 def check_op(op) -> str:
-    if op not in OPERATORS:
+    if not isinstance(op, str) or op not in OPERATORS:
         raise ValueError(f"unknown op {op!r}: expected one of {', '.join(map(repr, OPERATORS))}")
     return op
 

@@ -29,17 +29,19 @@ class Kept:
 
 
 class StreamWorkspace:
-    """`workspace.get(nbytes)` -> the Kept buffer of the current context and the running call's stream, at least
-    nbytes, zero when it was (re)allocated (then `state` is 0 too)."""
+    """`workspace.get(nbytes)` -> the Kept buffer of the current context and the running call's stream (or of a
+    given stream and context), at least nbytes, zero when it was (re)allocated (then `state` is 0 too)."""
 
     def __init__(self, name: str):
         self.name = name
         self._buffers: dict = {}
         self._lock = threading.Lock()
 
-    def get(self, nbytes: int) -> Kept:
-        stream = streams.current()
-        key = (streams.current_context(), stream)
+    def get(self, nbytes: int, stream: int | None = None, context: int = 0) -> Kept:
+        """The buffer of (context, stream): default, the running call's stream and context."""
+        if stream is None:
+            stream = streams.current()
+        key = (context or streams.current_context(), stream)
         kept = self._buffers.get(key)
         if kept is None:
             with self._lock:
@@ -66,9 +68,9 @@ class StreamWorkspace:
         """The buffer of the current context and `stream`, if a call has made one (for tests and tools)."""
         return self._buffers.get((streams.current_context(), stream))
 
-    def zero(self, kept: Kept) -> None:
-        """Zero the whole buffer again, on the running call's stream."""
-        cuda.memset_d32(kept.address, 0, kept.nbytes // 4, streams.current())
+    def zero(self, kept: Kept, stream: int | None = None) -> None:
+        """Zero the whole buffer again, on `stream` (default: the running call's)."""
+        cuda.memset_d32(kept.address, 0, kept.nbytes // 4, streams.current() if stream is None else stream)
 
     def release(self) -> None:
         """Free the buffers of the current context (gpu's release hook, at exit) and forget the others'."""

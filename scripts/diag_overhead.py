@@ -1,6 +1,7 @@
 """Lab check: where a small pyscan call spends its host time, beside the peers' calls (run on a GPU host with torch
-and CuPy).  Each row: host microseconds per call over a loop of calls, then one synchronize (the GPU runs each
-call's one small kernel in a few microseconds, so the host's time per call is what shows)."""
+and CuPy).  Each row: microseconds per call over a long loop of calls, then one synchronize ("loop": the slower of
+host and device shows), and the host's own time per call over batches of 200 calls, fewer than the launch queue
+holds, timed before the synchronize ("host")."""
 import sys
 import time
 from pathlib import Path
@@ -12,7 +13,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import pyscan  # noqa: E402
-from pyscan import arrays, cuda, loader, native, streams  # noqa: E402
+from pyscan import arrays, cuda, gpu, loader, native, streams  # noqa: E402
+from pyscan.reductions import fast  # noqa: E402
 from pyscan.scans import decoupled_lookback as dl  # noqa: E402
 from pyscan.types import ELEMENT_TYPES  # noqa: E402
 
@@ -28,7 +30,7 @@ print("launch:", "C (pyscan.native)" if native.why_not() is None else f"ctypes (
 
 def per_call(label, fn):
     fn()
-    best = float("inf")
+    best = host = float("inf")
     for _ in range(3):
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -36,14 +38,24 @@ def per_call(label, fn):
             fn()
         torch.cuda.synchronize()
         best = min(best, (time.perf_counter() - start) / (N // 3) * 1e6)
-    print(f"{label:44s} {best:7.2f} us", flush=True)
+    for _ in range(20):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(200):
+            fn()
+        host = min(host, (time.perf_counter() - start) / 200 * 1e6)
+    torch.cuda.synchronize()
+    print(f"{label:52s} loop {best:7.2f} us   host {host:7.2f} us", flush=True)
 
 
-per_call("torch.cumsum", lambda: torch.cumsum(t, 0))
-per_call("torch.sum", lambda: torch.sum(t))
+per_call("torch.cumsum(t, 0, dtype=t.dtype) (the bench's)", lambda: torch.cumsum(t, 0, dtype=t.dtype))
+per_call("torch.cumsum(t, 0) (int32 -> int64)", lambda: torch.cumsum(t, 0))
+per_call("torch.sum(t, dtype=t.dtype) (the bench's)", lambda: torch.sum(t, dtype=t.dtype))
+per_call("torch.sum(t) (int32 -> int64)", lambda: torch.sum(t))
 per_call("torch.amax", lambda: torch.amax(t))
-per_call("cupy.cumsum", lambda: cupy.cumsum(c))
-per_call("cupy.sum", lambda: cupy.sum(c))
+per_call("cupy.cumsum(c, dtype=c.dtype)", lambda: cupy.cumsum(c, dtype=c.dtype))
+per_call("cupy.sum(c, dtype=c.dtype)", lambda: cupy.sum(c, dtype=c.dtype))
+per_call("cupy.max", lambda: cupy.max(c))
 per_call("y.copy_(t) (torch)", lambda: out.copy_(t)) if (out := torch.empty_like(t)) is not None else None
 per_call("pyscan.scan(torch)", lambda: pyscan.scan(t))
 per_call("pyscan.scan(cupy)", lambda: pyscan.scan(c))
@@ -52,6 +64,21 @@ per_call("pyscan.reduce(cupy)", lambda: pyscan.reduce(c))
 per_call("pyscan.reduce(torch, max)", lambda: pyscan.reduce(t, op="max"))
 per_call("pyscan.scan(torch, out=)", lambda: pyscan.scan(t, out=out))
 print("-- pieces")
+per_call("arrays.direct(torch)", lambda: arrays.direct(t))
+per_call("arrays.direct(cupy)", lambda: arrays.direct(c))
+per_call("gpu.primary_if_current(0)", lambda: gpu.primary_if_current(0))
+per_call("TORCH.new_like / new_scalar", lambda: (arrays.TORCH.new_like(t, 1024, None),
+                                                   arrays.TORCH.new_scalar(t, None)))
+per_call("CUPY.new_like / new_scalar", lambda: (arrays.CUPY.new_like(c, 1024, c.dtype),
+                                                  arrays.CUPY.new_scalar(c, c.dtype)))
+kept0 = torch.empty((), dtype=torch.int32, device=t.device)
+per_call("torch.empty_like(a kept 0-d tensor)", lambda: torch.empty_like(kept0))
+per_call("c.flags.c_contiguous / c._c_contiguous", lambda: (c.flags.c_contiguous, c._c_contiguous))
+_, address, n, dtype, handle, context = arrays.direct(t)
+per_call("decoupled_lookback.launch (one tile, no alloc)",
+         lambda: dl.launch(out.data_ptr(), address, n, dtype, "add", False, handle, context))
+per_call("fast.launch_into (no alloc)", lambda: fast.launch_into(kept0.data_ptr(), address, n, dtype, "add", handle,
+                                                                 context))
 per_call("torch.empty(n, dtype=, device=torch.device)", lambda: torch.empty(1024, dtype=torch.int32, device=t.device))
 per_call("torch.empty((n,), dtype=, device=torch.device)",
          lambda: torch.empty((1024,), dtype=torch.int32, device=t.device))

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays, gpu
-from ..types import ELEMENT_TYPES, OPERATORS, SUPPORTED_DTYPES, check_op
+from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
 
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from . import book, fast  # noqa: F401
@@ -96,7 +96,16 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
-    if op not in OPERATORS:
+    if algorithm == "auto" and stream is None:
+        view = arrays.direct(x)  # the common call: straight to the launch (pyscan.arrays.direct)
+        if view is not None:
+            kind, address, n, dtype, handle, context = view
+            direct = REDUCTIONS.auto_direct()
+            if n and direct is not None and dtype in ELEMENT_TYPES and op in OPERATOR_NAMES:
+                native, result = kind.new_scalar(x, dtype)
+                direct(result, address, n, dtype, op, handle, context)
+                return native
+    if op not in OPERATOR_NAMES:
         check_op(op)
     if algorithm == "auto":
         call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)

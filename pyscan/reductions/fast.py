@@ -121,18 +121,20 @@ _plans: dict = {}  # (dtype, op, context) -> (the knobs it was made for, small b
 #                                             large build, its resident blocks, elements per block at one vector)
 
 
-def _plan(dtype, op):
+def _plan(dtype, op, context: int):
     knobs = (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
     small, large = _kernel(dtype, op, SMALL_UNROLL), _kernel(dtype, op)
     plan = (knobs, small, max_blocks(small), large, max_blocks(large), FAST_BLOCK * vector_width(dtype))
-    _plans[(np.dtype(dtype), op, streams.current_context())] = plan
+    _plans[(np.dtype(dtype), op, context)] = plan
     return plan
 
 
-def _plan_of(dtype, op):
-    plan = _plans.get((dtype, op, streams._local.context or streams.current_context()))
+def _plan_of(dtype, op, context: int = 0):
+    """The plan of dtype and op in `context` (current in this thread; default: the running call's)."""
+    context = context or streams._local.context or streams.current_context()
+    plan = _plans.get((dtype, op, context))
     if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM):
-        plan = _plan(dtype, op)  # new, or the knobs changed
+        plan = _plan(dtype, op, context)  # new, or the knobs changed
     return plan
 
 
@@ -144,22 +146,32 @@ def _choose(plan, n: int) -> tuple:
     return (small, blocks) if blocks <= most_small else (large, most_large)
 
 
-def launch(x, *, op, blocks=None, out=None):
-    """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
-    dtype, n = x.dtype, x.size
-    plan = _plan_of(dtype, op)
+def launch_into(out: int, x: int, n: int, dtype, op: str, stream: int, context: int, blocks=None) -> None:
+    """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x into the one element at
+    out, on `stream`, in `context` (current in this thread).  launch() and the public call's direct path
+    (pyscan.arrays.direct) both end here."""
+    plan = _plans.get((dtype, op, context))
+    if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM):
+        plan = _plan(dtype, op, context)  # new, or the knobs changed
     if blocks is None:
         fn, blocks = _choose(plan, n)
     else:
         fn = plan[1] if unroll_for(n, dtype, blocks) == SMALL_UNROLL else plan[3]
-    if out is None:
-        out = arrays.empty((1,), dtype)
     if blocks == 1:
-        fn.prepared_call((1, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, 0, 0, x.gpudata, n)
-        return out
-    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize)
-    fn.prepared_call((blocks, 1, 1), (FAST_BLOCK, 1, 1), out.gpudata, kept.address + PARTIALS_OFFSET, kept.address,
-                     x.gpudata, n)
+        fn.launch_on(stream, (1, 1, 1), (FAST_BLOCK, 1, 1), (out, 0, 0, x, n))
+        return
+    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, stream, context)
+    fn.launch_on(stream, (blocks, 1, 1), (FAST_BLOCK, 1, 1), (out, kept.address + PARTIALS_OFFSET, kept.address, x, n))
+
+
+def launch(x, *, op, blocks=None, out=None):
+    """One launch: the op over x into `out` (a new one-element array if None), which it returns; on the running
+    call's stream and context."""
+    if out is None:
+        out = arrays.empty((1,), x.dtype)
+    local = streams._local
+    launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, local.stream,
+                local.context or streams.current_context(), blocks)
     return out
 
 
@@ -283,4 +295,4 @@ REDUCTIONS.register(
     "fast", driver, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",
     summary="one launch: grid-stride over a device-sized grid, 16-byte loads, independent accumulators, warp "
             "shuffles, the last block reduces the per-block results",
-    model=model, fast=True, launch=launch, error_depth=error_depth, builds=kernel_builds)
+    model=model, fast=True, launch=launch, direct=launch_into, error_depth=error_depth, builds=kernel_builds)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import arrays, cuda
-from ..types import ELEMENT_TYPES, OPERATORS, SUPPORTED_DTYPES, check_op
+from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
 
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
 from . import blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401
@@ -85,7 +85,16 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
     NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
     """
-    if op not in OPERATORS:
+    if algorithm == "auto" and out is None and stream is None and (exclusive is False or exclusive is True):
+        view = arrays.direct(x)  # the common call: straight to the launch (pyscan.arrays.direct)
+        if view is not None:
+            kind, address, n, dtype, handle, context = view
+            direct = SCANS.auto_direct()
+            if n and direct is not None and dtype in ELEMENT_TYPES and op in OPERATOR_NAMES:
+                native, result = kind.new_like(x, n, dtype)
+                direct(result, address, n, dtype, op, exclusive, handle, context)
+                return native
+    if op not in OPERATOR_NAMES:
         check_op(op)
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
         raise TypeError(f"exclusive must be True or False, got {arrays.describe(exclusive)}")

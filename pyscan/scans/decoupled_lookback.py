@@ -69,12 +69,12 @@ class Config:
         warp_vecs = 32 * self.vecs
         return stages * (self.threads // 32) * (warp_vecs + warp_vecs // 8) * 16
 
-    def grid(self, tiles: int, vector: bool = True) -> int:
+    def grid(self, tiles: int, vector: bool = True, context: int = 0) -> int:
         """Blocks to launch for `tiles` tiles: aligned arrays, persistent blocks (min_blocks per SM, at most one per
-        tile); unaligned arrays, one block per tile."""
+        tile); unaligned arrays, one block per tile.  context: whose device (default: the running call's)."""
         if not vector or tiles <= 1:
             return tiles
-        return min(tiles, _multiprocessors() * self.min_blocks)
+        return min(tiles, _multiprocessors(context) * self.min_blocks)
 
     @classmethod
     def from_json(cls, text: str) -> dict:
@@ -106,9 +106,10 @@ class Config:
 _sm_counts: dict = {}  # context -> SMs of its device
 
 
-def _multiprocessors() -> int:
-    """SMs of the device of the running call (per context, so a call asks no more than a dict)."""
-    context = streams._local.context or streams.current_context()
+def _multiprocessors(context: int = 0) -> int:
+    """SMs of the device of `context` (default: the running call's), per context, so a call asks no more than a
+    dict."""
+    context = context or streams._local.context or streams.current_context()
     count = _sm_counts.get(context)
     if count is None:
         count = _sm_counts[context] = gpu.multiprocessor_count()
@@ -269,16 +270,17 @@ def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None)
     return {**(policy or config(dtype)).defines(), "VECTOR_LOADS": int(vector), **type_defines(dtype, op)}
 
 
-def kernel_key(dtype, op, vector: bool, small: bool = False) -> tuple:
-    """The key of the kernel cache for dtype, op, aligned or not, the large-array Config or SMALL, in the running
-    context (functions belong to one context, i.e. one device).  scripts/scan_lab.py puts its diagnostic builds
-    under it."""
-    return (np.dtype(dtype), op, vector, streams.current_context(), small)
+def kernel_key(dtype, op, vector: bool, small: bool = False, context: int = 0) -> tuple:
+    """The key of the kernel cache for dtype, op, aligned or not, the large-array Config or SMALL, in `context`
+    (default: the running one; functions belong to one context, i.e. one device).  scripts/scan_lab.py puts its
+    diagnostic builds under it."""
+    return (np.dtype(dtype), op, vector, context or streams.current_context(), small)
 
 
-def _kernel(dtype, op, vector: bool, small: bool = False):
-    """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not, small or not."""
-    key = kernel_key(dtype, op, vector, small)
+def _kernel(dtype, op, vector: bool, small: bool = False, context: int = 0):
+    """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not, small or not, built
+    in `context` (current in this thread; default: the running one)."""
+    key = kernel_key(dtype, op, vector, small, context)
     entry = _kernels.get(key)
     if entry is None:
         policy = SMALL[np.dtype(dtype).itemsize] if small else config(dtype)
@@ -307,37 +309,42 @@ _status = {4: StreamWorkspace("decoupled look-back status, 32-bit types"),
            8: StreamWorkspace("decoupled look-back status, 64-bit types")}
 
 
-def next_status(tiles: int, itemsize: int) -> tuple:
-    """(base address, epoch) of the running call's stream for a scan of `tiles` tiles."""
+def next_status(tiles: int, itemsize: int, stream: int | None = None, context: int = 0) -> tuple:
+    """(base address, epoch) of `stream` in `context` (default: the running call's) for a scan of `tiles` tiles."""
     workspace = _status[itemsize]
-    kept = workspace.get(8 * (2 + status_words(tiles, itemsize)))
+    kept = workspace.get(8 * (2 + status_words(tiles, itemsize)), stream, context)
     with kept.lock:
         kept.state += 1
         if kept.state == EPOCHS:  # after 2^30 - 1 calls: zero the flags again and start over
-            workspace.zero(kept)
+            workspace.zero(kept, stream)
             kept.state = 1
         return kept.address, kept.state
 
 
-def decoupled_lookback_driver(x, out, *, op, exclusive):
-    # The body of every public scan call: the Config's choice, a dict look-up and one launch.
-    n = x.size
-    dtype = x.dtype
+def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, stream: int, context: int) -> None:
+    """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, on `stream`, in `context`
+    (current in this thread): the Config's choice, a dict look-up and one launch.  The driver and the public call's
+    direct path (pyscan.arrays.direct) both end here."""
     itemsize = dtype.itemsize
-    vector = not (int(x.gpudata) | int(out.gpudata)) & 15  # both 16-byte aligned, else scalar loads for every tile
+    vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
     policy, tile = _policy(itemsize, n)
     small = policy is SMALL.get(itemsize)
-    entry = _kernels.get((dtype, op, vector, streams._local.context or streams.current_context(), small))
-    fn, shared = entry if entry is not None else _kernel(dtype, op, vector, small)
-    threads = policy.threads
+    entry = _kernels.get((dtype, op, vector, context, small))
+    fn, shared = entry if entry is not None else _kernel(dtype, op, vector, small, context)
     tiles = -(-n // tile)
     if tiles == 1:
-        fn.prepared_call((1, 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n, 1 if exclusive else 0, 0, 0, 1, 0,
-                         shared_size=shared)
-        return 1
-    base, epoch = next_status(tiles, itemsize)
-    fn.prepared_call((policy.grid(tiles, vector), 1, 1), (threads, 1, 1), out.gpudata, x.gpudata, n,
-                     1 if exclusive else 0, base, base + 16, tiles, epoch, shared_size=shared)
+        fn.launch_on(stream, (1, 1, 1), (policy.threads, 1, 1), (out, x, n, 1 if exclusive else 0, 0, 0, 1, 0),
+                     shared)
+        return
+    base, epoch = next_status(tiles, itemsize, stream, context)
+    fn.launch_on(stream, (policy.grid(tiles, vector, context), 1, 1), (policy.threads, 1, 1),
+                 (out, x, n, 1 if exclusive else 0, base, base + 16, tiles, epoch), shared)
+
+
+def decoupled_lookback_driver(x, out, *, op, exclusive):
+    local = streams._local
+    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, local.stream,
+           local.context or streams.current_context())
     return 1
 
 
@@ -348,5 +355,5 @@ SCANS.register(
             "tile's copies in flight, warp-shuffle block scan, epoch-tagged status words, a warp looking back over 32 "
             "predecessors at once; any length",
     model=decoupled_lookback_model, trace=None, count_work=None, error_depth=decoupled_lookback_error_depth,
-    fast=True,
+    fast=True, direct=launch,
 )
