@@ -104,7 +104,7 @@ class Kind:
 
     name = ""
     library_streams = False  # the library has a current stream (CuPy, torch)
-    direct_path = False  # direct(), new_like() and new_scalar() are implemented (see direct() below)
+    direct_path = False  # direct(), new_like() and new_scalar() are implemented (see DIRECT_KINDS)
     keep_current_context = False  # run in the thread's current context when it is on the array's device (pycuda)
     fix_contiguous = "a contiguous copy"
 
@@ -204,7 +204,7 @@ class _CuPy(Kind):
 
     def direct(self, x):
         """(address, n, dtype, stream, context) of a 1-D C-contiguous array whose device's primary context is
-        current in this thread, its stream CuPy's current one there; None otherwise (see arrays.direct)."""
+        current in this thread, its stream CuPy's current one there; None otherwise (see DIRECT_KINDS)."""
         if x.ndim != 1 or not x.flags.c_contiguous:
             return None
         data = x.data
@@ -304,7 +304,7 @@ class _Torch(Kind):
 
     def direct(self, x):
         """(address, n, dtype, stream, context) of a 1-D contiguous CUDA tensor whose device's primary context is
-        current in this thread, its stream torch's current one there; None otherwise (see arrays.direct)."""
+        current in this thread, its stream torch's current one there; None otherwise (see DIRECT_KINDS)."""
         dtype = self._to_numpy.get(x.dtype)  # empty until the first begin(): then None, and begin() fills it
         if dtype is None or x.dim() != 1 or not x.is_contiguous():
             return None
@@ -350,7 +350,15 @@ class _Torch(Kind):
 
 NUMPY, GPUARRAY, INTERFACE, NUMBA, CUPY, TORCH = _NumPy(), _GPUArray(), _Interface(), _Numba(), _CuPy(), _Torch()
 _kinds_by_type: dict = {}
-_direct_kinds: dict = {}  # type -> its Kind, for the kinds with a direct path (filled by kind_of)
+# The direct path.  A public call with nothing but x and op given (algorithm "auto", no out=, no stream=) on a type
+# in DIRECT_KINDS launches straight from `view = kind.direct(x)` = (address, n, dtype, stream, context): a 1-D
+# C-contiguous CuPy array or torch CUDA tensor whose device's primary context is current in this thread (its library
+# made it so when it last ran there), the stream its library's current one.  No Call, no context switch, no
+# thread-local state; the result from kind.new_like() / new_scalar(); the launch the driver's own (the pattern's
+# registered `direct`).  It reads what begin() reads, fewer times.  A view of None (anything else: another shape,
+# a strided view, another device's context, an unsupported dtype) sends the call through begin(), which takes every
+# other case and says what is wrong if anything is.
+DIRECT_KINDS: dict = {}  # type -> its Kind, for the kinds with a direct path (filled by kind_of)
 
 
 def kind_of(x) -> Kind | None:
@@ -375,7 +383,7 @@ def kind_of(x) -> Kind | None:
         return None
     _kinds_by_type[type(x)] = kind
     if kind.direct_path:
-        _direct_kinds[type(x)] = kind
+        DIRECT_KINDS[type(x)] = kind
     return kind
 
 
@@ -582,24 +590,6 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     if device is None:
         device = kind.locate(address)
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream, size)
-
-
-def direct(x):
-    """The direct path's view of x: (kind, address, n, dtype, stream, context) when x is a 1-D C-contiguous CuPy
-    array or torch CUDA tensor whose device's primary context is current in this thread (the library made it so
-    when it last ran there), the stream its library's current one; None for anything else.
-
-    A public call with nothing but x and op given (algorithm "auto", no out=, no stream=) launches straight from
-    this view: no Call, no context switch, no thread-local state, its result from new_like() / new_scalar().  It
-    reads what begin() reads, fewer times, and its launch is the driver's own (a pattern's registered `direct`).
-    None sends the call through begin(), which takes every other case and says what is wrong if anything is."""
-    kind = _direct_kinds.get(type(x))
-    if kind is None:
-        return None
-    view = kind.direct(x)
-    if view is None:
-        return None
-    return (kind, *view)
 
 
 def running() -> Call | None:

@@ -35,6 +35,18 @@ static set_context_t set_context_fn;
 
 /* CUDA's limit on a kernel's parameter bytes before sm_70 (pyscan's kernels use under 100) */
 #define ARGUMENT_BYTES 4096
+/* arguments a launch takes (pyscan's kernels take under 10) */
+#define MAX_ARGUMENTS 512
+
+/* How the arguments reach the driver: 1, one packed buffer through `extra` (as pycuda passes them); 0, a pointer
+ * per argument through kernelParams.  And whether the GIL is released around cuLaunchKernel (1: other Python
+ * threads run meanwhile).  scripts/launch_variants.py times the four builds. */
+#ifndef LAUNCH_WITH_EXTRA
+#define LAUNCH_WITH_EXTRA 1
+#endif
+#ifndef LAUNCH_RELEASES_GIL
+#define LAUNCH_RELEASES_GIL 1
+#endif
 
 static PyObject *bind(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
@@ -100,8 +112,9 @@ static int dims(PyObject *value, unsigned out[3], const char *what) {
     return 0;
 }
 
-/* Pack one argument of type letter `code` at the next multiple of its size (C alignment) in buffer. */
-static int pack(char code, PyObject *value, char *buffer, size_t *offset, Py_ssize_t index) {
+/* Pack one argument of type letter `code` at the next multiple of its size (C alignment) in buffer; *at_out is
+ * where it went (cuLaunchKernel's kernelParams point there). */
+static int pack(char code, PyObject *value, char *buffer, size_t *offset, Py_ssize_t index, void **at_out) {
     size_t size;
     switch (code) {
         case 'P': case 'q': case 'Q': case 'd': size = 8; break;
@@ -119,6 +132,7 @@ static int pack(char code, PyObject *value, char *buffer, size_t *offset, Py_ssi
     }
     memset(buffer + *offset, 0, at - *offset); /* padding zeroed, as struct packs it */
     char *slot = buffer + at;
+    *at_out = slot;
     *offset = at + size;
     if (code == 'f' || code == 'd') {
         double v = PyFloat_AsDouble(value);
@@ -203,16 +217,30 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     _Alignas(16) char buffer[ARGUMENT_BYTES];
+    void *params[MAX_ARGUMENTS];
+    if (count > MAX_ARGUMENTS) {
+        PyErr_Format(PyExc_ValueError, "launch: at most %d kernel arguments, got %zd", MAX_ARGUMENTS, count);
+        return NULL;
+    }
     size_t size = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
-        if (pack(types[i], args[6 + i], buffer, &size, i) < 0) return NULL;
+        if (pack(types[i], args[6 + i], buffer, &size, i, params + i) < 0) return NULL;
     }
-    void *extra[5] = {LAUNCH_PARAM_BUFFER_POINTER, buffer, LAUNCH_PARAM_BUFFER_SIZE, &size, LAUNCH_PARAM_END};
     int code;
+#if LAUNCH_WITH_EXTRA
+    void *extra[5] = {LAUNCH_PARAM_BUFFER_POINTER, buffer, LAUNCH_PARAM_BUFFER_SIZE, &size, LAUNCH_PARAM_END};
+    void **by_params = NULL, **by_extra = count ? extra : NULL;
+#else
+    void **by_params = count ? params : NULL, **by_extra = NULL;
+#endif
+#if LAUNCH_RELEASES_GIL
     Py_BEGIN_ALLOW_THREADS
+#endif
     code = launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], (unsigned)shared, stream,
-                         NULL, count ? extra : NULL);
+                         by_params, by_extra);
+#if LAUNCH_RELEASES_GIL
     Py_END_ALLOW_THREADS
+#endif
     return PyLong_FromLong(code);
 }
 

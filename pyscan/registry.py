@@ -45,7 +45,7 @@ class ScanAlgorithm(Algorithm):
     section_size: int | None = None  # elements one block scans
     block_scans: tuple = ()  # hierarchical: the section scans it can run in its blocks
     # direct(out, x, n, dtype, op, exclusive, stream, context): the driver's launch on addresses, with the stream
-    # and the (current) context given: what the public call runs on the direct path (pyscan.arrays.direct)
+    # and the (current) context given: what the public call runs on the direct path (pyscan.arrays.DIRECT_KINDS)
     direct: Callable | None = None
 
 
@@ -58,7 +58,7 @@ class ReduceAlgorithm(Algorithm):
     count_work: Callable | None = None  # as ScanAlgorithm's
     model_count_work: Callable | None = None
     # direct(out, x, n, dtype, op, stream, context): launch's work on addresses (out: one element), the stream and
-    # the (current) context given: what the public call runs on the direct path (pyscan.arrays.direct)
+    # the (current) context given: what the public call runs on the direct path (pyscan.arrays.DIRECT_KINDS)
     direct: Callable | None = None
 
 

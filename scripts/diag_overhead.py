@@ -64,8 +64,8 @@ per_call("pyscan.reduce(cupy)", lambda: pyscan.reduce(c))
 per_call("pyscan.reduce(torch, max)", lambda: pyscan.reduce(t, op="max"))
 per_call("pyscan.scan(torch, out=)", lambda: pyscan.scan(t, out=out))
 print("-- pieces")
-per_call("arrays.direct(torch)", lambda: arrays.direct(t))
-per_call("arrays.direct(cupy)", lambda: arrays.direct(c))
+per_call("TORCH.direct(t)", lambda: arrays.TORCH.direct(t))
+per_call("CUPY.direct(c)", lambda: arrays.CUPY.direct(c))
 per_call("gpu.primary_if_current(0)", lambda: gpu.primary_if_current(0))
 per_call("TORCH.new_like / new_scalar", lambda: (arrays.TORCH.new_like(t, 1024, None),
                                                    arrays.TORCH.new_scalar(t, None)))
@@ -74,7 +74,7 @@ per_call("CUPY.new_like / new_scalar", lambda: (arrays.CUPY.new_like(c, 1024, c.
 kept0 = torch.empty((), dtype=torch.int32, device=t.device)
 per_call("torch.empty_like(a kept 0-d tensor)", lambda: torch.empty_like(kept0))
 per_call("c.flags.c_contiguous / c._c_contiguous", lambda: (c.flags.c_contiguous, c._c_contiguous))
-_, address, n, dtype, handle, context = arrays.direct(t)
+address, n, dtype, handle, context = arrays.TORCH.direct(t)
 per_call("decoupled_lookback.launch (one tile, no alloc)",
          lambda: dl.launch(out.data_ptr(), address, n, dtype, "add", False, handle, context))
 per_call("fast.launch_into (no alloc)", lambda: fast.launch_into(kept0.data_ptr(), address, n, dtype, "add", handle,

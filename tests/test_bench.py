@@ -77,6 +77,46 @@ def test_batches_fit_the_budget():
     assert measure.gper_s(2**28, 0.7334) == pytest.approx(366.0, rel=1e-3)
 
 
+class _LoggingTimer:
+    """A timer whose calls per batch take `ms` each, logging which row timed a batch."""
+
+    def __init__(self, name, ms, log, fail_at=None):
+        self.name, self.ms, self.log, self.fail_at = name, ms, log, fail_at
+        self.probed = False
+
+    def per_call_ms(self, fn, calls=1):
+        fn()
+        if self.probed:  # a batch (the first timing is the probe that plans them)
+            if len(self.log) == self.fail_at:
+                raise RuntimeError("lost")
+            self.log.append(self.name)
+        self.probed = True
+        return self.ms
+
+
+def test_rows_of_a_size_are_timed_in_rounds():
+    log = []
+    fast = measure.Timed(lambda: None, _LoggingTimer("fast", 0.01, log))
+    slow = measure.Timed(lambda: None, _LoggingTimer("slow", 100.0, log))  # MIN_BATCHES batches
+    other = measure.Timed(lambda: None, _LoggingTimer("other", 0.02, log))
+    measure.measure_together([fast, slow, other])
+    rounds = [["fast", "slow", "other"]] * settings.MIN_BATCHES
+    rounds += [["fast", "other"]] * (settings.BATCHES - settings.MIN_BATCHES)
+    assert log == [name for r in rounds for name in r]
+    assert fast.result() == measure.Measurement(0.01, 0.01, settings.MAX_CALLS, settings.BATCHES)
+    assert slow.result().batches == settings.MIN_BATCHES
+
+
+def test_a_row_failing_in_a_round_is_dropped_and_the_others_go_on():
+    log, lost = [], []
+    good = measure.Timed(lambda: None, _LoggingTimer("good", 0.01, log))
+    bad = measure.Timed(lambda: None, _LoggingTimer("bad", 0.01, log, fail_at=3))
+    measure.measure_together([good, bad], lambda row, exc: lost.append((row, str(exc))))
+    assert lost == [(bad, "lost")] and log == ["good", "bad", "good"] + ["good"] * (settings.BATCHES - 2)
+    with pytest.raises(RuntimeError, match="lost"):
+        measure.measure_together([measure.Timed(lambda: None, _LoggingTimer("x", 0.01, [], fail_at=0))])
+
+
 def test_peer_names_per_op():
     peer = Peer("torch.{sum|amax|amin}", "torch", "torch", None)
     assert [peer_name(peer, op) for op in ("add", "max", "min")] == ["torch.sum", "torch.amax", "torch.amin"]

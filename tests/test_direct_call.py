@@ -1,4 +1,4 @@
-"""The public call's direct path (pyscan.arrays.direct), tested without a GPU.
+"""The public call's direct path (pyscan.arrays.DIRECT_KINDS), tested without a GPU.
 
 A call with nothing but x and op given, on a 1-D contiguous CuPy or torch array whose device's context is current,
 launches straight from a view of x (no Call, no thread-local state).  These tests check which calls take it and
@@ -102,7 +102,7 @@ def fake(monkeypatch):
     seen = []
     current = {0, 1}
     monkeypatch.setitem(arrays._kinds_by_type, Array, library)
-    monkeypatch.setitem(arrays._direct_kinds, Array, library)
+    monkeypatch.setitem(arrays.DIRECT_KINDS, Array, library)
     monkeypatch.setattr(gpu, "primary_if_current", lambda device: 1000 + device if device in current else 0)
     monkeypatch.setattr(gpu, "enter_device", lambda ordinal, keep_current=False: (-1, 1000 + ordinal))
     monkeypatch.setattr(gpu, "leave_device", lambda previous: None)
@@ -357,8 +357,8 @@ def test_scan_driver_and_direct_launch_alike(recorded_scan, dtype, n, offset):
     assert driver == direct
     name, stream, grid, block, args, shared = direct
     assert stream == 31 and name[2] == (offset == 0) and args[:4] == (out, x, n, 1)
-    config, tile = dl._policy(np.dtype(dtype).itemsize, n)
-    assert block == (config.threads, 1, 1) and name[3] == (config is dl.SMALL[np.dtype(dtype).itemsize])
+    config, tile, small = dl._policy(np.dtype(dtype).itemsize, n)
+    assert block == (config.threads, 1, 1) and name[3] == small == (config is dl.SMALL[np.dtype(dtype).itemsize])
     tiles = -(-n // tile)
     assert args[6] == tiles and grid[0] == (1 if tiles == 1 else config.grid(tiles, offset == 0, 55))
     assert (args[4], args[7]) == ((0, 0) if tiles == 1 else (0x9000 + 31, tiles + 55))

@@ -97,9 +97,10 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       reproducible.
     """
     if algorithm == "auto" and stream is None:
-        view = arrays.direct(x)  # the common call: straight to the launch (pyscan.arrays.direct)
+        kind = arrays.DIRECT_KINDS.get(type(x))  # the common call: straight to the launch (arrays.DIRECT_KINDS)
+        view = kind.direct(x) if kind is not None else None
         if view is not None:
-            kind, address, n, dtype, handle, context = view
+            address, n, dtype, handle, context = view
             direct = REDUCTIONS.auto_direct()
             if n and direct is not None and dtype in ELEMENT_TYPES and op in OPERATOR_NAMES:
                 native, result = kind.new_scalar(x, dtype)

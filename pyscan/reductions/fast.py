@@ -149,7 +149,7 @@ def _choose(plan, n: int) -> tuple:
 def launch_into(out: int, x: int, n: int, dtype, op: str, stream: int, context: int, blocks=None) -> None:
     """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x into the one element at
     out, on `stream`, in `context` (current in this thread).  launch() and the public call's direct path
-    (pyscan.arrays.direct) both end here."""
+    (pyscan.arrays.DIRECT_KINDS) both end here."""
     plan = _plans.get((dtype, op, context))
     if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM):
         plan = _plan(dtype, op, context)  # new, or the knobs changed

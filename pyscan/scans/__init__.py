@@ -86,9 +86,10 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
     """
     if algorithm == "auto" and out is None and stream is None and (exclusive is False or exclusive is True):
-        view = arrays.direct(x)  # the common call: straight to the launch (pyscan.arrays.direct)
+        kind = arrays.DIRECT_KINDS.get(type(x))  # the common call: straight to the launch (arrays.DIRECT_KINDS)
+        view = kind.direct(x) if kind is not None else None
         if view is not None:
-            kind, address, n, dtype, handle, context = view
+            address, n, dtype, handle, context = view
             direct = SCANS.auto_direct()
             if n and direct is not None and dtype in ELEMENT_TYPES and op in OPERATOR_NAMES:
                 native, result = kind.new_like(x, n, dtype)

@@ -143,15 +143,16 @@ def _tile(policy: Config, itemsize: int) -> int:
 
 
 def _policy(itemsize: int, n: int) -> tuple:
-    """(Config, elements per tile) the driver runs for n elements of itemsize bytes (the rule config() states)."""
+    """(Config, elements per tile, whether it is SMALL's) the driver runs for n elements of itemsize bytes (the
+    rule config() states)."""
     large = CONFIG[itemsize]
     tile = large.threads * large.vecs * (16 // itemsize)
     small = SMALL.get(itemsize)
     if small is not None:
         small_tile = small.threads * small.vecs * (16 // itemsize)
         if n <= SMALL_MAX_TILES * small_tile and (n <= small_tile or n > tile):
-            return small, small_tile
-    return large, tile
+            return small, small_tile, True
+    return large, tile, False
 
 
 def config(dtype, n: int | None = None) -> Config:
@@ -324,11 +325,10 @@ def next_status(tiles: int, itemsize: int, stream: int | None = None, context: i
 def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, stream: int, context: int) -> None:
     """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, on `stream`, in `context`
     (current in this thread): the Config's choice, a dict look-up and one launch.  The driver and the public call's
-    direct path (pyscan.arrays.direct) both end here."""
+    direct path (pyscan.arrays.DIRECT_KINDS) both end here."""
     itemsize = dtype.itemsize
     vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
-    policy, tile = _policy(itemsize, n)
-    small = policy is SMALL.get(itemsize)
+    policy, tile, small = _policy(itemsize, n)
     entry = _kernels.get((dtype, op, vector, context, small))
     fn, shared = entry if entry is not None else _kernel(dtype, op, vector, small, context)
     tiles = -(-n // tile)

@@ -1,5 +1,5 @@
-"""Measuring one row: warm-up calls, then the per-call time of batches of back-to-back calls (pyscan.timing), and
-the statistics the report derives from it."""
+"""Measuring rows: warm-up calls, then the per-call time of batches of back-to-back calls (pyscan.timing), the rows
+of one size in interleaved rounds, and the statistics the report derives from them."""
 
 from __future__ import annotations
 
@@ -27,15 +27,50 @@ def plan_batches(probe_ms: float) -> tuple:
     return calls, batches
 
 
+class Timed:
+    """One row being measured: warmed up (the first call compiles and fills caches), one call timed to plan its
+    batches; batch() times the next batch."""
+
+    def __init__(self, call, timer, synchronize=None):
+        for _ in range(settings.WARMUP_CALLS):
+            call()
+        if synchronize is not None:
+            synchronize()
+        self.call, self.timer = call, timer
+        self.calls, self.batches = plan_batches(timer.per_call_ms(call, 1))
+        self.times: list = []
+
+    def batch(self) -> None:
+        self.times.append(self.timer.per_call_ms(self.call, self.calls))
+
+    def result(self) -> Measurement:
+        return Measurement(statistics.median(self.times), min(self.times), self.calls, len(self.times))
+
+
 def measure(call, timer, synchronize=None) -> Measurement:
-    """Warm up (the first call compiles and fills caches), time one call, then the batches."""
-    for _ in range(settings.WARMUP_CALLS):
-        call()
-    if synchronize is not None:
-        synchronize()
-    calls, batches = plan_batches(timer.per_call_ms(call, 1))
-    times = [timer.per_call_ms(call, calls) for _ in range(batches)]
-    return Measurement(statistics.median(times), min(times), calls, batches)
+    """One row alone: warm up, time one call, then the batches."""
+    timed = Timed(call, timer, synchronize)
+    for _ in range(timed.batches):
+        timed.batch()
+    return timed.result()
+
+
+def measure_together(rows: list, failed=None) -> None:
+    """Time the batches of several Timed rows in rounds: round r times batch r of every row, one row after the
+    other, so a slow spell of a shared machine falls on all the rows of a size alike rather than on whichever row
+    was being timed, and their ratios hold.  A row whose batch raises is dropped: failed(row, exception)."""
+    live = list(rows)
+    for r in range(max((row.batches for row in rows), default=0)):
+        for row in list(live):
+            if r >= row.batches:
+                continue
+            try:
+                row.batch()
+            except Exception as exc:  # noqa: BLE001  one row failing must not end the others
+                live.remove(row)
+                if failed is None:
+                    raise
+                failed(row, exc)
 
 
 def gper_s(count: int, ms: float) -> float:

@@ -1,7 +1,8 @@
 """The run: for each pattern asked for, each of its cases (dtype, op), each size from small to large: the device
 copy, pyscan's public calls on every array kind, their drivers alone, the peers; each result checked against
-NumPy once (up to CHECK_MAX_CELLS).  One input per case is made at the largest size and uploaded once per array
-kind; smaller sizes are prefix views of it (life: a lattice per size).
+NumPy once (up to CHECK_MAX_CELLS); then the batches of the copy, the public calls and the peers in rounds
+(measure.measure_together), so that their ratios survive a noisy machine.  One input per case is made at the
+largest size and uploaded once per array kind; smaller sizes are prefix views of it (life: a lattice per size).
 
 A row that refuses a size (ValueError, NotImplementedError) or whose predicted time per call passes CALL_CAP_MS is
 skipped, and the output says so; a row that fails otherwise gets an error row and is not tried at larger sizes;
@@ -20,7 +21,7 @@ import numpy as np
 from ..patterns import PATTERNS, cells, size_label
 from . import settings
 from .entries import Entry, peer_entries, pyscan_entries
-from .measure import gper_s, measure, predicted_ms
+from .measure import Timed, gper_s, measure, measure_together, predicted_ms
 from .peers import peers_for
 
 REFUSALS = (ValueError, NotImplementedError)  # an algorithm refusing an input: skipped, not an error
@@ -109,7 +110,9 @@ class Bench:
 
     # -- measuring
 
-    def measure_row(self, where, entry: Entry, x, expected, copy_ms, in_l2, units: int):
+    def prepare_row(self, where, entry: Entry, x, expected, in_l2):
+        """The row's call checked against NumPy (once), warmed up and its batches planned: (Timed, check), or None
+        where it is skipped or fails (then the skip or the error row is recorded)."""
         pattern, dtype, op, size = where
         key = (pattern, entry.name, dtype, op)
         if self.dead:
@@ -129,18 +132,26 @@ class Bench:
             if expected is not None:
                 got = kind.download(result())
                 check = "ok" if self.patterns[pattern].same(np.asarray(got), expected()) else "MISMATCH"
-            m = measure(call, kind.timer(), self.synchronize)
+            return Timed(call, kind.timer(), self.synchronize), check
         except REFUSALS as exc:
             self.blocked[key] = f"refused a smaller size ({_first_line(exc)})"
             return self.skip(where, entry.name, _first_line(exc))
         except Exception as exc:  # noqa: BLE001  a row failing must not end the run
-            self.blocked[key] = "failed at a smaller size"
-            row = self.row(where, entry, copy_ms, in_l2, error=_first_line(exc))
-            self.progress(row)
-            if not self.alive():
-                self.dead = f"the GPU context was lost after {entry.name} at {size_label(size)}: {_first_line(exc)}"
-                self.say(self.dead)
-            return row
+            self.failed(where, entry, in_l2, exc)
+            return None
+
+    def failed(self, where, entry: Entry, in_l2, exc):
+        pattern, dtype, op, size = where
+        self.blocked[(pattern, entry.name, dtype, op)] = "failed at a smaller size"
+        self.progress(self.row(where, entry, None, in_l2, error=_first_line(exc)))
+        if not self.alive():
+            self.dead = f"the GPU context was lost after {entry.name} at {size_label(size)}: {_first_line(exc)}"
+            self.say(self.dead)
+
+    def finish_row(self, where, entry: Entry, timed: Timed, check, copy_ms, in_l2, units: int):
+        pattern, dtype, op, size = where
+        key = (pattern, entry.name, dtype, op)
+        m = timed.result()
         self.last[key] = (cells(size), m.ms)
         if check == "MISMATCH":
             self.blocked[key] = "wrong result at a smaller size"
@@ -148,13 +159,6 @@ class Bench:
                        batches=m.batches, check=check)
         self.progress(row)
         return row
-
-    def measure_copy(self, where, x, nbytes, in_l2):
-        kind = self.kinds[self.copy_kind]
-        m = measure(kind.copy_call(x, nbytes), kind.timer(), self.synchronize)
-        row = self.row(where, None, m.ms, in_l2, ms=m.ms, ms_min=m.ms_min, calls=m.calls, batches=m.batches)
-        self.progress(row)
-        return m.ms
 
     def driver_ms(self, pattern, op, n, x_pycuda, algorithm):
         """The registered driver alone (pattern.driver_call), or None (and a note) where it cannot run."""
@@ -217,7 +221,9 @@ class Bench:
                     cache["r"] = pattern.reference(host, op, pattern.units)
                 return cache["r"]
             try:
-                copy_ms = self.measure_copy(where, xs[self.copy_kind], pattern.copy_bytes(host), in_l2)
+                copy_kind = self.kinds[self.copy_kind]
+                copy = Timed(copy_kind.copy_call(xs[self.copy_kind], pattern.copy_bytes(host)), copy_kind.timer(),
+                             self.synchronize)
             except Exception as exc:  # noqa: BLE001
                 self.skip(where, "(all)", f"no device copy: {_first_line(exc)}")
                 continue
@@ -225,10 +231,31 @@ class Bench:
             if with_driver:
                 for algorithm in self.args.algorithms:
                     drivers[algorithm] = self.driver_ms(pattern, op, cells(size), xs["pycuda"], algorithm)
+            prepared = {}  # Timed -> (entry, check)
             for entry in entries:
-                row = self.measure_row(where, entry, xs[entry.arrays], expected if check else None, copy_ms, in_l2,
-                                       pattern.units)
-                if row and entry.kind == "pyscan" and entry.algorithm in drivers:
+                ready = self.prepare_row(where, entry, xs[entry.arrays], expected if check else None, in_l2)
+                if ready:
+                    prepared[ready[0]] = (entry, ready[1])
+            lost = set()
+
+            def failed(timed, exc, where=where, prepared=prepared, lost=lost, in_l2=in_l2):
+                lost.add(timed)
+                if timed in prepared:
+                    self.failed(where, prepared[timed][0], in_l2, exc)
+                else:
+                    self.skip(where, "(all)", f"no device copy: {_first_line(exc)}")
+            measure_together([copy, *prepared], failed)
+            if copy in lost:
+                continue
+            m = copy.result()
+            copy_ms = m.ms
+            self.progress(self.row(where, None, copy_ms, in_l2, ms=m.ms, ms_min=m.ms_min, calls=m.calls,
+                                   batches=m.batches))
+            for timed, (entry, checked) in prepared.items():
+                if timed in lost:
+                    continue
+                row = self.finish_row(where, entry, timed, checked, copy_ms, in_l2, pattern.units)
+                if entry.kind == "pyscan" and entry.algorithm in drivers:
                     row["driver_ms"], note = drivers[entry.algorithm]
                     row["note"] = note
         for kind in self.kinds.values():

@@ -19,7 +19,8 @@ CHECK_MAX_CELLS = 2**22  # results are checked against NumPy up to this many ele
 
 DEFINITIONS = {
     "ms": "per-call time: CUDA events (of the row's library, on its current stream) around a batch of back-to-back "
-          "calls, divided by the calls; the median over the batches.  Small inputs: the host's time per call "
+          "calls, divided by the calls; the median over the batches, which the rows of one size take in turns "
+          "(round r: batch r of every row).  Small inputs: the host's time per call "
           "shows (checks, allocations, launches); large ones: the kernels'.  life: per generation",
     "calls": "calls per batch (about 2 ms of calls, 1 to 200)",
     "batches": "batches timed (the median is ms, the fastest ms_min)",
