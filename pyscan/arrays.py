@@ -220,7 +220,7 @@ class _CuPy(Kind):
         native = sys.modules["cupy"].empty((n,), dtype)
         return native, native.data.ptr
 
-    def new_scalar(self, x, dtype):
+    def new_scalar(self, x, dtype, context):
         native = sys.modules["cupy"].empty((), dtype)
         return native, native.data.ptr
 
@@ -252,7 +252,7 @@ class _CuPy(Kind):
 class _Torch(Kind):
     name, library_streams, fix_contiguous, direct_path = "torch", True, "x.contiguous()", True
     _devices: dict = {}
-    _scalars: dict = {}  # (torch dtype, device) -> a 0-d tensor that new_scalar's results are made like
+    _scalars: dict = {}  # (torch dtype, context) -> a 0-d tensor on its device that new_scalar's results are like
 
     _to_numpy: dict = {}
     _to_torch: dict = {}
@@ -320,10 +320,11 @@ class _Torch(Kind):
         native = sys.modules["torch"].empty_like(x)
         return native, native.data_ptr()
 
-    def new_scalar(self, x, dtype):
-        """(a new 0-d tensor of x's dtype on x's device, its address): empty_like of a kept 0-d tensor, which costs
-        torch less than x.new_empty(()) or torch.empty((), dtype=, device=) (docs/public_call_overhead.md)."""
-        key = (x.dtype, x.device)
+    def new_scalar(self, x, dtype, context):
+        """(a new 0-d tensor of x's dtype on x's device, its address): empty_like of a 0-d tensor kept per dtype and
+        device (context: the device's primary context, which direct() found), which costs torch less than
+        x.new_empty(()) or torch.empty((), dtype=, device=) (docs/public_call_overhead.md)."""
+        key = (x.dtype, context)
         like = self._scalars.get(key)
         if like is None:
             like = self._scalars[key] = x.new_empty(())

@@ -68,9 +68,9 @@ per_call("TORCH.direct(t)", lambda: arrays.TORCH.direct(t))
 per_call("CUPY.direct(c)", lambda: arrays.CUPY.direct(c))
 per_call("gpu.primary_if_current(0)", lambda: gpu.primary_if_current(0))
 per_call("TORCH.new_like / new_scalar", lambda: (arrays.TORCH.new_like(t, 1024, None),
-                                                   arrays.TORCH.new_scalar(t, None)))
+                                                   arrays.TORCH.new_scalar(t, None, gpu.primary_if_current(0))))
 per_call("CUPY.new_like / new_scalar", lambda: (arrays.CUPY.new_like(c, 1024, c.dtype),
-                                                  arrays.CUPY.new_scalar(c, c.dtype)))
+                                                  arrays.CUPY.new_scalar(c, c.dtype, 0)))
 kept0 = torch.empty((), dtype=torch.int32, device=t.device)
 per_call("torch.empty_like(a kept 0-d tensor)", lambda: torch.empty_like(kept0))
 per_call("c.flags.c_contiguous / c._c_contiguous", lambda: (c.flags.c_contiguous, c._c_contiguous))
@@ -125,3 +125,40 @@ loader._native_launch = saved
 per_call("streams.launching_on", lambda: streams.launching_on(0).__enter__().__exit__())
 x = np.arange(1024, dtype=np.int32)
 per_call("pyscan.scan(numpy)", lambda: pyscan.scan(x))
+print("-- the direct path of pyscan.reduce(t) and pyscan.scan(t), stage by stage (each row includes the ones above)")
+direct_reduce = pyscan.reductions.REDUCTIONS.auto_direct()
+direct_scan = pyscan.scans.SCANS.auto_direct()
+
+
+def stage_view():
+    kind = arrays.DIRECT_KINDS.get(type(t))
+    return kind, kind.direct(t)
+
+
+def stage_scalar():
+    kind, (address, n, dtype, handle, context) = stage_view()
+    return kind.new_scalar(t, dtype, context)
+
+
+def stage_reduce():
+    kind, (address, n, dtype, handle, context) = stage_view()
+    native, result = kind.new_scalar(t, dtype, context)
+    direct_reduce(result, address, n, dtype, "add", handle, context)
+    return native
+
+
+def stage_scan():
+    kind, (address, n, dtype, handle, context) = stage_view()
+    native, result = kind.new_like(t, n, dtype)
+    direct_scan(result, address, n, dtype, "add", False, handle, context)
+    return native
+
+
+per_call("loop overhead (a lambda returning None)", lambda: None)
+per_call("view (DIRECT_KINDS + kind.direct)", stage_view)
+per_call("view + new_scalar", stage_scalar)
+per_call("view + new_scalar + fast.launch_into", stage_reduce)
+per_call("pyscan.reduce(t)", lambda: pyscan.reduce(t))
+per_call("view + new_like + decoupled_lookback.launch", stage_scan)
+per_call("pyscan.scan(t)", lambda: pyscan.scan(t))
+per_call("REDUCTIONS.auto_direct()", pyscan.reductions.REDUCTIONS.auto_direct)

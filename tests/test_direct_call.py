@@ -82,7 +82,8 @@ class Library(arrays.Kind):
         native = self._make((n,), dtype, x.device, self.current_stream)
         return native, native.address
 
-    def new_scalar(self, x, dtype):
+    def new_scalar(self, x, dtype, context):
+        assert context == 1000 + x.device
         native = self._make((), dtype, x.device, self.current_stream)
         return native, native.address
 
@@ -397,3 +398,16 @@ def test_reduce_launch_and_direct_launch_alike(recorded_reduce, dtype, n):
     assert stream == 31 and block == (fast.FAST_BLOCK, 1, 1) and args[0] == out and args[3:] == (x, n)
     assert (name[0], grid[0]) == (("small", blocks) if blocks <= 264 else ("large", 528))
     assert args[1:3] == ((0, 0) if grid[0] == 1 else (0x5000 + fast.PARTIALS_OFFSET, 0x5000))
+
+
+def test_torch_results_are_new_tensors_like_x(monkeypatch):
+    torch = pytest.importorskip("torch")  # CPU tensors stand in for CUDA ones: the calls are the same
+    monkeypatch.setattr(arrays._Torch, "_scalars", {})
+    x = torch.arange(10, dtype=torch.int64)
+    like, address = arrays.TORCH.new_like(x, 10, np.dtype(np.int64))
+    assert like.shape == x.shape and like.dtype == x.dtype and address == like.data_ptr() != x.data_ptr()
+    first, a = arrays.TORCH.new_scalar(x, np.dtype(np.int64), 1000)
+    second, b = arrays.TORCH.new_scalar(x, np.dtype(np.int64), 1000)
+    assert first.shape == () and first.dtype == torch.int64 and first.device == x.device
+    assert a == first.data_ptr() and b == second.data_ptr() and a != b  # two results, two tensors
+    assert list(arrays._Torch._scalars) == [(torch.int64, 1000)]  # one kept template per dtype and device

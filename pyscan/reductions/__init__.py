@@ -103,7 +103,7 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
             address, n, dtype, handle, context = view
             direct = REDUCTIONS.auto_direct()
             if n and direct is not None and dtype in ELEMENT_TYPES and op in OPERATOR_NAMES:
-                native, result = kind.new_scalar(x, dtype)
+                native, result = kind.new_scalar(x, dtype, context)
                 direct(result, address, n, dtype, op, handle, context)
                 return native
     if op not in OPERATOR_NAMES:
