@@ -67,8 +67,9 @@ def compare(args):
             x = tensor(1 << k, dtype)
             y = torch.empty_like(x)
             copy, _ = device_us(lambda x=x, y=y: y.copy_(x), args.reps)
-            rows = [("scan add", lambda x=x: pyscan.scan(x), lambda x=x: torch.cumsum(x, 0)),
-                    ("reduce add", lambda x=x: pyscan.reduce(x), lambda x=x: torch.sum(x)),
+            # dtype=x.dtype, as the bench calls them: torch.cumsum and torch.sum of int32 give int64 otherwise
+            rows = [("scan add", lambda x=x: pyscan.scan(x), lambda x=x: torch.cumsum(x, 0, dtype=x.dtype)),
+                    ("reduce add", lambda x=x: pyscan.reduce(x), lambda x=x: torch.sum(x, dtype=x.dtype)),
                     ("reduce max", lambda x=x: pyscan.reduce(x, op="max"), lambda x=x: torch.amax(x))]
             for name, ours, theirs in rows:
                 a, na = device_us(ours, args.reps)
@@ -89,7 +90,7 @@ def sweep_scan(args):
         size = torch.tensor([], dtype=dtype).element_size()
         for k in (12, 14, 16, 18, 20, 22, 24, 26):
             x = tensor(1 << k, dtype)
-            ref = torch.cumsum(x, 0)
+            ref = torch.cumsum(x, 0, dtype=x.dtype)
             line = []
             for fields in candidates:
                 for grid in grids:
@@ -98,7 +99,7 @@ def sweep_scan(args):
                     dl._kernels.clear()
                     original = dl.Config.grid
                     if grid == "tiles":
-                        dl.Config.grid = lambda self, tiles, vector=True: tiles
+                        dl.Config.grid = lambda self, tiles, vector=True, context=0: tiles
                     try:
                         ok = torch.equal(pyscan.scan(x), ref)
                         us, _ = device_us(lambda x=x: pyscan.scan(x), args.reps)
