@@ -272,3 +272,35 @@ def test_tensor_on_a_second_device_runs_there(rng):
     assert result.device == t.device
     np.testing.assert_array_equal(result.cpu().numpy(), np.cumsum(host, dtype=np.int32))
     assert int(pyscan.reduce(t).item()) == int(host.sum(dtype=np.int32))
+
+
+@pytest.mark.parametrize("library", ["torch", "cupy"])
+@pytest.mark.parametrize("n", [1, 4097, 100_003, 1 << 20])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_default_calls_take_the_direct_path(library, n, dtype, rng, monkeypatch):
+    """A default call on a 1-D contiguous CuPy array or torch tensor (after a first call has set things up) runs
+    without begin(): right results, single tile and look-back alike, on the library's current stream."""
+    lib = pytest.importorskip(library)
+    host = rng.integers(-9, 9, n).astype(dtype)
+    x = to_kind(host, library)
+    pyscan.scan(x)  # the first call of a process may go through begin(), which registers the kind
+    lib.cuda.synchronize() if library == "torch" else lib.cuda.Device().synchronize()  # x ready for any stream
+    monkeypatch.setattr(pyscan.arrays, "begin", lambda *a, **k: pytest.fail("begin() on the direct path"))
+    stream = lib.cuda.Stream() if library == "torch" else lib.cuda.Stream(non_blocking=True)
+    with (lib.cuda.stream(stream) if library == "torch" else stream):
+        scanned = pyscan.scan(x)
+        excl = pyscan.scan(x, exclusive=True, op="max")
+        total = pyscan.reduce(x)
+        low = pyscan.reduce(x, op="min")
+    stream.synchronize()
+    np.testing.assert_array_equal(to_numpy(scanned), np.cumsum(host, dtype=dtype))
+    expected = np.concatenate([[np.iinfo(dtype).min if dtype == np.int32 else -np.inf],
+                               np.maximum.accumulate(host)[:-1]]).astype(dtype)
+    np.testing.assert_array_equal(to_numpy(excl), expected)
+    if dtype == np.int32:
+        assert to_numpy(total) == host.sum(dtype=dtype)
+    else:  # small integers: every partial sum is exact in float64
+        assert to_numpy(total) == host.sum()
+    assert to_numpy(low) == host.min() and to_numpy(total).shape == ()
+    assert_kind(scanned, library)
+    assert_kind(total, library)
