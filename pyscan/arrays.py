@@ -593,6 +593,19 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream, size)
 
 
+def direct(x, launch, dtypes):
+    """(kind, launch, address, n, dtype, stream, context) when a call on x may take the direct path (DIRECT_KINDS)
+    with `launch` (the registered `direct` of the algorithm `auto` runs; None: the pattern has none): a view of
+    x's kind, n > 0 elements of one of `dtypes`; else None, and the call goes through begin()."""
+    kind = DIRECT_KINDS.get(type(x))
+    if kind is None or launch is None:
+        return None
+    view = kind.direct(x)
+    if view is None or not view[1] or view[2] not in dtypes:
+        return None
+    return (kind, launch, *view)
+
+
 def running() -> Call | None:
     """The Call running in this thread, if any."""
     return _local.call

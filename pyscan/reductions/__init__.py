@@ -96,16 +96,13 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
-    if algorithm == "auto" and stream is None:
-        kind = arrays.DIRECT_KINDS.get(type(x))  # the common call: straight to the launch (arrays.DIRECT_KINDS)
-        view = kind.direct(x) if kind is not None else None
-        if view is not None:
-            address, n, dtype, handle, context = view
-            direct = REDUCTIONS.auto_direct()
-            if n and direct is not None and dtype in ELEMENT_TYPES and op in OPERATOR_NAMES:
-                native, result = kind.new_scalar(x, dtype, context)
-                direct(result, address, n, dtype, op, handle, context)
-                return native
+    if algorithm == "auto" and stream is None and op in OPERATOR_NAMES:
+        direct = arrays.direct(x, REDUCTIONS.auto_direct(), ELEMENT_TYPES)  # the common call (arrays.DIRECT_KINDS)
+        if direct is not None:
+            kind, launch, address, n, dtype, handle, context = direct
+            native, result = kind.new_scalar(x, dtype, context)
+            launch(result, address, n, dtype, op, handle, context)
+            return native
     if op not in OPERATOR_NAMES:
         check_op(op)
     if algorithm == "auto":

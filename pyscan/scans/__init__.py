@@ -85,16 +85,14 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
     NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
     """
-    if algorithm == "auto" and out is None and stream is None and (exclusive is False or exclusive is True):
-        kind = arrays.DIRECT_KINDS.get(type(x))  # the common call: straight to the launch (arrays.DIRECT_KINDS)
-        view = kind.direct(x) if kind is not None else None
-        if view is not None:
-            address, n, dtype, handle, context = view
-            direct = SCANS.auto_direct()
-            if n and direct is not None and dtype in ELEMENT_TYPES and op in OPERATOR_NAMES:
-                native, result = kind.new_like(x, n, dtype)
-                direct(result, address, n, dtype, op, exclusive, handle, context)
-                return native
+    if (algorithm == "auto" and out is None and stream is None and (exclusive is False or exclusive is True)
+            and op in OPERATOR_NAMES):
+        direct = arrays.direct(x, SCANS.auto_direct(), ELEMENT_TYPES)  # the common call (arrays.DIRECT_KINDS)
+        if direct is not None:
+            kind, launch, address, n, dtype, handle, context = direct
+            native, result = kind.new_like(x, n, dtype)
+            launch(result, address, n, dtype, op, exclusive, handle, context)
+            return native
     if op not in OPERATOR_NAMES:
         check_op(op)
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
