@@ -150,9 +150,7 @@ def launch_into(out: int, x: int, n: int, dtype, op: str, stream: int, context: 
     """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x into the one element at
     out, on `stream`, in `context` (current in this thread).  launch() and the public call's direct path
     (pyscan.arrays.DIRECT_KINDS) both end here."""
-    plan = _plans.get((dtype, op, context))
-    if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM):
-        plan = _plan(dtype, op, context)  # new, or the knobs changed
+    plan = _plan_of(dtype, op, context)
     if blocks is None:
         fn, blocks = _choose(plan, n)
     else:
