@@ -105,6 +105,7 @@ class Kind:
     name = ""
     library_streams = False  # the library has a current stream (CuPy, torch)
     direct_path = False  # direct(), new_like() and new_scalar() are implemented (see DIRECT_KINDS)
+    direct_reader = 0  # how pyscan/launch.c reads the view direct() reads: 1 torch's, 2 CuPy's, 0 it cannot
     keep_current_context = False  # run in the thread's current context when it is on the array's device (pycuda)
     fix_contiguous = "a contiguous copy"
 
@@ -201,6 +202,7 @@ class _Numba(_Interface):
 
 class _CuPy(Kind):
     name, library_streams, fix_contiguous, direct_path = "cupy", True, "cupy.ascontiguousarray(x)", True
+    direct_reader = 2
 
     def direct(self, x):
         """(address, n, dtype, stream, context) of a 1-D C-contiguous array whose device's primary context is
@@ -251,6 +253,7 @@ class _CuPy(Kind):
 
 class _Torch(Kind):
     name, library_streams, fix_contiguous, direct_path = "torch", True, "x.contiguous()", True
+    direct_reader = 1
     _devices: dict = {}
     _scalars: dict = {}  # (torch dtype, context) -> a 0-d tensor on its device that new_scalar's results are like
 
@@ -360,6 +363,7 @@ _kinds_by_type: dict = {}
 # a strided view, another device's context, an unsupported dtype) sends the call through begin(), which takes every
 # other case and says what is wrong if anything is.
 DIRECT_KINDS: dict = {}  # type -> its Kind, for the kinds with a direct path (filled by kind_of)
+DIRECT_READERS: dict = {}  # type -> (Kind.direct_reader, Kind), for the C module's whole direct calls (the same)
 
 
 def kind_of(x) -> Kind | None:
@@ -385,6 +389,8 @@ def kind_of(x) -> Kind | None:
     _kinds_by_type[type(x)] = kind
     if kind.direct_path:
         DIRECT_KINDS[type(x)] = kind
+        if kind.direct_reader:
+            DIRECT_READERS[type(x)] = (kind.direct_reader, kind)
     return kind
 
 

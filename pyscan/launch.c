@@ -264,12 +264,303 @@ static PyObject *set_context(PyObject *self, PyObject *value) {
     return PyLong_FromLong(set_context_fn(context));
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * The direct reduction: a whole default call pyscan.reduce(x, op=...) on a CuPy array or torch tensor, in C.
+ *
+ * pyscan.reductions.fast hands over its live tables once (configure_reduce); reduce_direct(x, op) then reads x
+ * (the same reads as the kinds' direct() in pyscan/arrays.py), finds the plan the Python driver made for (dtype,
+ * op, context), checks that the tuning knobs are the ones it was made for, chooses the build and grid by the
+ * driver's rule (fast._choose), takes the per-stream workspace, has the kind allocate the 0-d result and launches.
+ * Anything it does not find ready -- another kind, shape or dtype, a context not current, no plan yet, a workspace
+ * too small, any exception from reading x -- gives None, and the Python path takes the call (and makes what was
+ * missing, or raises what was wrong).  A launch the driver refuses also gives None: the Python path launches again
+ * and raises the driver's error.  Interrupts (BaseException that is not Exception) propagate.
+ */
+static PyObject *direct_readers;  /* type -> (reader, kind): 1 torch-like, 2 CuPy-like (arrays.DIRECT_READERS) */
+static PyObject *primaries;       /* device ordinal -> primary context handle (gpu._primary) */
+static PyObject *torch_dtypes;    /* torch dtype -> NumPy dtype (arrays._Torch._to_numpy) */
+static PyObject *reduce_plans;    /* (dtype, op, context) -> plan (fast._plans) */
+static PyObject *reduce_buffers;  /* (context, stream) -> Kept (fast._workspace._buffers) */
+static PyObject *knob_values;     /* fast's module dict, and the names of its knobs in a plan's first item */
+static PyObject *knob_names;
+static Py_ssize_t partials_offset;
+
+static PyObject *s_dtype, *s_dim, *s_is_contiguous, *s_get_device, *s_data_ptr, *s_numel, *s_ndim, *s_flags,
+    *s_c_contiguous, *s_data, *s_ptr, *s_device_id, *s_size, *s_default_stream, *s_new_scalar, *s_handle,
+    *s_itemsize, *s_address, *s_nbytes;
+
+static int intern_names(void) {
+    struct { PyObject **slot; const char *text; } names[] = {
+        {&s_dtype, "dtype"}, {&s_dim, "dim"}, {&s_is_contiguous, "is_contiguous"}, {&s_get_device, "get_device"},
+        {&s_data_ptr, "data_ptr"}, {&s_numel, "numel"}, {&s_ndim, "ndim"}, {&s_flags, "flags"},
+        {&s_c_contiguous, "c_contiguous"}, {&s_data, "data"}, {&s_ptr, "ptr"}, {&s_device_id, "device_id"},
+        {&s_size, "size"}, {&s_default_stream, "default_stream"}, {&s_new_scalar, "new_scalar"},
+        {&s_handle, "handle"}, {&s_itemsize, "itemsize"}, {&s_address, "address"}, {&s_nbytes, "nbytes"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) return -1;
+    }
+    return 0;
+}
+
+static PyObject *configure_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "configure_reduce(readers, primaries, torch_dtypes, plans, buffers, "
+                                         "knob_values, knob_names, partials_offset)");
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++) {
+        if (!PyDict_Check(args[i])) {
+            PyErr_Format(PyExc_TypeError, "configure_reduce: argument %d must be a dict", i);
+            return NULL;
+        }
+    }
+    if (!PyDict_Check(args[5]) || !PyTuple_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "configure_reduce: knob_values a dict, knob_names a tuple");
+        return NULL;
+    }
+    Py_ssize_t offset = PyLong_AsSsize_t(args[7]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    if (intern_names() < 0) return NULL;
+    PyObject **slots[] = {&direct_readers, &primaries, &torch_dtypes, &reduce_plans, &reduce_buffers, &knob_values,
+                          &knob_names};
+    for (int i = 0; i < 7; i++) {
+        Py_INCREF(args[i]);
+        Py_XSETREF(*slots[i], args[i]);
+    }
+    partials_offset = offset;
+    Py_RETURN_NONE;
+}
+
+/* a new reference to obj.name() */
+static PyObject *call0(PyObject *obj, PyObject *name) { return PyObject_CallMethodNoArgs(obj, name); }
+
+/* An int attribute or result as a C integer; -1 with an exception set if it is not one. */
+static int as_ull(PyObject *value, unsigned long long *out) {
+    if (value == NULL) return -1;
+    *out = PyLong_AsUnsignedLongLong(value);
+    Py_DECREF(value);
+    return (*out == (unsigned long long)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int as_ll(PyObject *value, long long *out) {
+    if (value == NULL) return -1;
+    *out = PyLong_AsLongLong(value);
+    Py_DECREF(value);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* Whether value (a new reference, or NULL with an exception) is True; -1 on an exception. */
+static int is_true(PyObject *value) {
+    if (value == NULL) return -1;
+    int truth = value == Py_True;
+    Py_DECREF(value);
+    return truth;
+}
+
+typedef struct {
+    PyObject *dtype; /* a new reference */
+    unsigned long long address;
+    long long n, device;
+} View;
+
+/* Read x as the kinds' direct() do: 1 and the view for a 1-D contiguous array, 0 when it is not one (or not
+ * readable), -1 on an exception. */
+static int read_view(int reader, PyObject *x, View *view) {
+    view->dtype = NULL;
+    if (reader == 1) { /* torch: dtype, dim(), is_contiguous(), get_device(), data_ptr(), numel() */
+        PyObject *torch_dtype = PyObject_GetAttr(x, s_dtype);
+        if (torch_dtype == NULL) return -1;
+        PyObject *dtype = PyDict_GetItemWithError(torch_dtypes, torch_dtype);
+        Py_DECREF(torch_dtype);
+        if (dtype == NULL) return PyErr_Occurred() ? -1 : 0;
+        long long dims;
+        if (as_ll(call0(x, s_dim), &dims) < 0) return -1;
+        if (dims != 1) return 0;
+        int contiguous = is_true(call0(x, s_is_contiguous));
+        if (contiguous <= 0) return contiguous;
+        if (as_ll(call0(x, s_get_device), &view->device) < 0 || as_ull(call0(x, s_data_ptr), &view->address) < 0 ||
+            as_ll(call0(x, s_numel), &view->n) < 0) return -1;
+        Py_INCREF(dtype);
+        view->dtype = dtype;
+        return 1;
+    }
+    if (reader == 2) { /* CuPy: ndim, flags.c_contiguous, data.ptr, data.device_id, size, dtype */
+        long long dims;
+        if (as_ll(PyObject_GetAttr(x, s_ndim), &dims) < 0) return -1;
+        if (dims != 1) return 0;
+        PyObject *flags = PyObject_GetAttr(x, s_flags);
+        if (flags == NULL) return -1;
+        int contiguous = is_true(PyObject_GetAttr(flags, s_c_contiguous));
+        Py_DECREF(flags);
+        if (contiguous <= 0) return contiguous;
+        PyObject *data = PyObject_GetAttr(x, s_data);
+        if (data == NULL) return -1;
+        int bad = as_ull(PyObject_GetAttr(data, s_ptr), &view->address) < 0 ||
+                  as_ll(PyObject_GetAttr(data, s_device_id), &view->device) < 0;
+        Py_DECREF(data);
+        if (bad || as_ll(PyObject_GetAttr(x, s_size), &view->n) < 0) return -1;
+        view->dtype = PyObject_GetAttr(x, s_dtype);
+        return view->dtype == NULL ? -1 : 1;
+    }
+    return 0;
+}
+
+/* The knobs' values now, as a tuple in the order of knob_names (a new reference). */
+static PyObject *knobs_now(void) {
+    Py_ssize_t count = PyTuple_GET_SIZE(knob_names);
+    PyObject *now = PyTuple_New(count);
+    if (now == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *value = PyDict_GetItemWithError(knob_values, PyTuple_GET_ITEM(knob_names, i));
+        if (value == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a knob is missing");
+            Py_DECREF(now);
+            return NULL;
+        }
+        Py_INCREF(value);
+        PyTuple_SET_ITEM(now, i, value);
+    }
+    return now;
+}
+
+/* The launch of a ready call: 1 and the result in *native, 0 when something is not ready, -1 on an exception. */
+static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
+    PyObject *entry = PyDict_GetItemWithError(direct_readers, (PyObject *)Py_TYPE(x));
+    if (entry == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) return 0;
+    long reader = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+    if (reader == -1 && PyErr_Occurred()) return -1;
+    PyObject *kind = PyTuple_GET_ITEM(entry, 1);
+    View view;
+    int found = read_view((int)reader, x, &view);
+    if (found <= 0) return found;
+    int status = 0;
+    PyObject *device = NULL, *context = NULL, *key = NULL, *knobs = NULL, *stream = NULL, *result = NULL;
+    PyObject *fn_handle = NULL;
+    if (view.n <= 0) goto done;
+    /* the device's primary context, current in this thread */
+    device = PyLong_FromLongLong(view.device);
+    if (device == NULL) goto error;
+    context = PyDict_GetItemWithError(primaries, device); /* borrowed */
+    if (context == NULL) goto not_found;
+    Py_INCREF(context);
+    void *current = NULL;
+    if (get_context_fn == NULL || get_context_fn(&current) || PyLong_AsVoidPtr(context) != current) {
+        PyErr_Clear();
+        goto done;
+    }
+    /* the plan the driver made, for the knobs as they are */
+    key = PyTuple_Pack(3, view.dtype, op, context);
+    if (key == NULL) goto error;
+    PyObject *plan = PyDict_GetItemWithError(reduce_plans, key); /* borrowed; an unhashable op raises */
+    if (plan == NULL) goto not_found;
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 6) goto done;
+    knobs = knobs_now();
+    if (knobs == NULL) goto error;
+    int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(plan, 0), knobs, Py_EQ);
+    if (same <= 0) { status = same; goto done; }
+    long long threads = PyLong_AsLongLong(PyTuple_GET_ITEM(knobs, 0)); /* FAST_BLOCK */
+    long long most_small = PyLong_AsLongLong(PyTuple_GET_ITEM(plan, 2));
+    long long most_large = PyLong_AsLongLong(PyTuple_GET_ITEM(plan, 4));
+    long long per_block = PyLong_AsLongLong(PyTuple_GET_ITEM(plan, 5));
+    if (PyErr_Occurred()) goto error;
+    if (per_block <= 0 || threads <= 0) goto done;
+    /* fast._choose: one vector per thread on the small build while its resident blocks hold them, else every
+     * resident block of the large build */
+    long long blocks = (view.n + per_block - 1) / per_block;
+    PyObject *fn = PyTuple_GET_ITEM(plan, 1);
+    if (blocks > most_small) {
+        fn = PyTuple_GET_ITEM(plan, 3);
+        blocks = most_large;
+    }
+    unsigned long long function;
+    fn_handle = PyObject_GetAttr(fn, s_handle);
+    if (fn_handle == NULL) goto error;
+    Py_INCREF(fn_handle);
+    if (as_ull(fn_handle, &function) < 0) goto error;
+    /* the stream: the library's current one (kind.default_stream) */
+    stream = PyObject_CallMethodObjArgs(kind, s_default_stream, x, device, NULL);
+    if (stream == NULL) goto error;
+    unsigned long long stream_handle = PyLong_AsUnsignedLongLong(stream);
+    if (stream_handle == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    unsigned long long partials = 0, ticket = 0;
+    if (blocks > 1) { /* the stream's workspace, if it is big enough already */
+        PyObject *where = PyTuple_Pack(2, context, stream);
+        if (where == NULL) goto error;
+        PyObject *kept = PyDict_GetItemWithError(reduce_buffers, where); /* borrowed */
+        Py_DECREF(where);
+        if (kept == NULL) goto not_found;
+        long long itemsize, nbytes;
+        if (as_ll(PyObject_GetAttr(view.dtype, s_itemsize), &itemsize) < 0 ||
+            as_ll(PyObject_GetAttr(kept, s_nbytes), &nbytes) < 0 || as_ull(PyObject_GetAttr(kept, s_address), &ticket) < 0)
+            goto error;
+        if (ticket == 0 || nbytes < partials_offset + blocks * itemsize) goto done;
+        partials = ticket + (unsigned long long)partials_offset;
+    }
+    /* the result, from the caller's library */
+    result = PyObject_CallMethodObjArgs(kind, s_new_scalar, x, view.dtype, context, NULL);
+    if (result == NULL) goto error;
+    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) goto done;
+    unsigned long long out = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(result, 1));
+    if (out == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    /* reduce_fast(out, partials, ticket, x, n): "PPPPq" */
+    _Alignas(16) unsigned long long arguments[5] = {out, partials, ticket, view.address, (unsigned long long)view.n};
+    size_t size = sizeof arguments;
+    void *extra[5] = {LAUNCH_PARAM_BUFFER_POINTER, arguments, LAUNCH_PARAM_BUFFER_SIZE, &size, LAUNCH_PARAM_END};
+    int code;
+    Py_BEGIN_ALLOW_THREADS
+    code = launch_kernel((void *)(uintptr_t)function, (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0,
+                         (void *)(uintptr_t)stream_handle, NULL, extra);
+    Py_END_ALLOW_THREADS
+    if (code) goto done; /* the Python path launches again and raises the driver's error */
+    *native = PyTuple_GET_ITEM(result, 0);
+    Py_INCREF(*native);
+    status = 1;
+    goto done;
+not_found:
+    if (PyErr_Occurred()) goto error;
+    goto done;
+error:
+    status = -1;
+done:
+    Py_XDECREF(view.dtype);
+    Py_XDECREF(device);
+    Py_XDECREF(context);
+    Py_XDECREF(key);
+    Py_XDECREF(knobs);
+    Py_XDECREF(stream);
+    Py_XDECREF(result);
+    Py_XDECREF(fn_handle);
+    return status;
+}
+
+static PyObject *reduce_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "reduce_direct(x, op)");
+        return NULL;
+    }
+    if (direct_readers == NULL || launch_kernel == NULL) Py_RETURN_NONE;
+    PyObject *native = NULL;
+    int status = reduce_ready(args[0], args[1], &native);
+    if (status == 1) return native;
+    if (status < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL; /* an interrupt: not ours to swallow */
+        PyErr_Clear();                                           /* the Python path says what was wrong */
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL, "bind(cuLaunchKernel, cuCtxGetCurrent, cuCtxSetCurrent)"},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(function, grid, block, shared, stream, types, *args) -> CUresult"},
     {"get_context", get_context, METH_NOARGS, "cuCtxGetCurrent: the current context's handle (0 if none; None if the call fails)"},
     {"set_context", set_context, METH_O, "cuCtxSetCurrent(handle) -> CUresult"},
+    {"configure_reduce", (PyCFunction)(void (*)(void))configure_reduce, METH_FASTCALL,
+     "configure_reduce(readers, primaries, torch_dtypes, plans, buffers, knob_values, knob_names, partials_offset)"},
+    {"reduce_direct", (PyCFunction)(void (*)(void))reduce_direct, METH_FASTCALL,
+     "reduce_direct(x, op) -> the 0-d result of a ready default reduction, or None (the Python path takes it)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -125,6 +125,16 @@ def launcher(lib=None):
         return module
 
 
+def loaded():
+    """The bound C module if launcher() has already loaded it, else None (never builds or binds anything)."""
+    return _state.get("module")
+
+
+def resolved() -> bool:
+    """Whether launcher() has run (loaded() then says whether it found the C module)."""
+    return "module" in _state
+
+
 def why_not() -> str | None:
     """None when launches go through the C module, else why they go through ctypes."""
     launcher()

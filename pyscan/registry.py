@@ -60,6 +60,9 @@ class ReduceAlgorithm(Algorithm):
     # direct(out, x, n, dtype, op, stream, context): launch's work on addresses (out: one element), the stream and
     # the (current) context given: what the public call runs on the direct path (pyscan.arrays.DIRECT_KINDS)
     direct: Callable | None = None
+    # native_direct() -> a C function (x, op) -> the whole default call's result, or None when the call is not
+    # ready for it (then the Python path takes it); None where the C module is not loaded
+    native_direct: Callable | None = None
 
 
 class Registry:
@@ -117,14 +120,19 @@ class Registry:
         raise ValueError(f"{self.pattern}: no algorithm of the auto priority {self.auto_priority} is registered "
                          f"and takes {n} elements")
 
-    def auto_direct(self):
-        """The direct launch (the entry's `direct`) of the algorithm `auto` runs, when that is one algorithm for
-        every length (the first registered of the auto priority takes any length); else None."""
+    def auto_any_length(self):
+        """The entry of the algorithm `auto` runs when that is one algorithm for every length (the first registered
+        of the auto priority takes any length); else None."""
         for name in self.auto_priority:
             algorithm = self._algorithms.get(name)
             if algorithm is not None:
-                return algorithm.direct if algorithm.max_length is None else None
+                return algorithm if algorithm.max_length is None else None
         return None
+
+    def auto_direct(self):
+        """The direct launch (the entry's `direct`) of the algorithm `auto` runs at every length, or None."""
+        algorithm = self.auto_any_length()
+        return algorithm.direct if algorithm is not None else None
 
     def __iter__(self):
         return iter(self._algorithms[name] for name in self.names())

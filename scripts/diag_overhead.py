@@ -162,3 +162,15 @@ per_call("pyscan.reduce(t)", lambda: pyscan.reduce(t))
 per_call("view + new_like + decoupled_lookback.launch", stage_scan)
 per_call("pyscan.scan(t)", lambda: pyscan.scan(t))
 per_call("REDUCTIONS.auto_direct()", pyscan.reductions.REDUCTIONS.auto_direct)
+print("-- pyscan.reduce(t): the whole call in C, and the Python direct path (the C call switched off)")
+whole = pyscan.reductions._whole_call
+per_call("pyscan.reduce(t), whole call in C" if whole else "pyscan.reduce(t) (no C call loaded)",
+         lambda: pyscan.reduce(t))
+per_call("pyscan.reduce(c), whole call in C" if whole else "pyscan.reduce(c) (no C call loaded)",
+         lambda: pyscan.reduce(c))
+pyscan.reductions._whole_call = False
+per_call("pyscan.reduce(t), Python direct path", lambda: pyscan.reduce(t))
+per_call("pyscan.reduce(c), Python direct path", lambda: pyscan.reduce(c))
+pyscan.reductions._whole_call = whole
+per_call("torch.amax(t) (again, for this section)", lambda: torch.amax(t))
+per_call("torch.sum(t, dtype=t.dtype) (again)", lambda: torch.sum(t, dtype=t.dtype))

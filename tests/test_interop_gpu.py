@@ -304,3 +304,32 @@ def test_default_calls_take_the_direct_path(library, n, dtype, rng, monkeypatch)
     assert to_numpy(low) == host.min() and to_numpy(total).shape == ()
     assert_kind(scanned, library)
     assert_kind(total, library)
+
+
+@pytest.mark.parametrize("library", ["torch", "cupy"])
+def test_default_reductions_run_whole_in_c(library, rng, monkeypatch):
+    """Once the Python path has made the plan and the workspace, a default reduction of a CuPy array or torch tensor
+    is one call of the C module (pyscan/launch.c reduce_direct): neither begin() nor the Python launch runs."""
+    import dataclasses
+
+    from pyscan import native
+    from pyscan.reductions import REDUCTIONS
+
+    pytest.importorskip(library)
+    host = rng.integers(-9, 9, 1 << 20).astype(np.int32)
+    x = to_kind(host, library)
+    for _ in range(2):  # the first call may go through begin(); the Python direct path makes the plans and the
+        for op in ("add", "max", "min"):  # workspace, then finds the C call
+            pyscan.reduce(x, op=op)
+            pyscan.reduce(x[:1000], op=op)
+    if not pyscan.reductions._whole_call:
+        pytest.skip(f"the C launch is not loaded here: {native.why_not()}")
+    entry = REDUCTIONS._algorithms["fast"]
+    monkeypatch.setitem(REDUCTIONS._algorithms, "fast", dataclasses.replace(
+        entry, direct=lambda *a: pytest.fail("the Python launch ran")))
+    monkeypatch.setattr(pyscan.arrays, "begin", lambda *a, **k: pytest.fail("begin() ran"))
+    for n in (1, 1000, 4097, 100_003, 1 << 20):
+        for op, ufunc in (("add", np.add), ("max", np.maximum), ("min", np.minimum)):
+            total = pyscan.reduce(x[:n], op=op)
+            assert_kind(total, library)
+            assert to_numpy(total) == ufunc.reduce(host[:n], dtype=np.int32), (n, op)

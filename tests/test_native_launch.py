@@ -8,6 +8,7 @@ import ctypes
 import shutil
 import struct
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -188,3 +189,185 @@ def test_the_off_switch_and_a_failed_build_leave_ctypes(monkeypatch, tmp_path):
     with pytest.warns(RuntimeWarning, match="launching through ctypes"):
         assert native.launcher(lib=object()) is None
     assert "could not run the C compiler" in native.why_not()
+
+
+# --- the whole default reduction in C (reduce_direct) -------------------------------------------------------------
+
+CTX = 0xC7C7
+
+
+class TorchLike:
+    """What the C module's torch reader reads (the same as arrays._Torch.direct)."""
+
+    def __init__(self, n, dtype="i32", dims=1, contiguous=True, device=0, address=0x10000, fail=None):
+        self.n, self.dtype, self.dims, self.contiguous, self.device, self.address = n, dtype, dims, contiguous, \
+            device, address
+        self.fail = fail
+
+    def dim(self):
+        return self.dims
+
+    def is_contiguous(self):
+        return self.contiguous
+
+    def get_device(self):
+        return self.device
+
+    def data_ptr(self):
+        if self.fail:
+            raise self.fail
+        return self.address
+
+    def numel(self):
+        return self.n
+
+
+class _Flags:
+    def __init__(self, c_contiguous):
+        self.c_contiguous = c_contiguous
+
+
+class _Memory:
+    def __init__(self, ptr, device_id):
+        self.ptr, self.device_id = ptr, device_id
+
+
+class CuPyLike:
+    """What the C module's CuPy reader reads (the same as arrays._CuPy.direct)."""
+
+    def __init__(self, n, dtype="int32", ndim=1, contiguous=True, device=0, address=0x20000):
+        self.size, self.dtype, self.ndim = n, np.dtype(dtype), ndim
+        self.flags, self.data = _Flags(contiguous), _Memory(address, device)
+
+
+class FakeKind:
+    """default_stream and new_scalar, as the kinds have them."""
+
+    result = object()  # every call's 0-d "result"
+
+    def default_stream(self, x, device):
+        return 0x5000 + device
+
+    def new_scalar(self, x, dtype, context):
+        assert context == CTX
+        return self.result, 0xABC0
+
+
+class Fn:
+    def __init__(self, handle):
+        self.handle = handle
+
+
+class Kept:
+    def __init__(self, address, nbytes):
+        self.address, self.nbytes = address, nbytes
+
+
+@pytest.fixture
+def whole(c_launch, fake_driver):
+    """reduce_direct over fake tables: one plan (int32 add on context CTX), a workspace for stream 0x5000."""
+    from pyscan.reductions import fast
+
+    kind = FakeKind()
+    knobs = {name: value for name, value in zip(fast.KNOB_NAMES, (512, 4, 1, 0, None))}
+    i32 = np.dtype(np.int32)
+    tables = {
+        "readers": {TorchLike: (1, kind), CuPyLike: (2, kind)},
+        "primaries": {0: CTX, 1: CTX + 1},
+        "torch_dtypes": {"i32": i32},
+        "plans": {(i32, "add", CTX): ((512, 4, 1, 0, None), Fn(0x111), 264, Fn(0x222), 528, 512 * 4)},
+        "buffers": {(CTX, 0x5000): Kept(0x7000, 16 + 528 * 4)},
+        "knobs": knobs,
+    }
+    c_launch.configure_reduce(tables["readers"], tables["primaries"], tables["torch_dtypes"], tables["plans"],
+                              tables["buffers"], tables["knobs"], fast.KNOB_NAMES, fast.PARTIALS_OFFSET)
+    c_launch.set_context(CTX)
+    yield c_launch, tables
+    c_launch.set_context(None)
+
+
+@pytest.mark.parametrize("make", [TorchLike, CuPyLike])
+@pytest.mark.parametrize("n", [1, 2048, 2049, 264 * 2048, 264 * 2048 + 1, 10**7])
+def test_whole_reduction_launches_what_the_driver_would(whole, fake_driver, make, n):
+    from pyscan.reductions import fast
+
+    module, tables = whole
+    x = make(n)
+    address = x.address if make is TorchLike else x.data.ptr
+    before = fake_driver.fake_launches()
+    assert module.reduce_direct(x, "add") is FakeKind.result
+    assert fake_driver.fake_launches() == before + 1
+    plan = tables["plans"][(np.dtype(np.int32), "add", CTX)]
+    fn, blocks = fast._choose(plan, n)  # the Python driver's rule
+    assert fake_driver.fake_function() == fn.handle and fake_driver.fake_stream() == 0x5000
+    assert [fake_driver.fake_dim(i) for i in range(7)] == [blocks, 1, 1, 512, 1, 1, 0]
+    ticket = 0x7000 if blocks > 1 else 0
+    partials = ticket + fast.PARTIALS_OFFSET if blocks > 1 else 0
+    assert last_arguments(fake_driver) == struct.pack("@PPPPq", 0xABC0, partials, ticket, address, n)
+
+
+NOT_READY = {
+    "2-D": (lambda: TorchLike(100, dims=2), "add"),
+    "strided": (lambda: TorchLike(100, contiguous=False), "add"),
+    "dtype": (lambda: TorchLike(100, dtype="bf16"), "add"),
+    "empty": (lambda: TorchLike(0), "add"),
+    "CPU tensor": (lambda: TorchLike(100, device=-1), "add"),
+    "context not current": (lambda: TorchLike(100, device=1), "add"),
+    "no plan for op": (lambda: TorchLike(100), "max"),
+    "unknown op": (lambda: TorchLike(100), "mul"),
+    "unhashable op": (lambda: TorchLike(100), ["add"]),
+    "not a reader's type": (lambda: np.zeros(100, np.int32), "add"),
+    "CuPy 2-D": (lambda: CuPyLike(100, ndim=2), "add"),
+    "CuPy strided": (lambda: CuPyLike(100, contiguous=False), "add"),
+    "raises": (lambda: TorchLike(100, fail=RuntimeError("boom")), "add"),
+    "no workspace for its stream": (lambda: TorchLike(10**7, device=0, address=0x10000), "add"),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_READY))
+def test_whole_reduction_leaves_what_is_not_ready_to_python(whole, fake_driver, case):
+    module, tables = whole
+    if case == "no workspace for its stream":
+        tables["buffers"].clear()
+    make, op = NOT_READY[case]
+    before = fake_driver.fake_launches()
+    assert module.reduce_direct(make(), op) is None
+    assert fake_driver.fake_launches() == before
+
+
+def test_whole_reduction_checks_the_knobs_and_the_workspace_size(whole, fake_driver):
+    module, tables = whole
+    tables["knobs"]["FAST_UNROLL"] = 8  # a tuning script changed a knob: the plan is stale
+    assert module.reduce_direct(TorchLike(100), "add") is None
+    tables["knobs"]["FAST_UNROLL"] = 4
+    assert module.reduce_direct(TorchLike(100), "add") is FakeKind.result
+    tables["buffers"][(CTX, 0x5000)].nbytes = 16 + 100 * 4  # too small for 528 blocks' partials
+    assert module.reduce_direct(TorchLike(10**7), "add") is None
+    assert module.reduce_direct(TorchLike(2048 * 50), "add") is FakeKind.result  # 50 blocks fit
+
+
+def test_whole_reduction_refused_by_the_driver_is_left_to_python(whole, fake_driver):
+    module, tables = whole
+    plan = tables["plans"][(np.dtype(np.int32), "add", CTX)]
+    tables["plans"][(np.dtype(np.int32), "add", CTX)] = plan[:2] + (1000,) + plan[3:]  # 999 blocks: refused
+    tables["buffers"][(CTX, 0x5000)].nbytes = 16 + 1000 * 4
+    assert module.reduce_direct(TorchLike(999 * 2048), "add") is None
+
+
+def test_whole_reduction_lets_interrupts_through_and_keeps_no_references(whole, fake_driver):
+    module, _ = whole
+    with pytest.raises(KeyboardInterrupt):
+        module.reduce_direct(TorchLike(100, fail=KeyboardInterrupt()), "add")
+    x, op = TorchLike(10**7), "add"
+    counts = [sys.getrefcount(o) for o in (x, op, FakeKind.result, TorchLike)]
+    for _ in range(1000):
+        module.reduce_direct(x, op)
+        module.reduce_direct(TorchLike(100, dims=2), op)
+    assert [sys.getrefcount(o) for o in (x, op, FakeKind.result, TorchLike)] == counts
+
+
+def test_the_knob_names_are_the_plans_order():
+    from pyscan.reductions import fast
+
+    assert tuple(getattr(fast, name) for name in fast.KNOB_NAMES) == (
+        fast.FAST_BLOCK, fast.FAST_UNROLL, fast.SMALL_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM)

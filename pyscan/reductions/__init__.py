@@ -96,12 +96,19 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
-    if algorithm == "auto" and stream is None and op in OPERATOR_NAMES:
-        direct = arrays.direct(x, REDUCTIONS.auto_direct(), ELEMENT_TYPES)  # the common call (arrays.DIRECT_KINDS)
-        if direct is not None:
+    if algorithm == "auto" and stream is None:
+        whole = _whole_call  # the common call, all in C once the Python path below has made what it reads
+        if whole:
+            native = whole(x, op)
+            if native is not None:
+                return native
+        direct = arrays.direct(x, REDUCTIONS.auto_direct(), ELEMENT_TYPES) if op in OPERATOR_NAMES else None
+        if direct is not None:  # the common call in Python (arrays.DIRECT_KINDS)
             kind, launch, address, n, dtype, handle, context = direct
             native, result = kind.new_scalar(x, dtype, context)
             launch(result, address, n, dtype, op, handle, context)
+            if whole is None:
+                _find_whole_call()
             return native
     if op not in OPERATOR_NAMES:
         check_op(op)
@@ -122,6 +129,24 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
     with call:
         # a 0-d result (one element: what the kernels write), so the caller's 0-d array needs no reshape
         return call.finish_scalar(launch(call.x, op=op, out=call.allocate((), call.dtype)))
+
+
+_whole_call = None  # the C module's whole default call (ReduceAlgorithm.native_direct); False where there is none
+
+
+def _find_whole_call() -> None:
+    """After a direct call in Python: the auto algorithm's whole call in C, if it has one and the C launch is loaded
+    (until it is, None: look again after the next direct call)."""
+    global _whole_call
+    algorithm = REDUCTIONS.auto_any_length()
+    factory = algorithm.native_direct if algorithm is not None else None
+    if factory is None:
+        _whole_call = False
+        return
+    from .. import native
+
+    if native.resolved():  # else the launch has not looked for the C module yet: look again after the next call
+        _whole_call = (factory() if native.loaded() is not None else None) or False
 
 
 _auto_name = None  # the algorithm `auto` runs, once known to take every length

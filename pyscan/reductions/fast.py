@@ -117,6 +117,9 @@ _workspace = StreamWorkspace("fast reduction")
 PARTIALS_OFFSET = 16
 
 
+# The tuning knobs, in the order of a plan's first item (what pyscan/launch.c compares a plan's knobs with).
+KNOB_NAMES = ("FAST_BLOCK", "FAST_UNROLL", "SMALL_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM")
+
 _plans: dict = {}  # (dtype, op, context) -> (the knobs it was made for, small build, its resident blocks,
 #                                             large build, its resident blocks, elements per block at one vector)
 
@@ -160,6 +163,21 @@ def launch_into(out: int, x: int, n: int, dtype, op: str, stream: int, context: 
         return
     kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, stream, context)
     fn.launch_on(stream, (blocks, 1, 1), (FAST_BLOCK, 1, 1), (out, kept.address + PARTIALS_OFFSET, kept.address, x, n))
+
+
+def native_direct():
+    """The whole default call in C (pyscan/launch.c's reduce_direct(x, op) -> the 0-d result, or None when the call
+    is not ready for it), bound to the live tables it reads: the direct kinds, the primary contexts, torch's dtypes,
+    this module's plans, workspaces and knobs.  None where the C launch is not loaded.  It launches what
+    launch_into() would (tests/test_native_launch.py checks the two against each other)."""
+    from .. import native
+
+    module = native.loaded()
+    if module is None or not hasattr(module, "configure_reduce"):
+        return None
+    module.configure_reduce(arrays.DIRECT_READERS, gpu._primary, arrays._Torch._to_numpy, _plans,
+                            _workspace._buffers, globals(), KNOB_NAMES, PARTIALS_OFFSET)
+    return module.reduce_direct
 
 
 def launch(x, *, op, blocks=None, out=None):
@@ -293,4 +311,5 @@ REDUCTIONS.register(
     "fast", driver, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",
     summary="one launch: grid-stride over a device-sized grid, 16-byte loads, independent accumulators, warp "
             "shuffles, the last block reduces the per-block results",
-    model=model, fast=True, launch=launch, direct=launch_into, error_depth=error_depth, builds=kernel_builds)
+    model=model, fast=True, launch=launch, direct=launch_into, native_direct=native_direct, error_depth=error_depth,
+    builds=kernel_builds)
