@@ -216,6 +216,20 @@ class _CuPy(Kind):
             return None
         return data.ptr, x.size, x.dtype, self.default_stream(x, device), context
 
+    def direct_hooks(self):
+        """CuPy's own calls for pyscan/launch.c's whole calls: get_current_stream (of a device) and empty; None for
+        a CuPy whose get_current_stream takes no device (default_stream handles both)."""
+        cupy = sys.modules.get("cupy")
+        if cupy is None:
+            return None
+        import inspect
+
+        try:
+            takes_device = bool(inspect.signature(cupy.cuda.get_current_stream).parameters)
+        except (TypeError, ValueError):  # a compiled function without a signature: assume the current form
+            takes_device = True
+        return (cupy.cuda.get_current_stream, cupy.empty) if takes_device else None
+
     def new_like(self, x, n, dtype):
         """(a new array like x, its address), allocated on CuPy's current device and stream (which direct() found
         to be x's)."""
@@ -317,6 +331,13 @@ class _Torch(Kind):
         if not context or current is None:
             return None
         return x.data_ptr(), x.numel(), dtype, current(device), context
+
+    def direct_hooks(self):
+        """torch's own calls for pyscan/launch.c's whole calls (what default_stream and new_scalar do): its current
+        raw stream of a device, empty_like, and the kept 0-d tensors; None before torch has a raw stream here."""
+        torch = sys.modules.get("torch")
+        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+        return None if raw is None else (raw, torch.empty_like, self._scalars)
 
     def new_like(self, x, n, dtype):
         """(a new tensor like x, its address) from torch's caching allocator on the current stream."""
@@ -597,6 +618,17 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     if device is None:
         device = kind.locate(address)
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream, size)
+
+
+def direct_hooks() -> dict:
+    """{Kind.direct_reader: the library's own calls} of the kinds whose arrays have been seen and that have them
+    (for pyscan/launch.c's whole calls)."""
+    hooks = {}
+    for reader, kind in set(DIRECT_READERS.values()):
+        found = kind.direct_hooks()
+        if found is not None:
+            hooks[reader] = found
+    return hooks
 
 
 def direct(x, launch, dtypes):

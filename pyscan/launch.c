@@ -284,6 +284,10 @@ static PyObject *reduce_buffers;  /* (context, stream) -> Kept (fast._workspace.
 static PyObject *knob_values;     /* fast's module dict, and the names of its knobs in a plan's first item */
 static PyObject *knob_names;
 static Py_ssize_t partials_offset;
+/* The libraries' own calls, where the kinds hand them over (arrays.direct_hooks), instead of the kinds' Python
+ * methods: torch (reader 1): (its current raw stream of a device, empty_like, the kind's kept 0-d tensors keyed by
+ * (torch dtype, context)); CuPy (reader 2): (get_current_stream of a device, empty). */
+static PyObject *torch_hooks, *cupy_hooks;
 
 static PyObject *s_dtype, *s_dim, *s_is_contiguous, *s_get_device, *s_data_ptr, *s_numel, *s_ndim, *s_flags,
     *s_c_contiguous, *s_data, *s_ptr, *s_device_id, *s_size, *s_default_stream, *s_new_scalar, *s_handle,
@@ -304,10 +308,29 @@ static int intern_names(void) {
 }
 
 static PyObject *configure_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8) {
+    if (nargs != 9) {
         PyErr_SetString(PyExc_TypeError, "configure_reduce(readers, primaries, torch_dtypes, plans, buffers, "
-                                         "knob_values, knob_names, partials_offset)");
+                                         "knob_values, knob_names, partials_offset, hooks)");
         return NULL;
+    }
+    PyObject *hooks = args[8]; /* {1: torch's (stream, empty_like, kept 0-d tensors), 2: CuPy's (stream, empty)} */
+    if (!PyDict_Check(hooks)) {
+        PyErr_SetString(PyExc_TypeError, "configure_reduce: hooks must be a dict");
+        return NULL;
+    }
+    PyObject *found[2] = {NULL, NULL};
+    for (long reader = 1; reader <= 2; reader++) {
+        PyObject *number = PyLong_FromLong(reader);
+        if (number == NULL) return NULL;
+        PyObject *entry = PyDict_GetItemWithError(hooks, number);
+        Py_DECREF(number);
+        if (entry == NULL && PyErr_Occurred()) return NULL;
+        if (entry != NULL && (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (reader == 1 ? 3 : 2) ||
+                              (reader == 1 && !PyDict_Check(PyTuple_GET_ITEM(entry, 2))))) {
+            PyErr_Format(PyExc_TypeError, "configure_reduce: hooks[%ld] has the wrong form", reader);
+            return NULL;
+        }
+        found[reader - 1] = entry;
     }
     for (int i = 0; i < 5; i++) {
         if (!PyDict_Check(args[i])) {
@@ -329,6 +352,10 @@ static PyObject *configure_reduce(PyObject *self, PyObject *const *args, Py_ssiz
         Py_XSETREF(*slots[i], args[i]);
     }
     partials_offset = offset;
+    Py_XINCREF(found[0]);
+    Py_XSETREF(torch_hooks, found[0]);
+    Py_XINCREF(found[1]);
+    Py_XSETREF(cupy_hooks, found[1]);
     Py_RETURN_NONE;
 }
 
@@ -359,7 +386,8 @@ static int is_true(PyObject *value) {
 }
 
 typedef struct {
-    PyObject *dtype; /* a new reference */
+    PyObject *dtype;         /* the NumPy dtype: a new reference */
+    PyObject *library_dtype; /* torch's dtype object (a new reference; NULL for CuPy, whose dtype is NumPy's) */
     unsigned long long address;
     long long n, device;
 } View;
@@ -367,13 +395,16 @@ typedef struct {
 /* Read x as the kinds' direct() do: 1 and the view for a 1-D contiguous array, 0 when it is not one (or not
  * readable), -1 on an exception. */
 static int read_view(int reader, PyObject *x, View *view) {
-    view->dtype = NULL;
+    view->dtype = view->library_dtype = NULL;
     if (reader == 1) { /* torch: dtype, dim(), is_contiguous(), get_device(), data_ptr(), numel() */
         PyObject *torch_dtype = PyObject_GetAttr(x, s_dtype);
         if (torch_dtype == NULL) return -1;
         PyObject *dtype = PyDict_GetItemWithError(torch_dtypes, torch_dtype);
-        Py_DECREF(torch_dtype);
-        if (dtype == NULL) return PyErr_Occurred() ? -1 : 0;
+        if (dtype == NULL) {
+            Py_DECREF(torch_dtype);
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        view->library_dtype = torch_dtype; /* released by the caller */
         long long dims;
         if (as_ll(call0(x, s_dim), &dims) < 0) return -1;
         if (dims != 1) return 0;
@@ -424,6 +455,56 @@ static PyObject *knobs_now(void) {
     return now;
 }
 
+/* The library's current stream on view's device (a new reference to an int), through its hook or the kind. */
+static PyObject *current_stream(int reader, PyObject *kind, PyObject *x, PyObject *device) {
+    if (reader == 1 && torch_hooks != NULL) return PyObject_CallOneArg(PyTuple_GET_ITEM(torch_hooks, 0), device);
+    if (reader == 2 && cupy_hooks != NULL) {
+        PyObject *stream = PyObject_CallOneArg(PyTuple_GET_ITEM(cupy_hooks, 0), device);
+        if (stream == NULL) return NULL;
+        PyObject *handle = PyObject_GetAttr(stream, s_ptr);
+        Py_DECREF(stream);
+        return handle;
+    }
+    return PyObject_CallMethodObjArgs(kind, s_default_stream, x, device, NULL);
+}
+
+/* The 0-d result: (native, address) as a new tuple reference, through the library's hook or kind.new_scalar; NULL
+ * without an exception when torch's kept 0-d tensor for (dtype, context) is not made yet (new_scalar makes it). */
+static PyObject *new_result(int reader, PyObject *kind, PyObject *x, View *view, PyObject *context) {
+    PyObject *native = NULL, *address = NULL;
+    if (reader == 1 && torch_hooks != NULL) {
+        PyObject *key = PyTuple_Pack(2, view->library_dtype, context);
+        if (key == NULL) return NULL;
+        PyObject *like = PyDict_GetItemWithError(PyTuple_GET_ITEM(torch_hooks, 2), key); /* borrowed */
+        Py_DECREF(key);
+        if (like == NULL) return NULL;
+        native = PyObject_CallOneArg(PyTuple_GET_ITEM(torch_hooks, 1), like);
+        if (native != NULL) address = call0(native, s_data_ptr);
+    } else if (reader == 2 && cupy_hooks != NULL) {
+        PyObject *shape = PyTuple_New(0);
+        if (shape == NULL) return NULL;
+        native = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(cupy_hooks, 1), shape, view->dtype, NULL);
+        Py_DECREF(shape);
+        if (native != NULL) {
+            PyObject *data = PyObject_GetAttr(native, s_data);
+            if (data != NULL) {
+                address = PyObject_GetAttr(data, s_ptr);
+                Py_DECREF(data);
+            }
+        }
+    } else {
+        return PyObject_CallMethodObjArgs(kind, s_new_scalar, x, view->dtype, context, NULL);
+    }
+    if (address == NULL) {
+        Py_XDECREF(native);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, native, address);
+    Py_DECREF(native);
+    Py_DECREF(address);
+    return pair;
+}
+
 /* The launch of a ready call: 1 and the result in *native, 0 when something is not ready, -1 on an exception. */
 static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
     PyObject *entry = PyDict_GetItemWithError(direct_readers, (PyObject *)Py_TYPE(x));
@@ -434,7 +515,10 @@ static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
     PyObject *kind = PyTuple_GET_ITEM(entry, 1);
     View view;
     int found = read_view((int)reader, x, &view);
-    if (found <= 0) return found;
+    if (found <= 0) {
+        Py_XDECREF(view.library_dtype);
+        return found;
+    }
     int status = 0;
     PyObject *device = NULL, *context = NULL, *key = NULL, *knobs = NULL, *stream = NULL, *result = NULL;
     PyObject *fn_handle = NULL;
@@ -479,8 +563,8 @@ static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
     if (fn_handle == NULL) goto error;
     Py_INCREF(fn_handle);
     if (as_ull(fn_handle, &function) < 0) goto error;
-    /* the stream: the library's current one (kind.default_stream) */
-    stream = PyObject_CallMethodObjArgs(kind, s_default_stream, x, device, NULL);
+    /* the stream: the library's current one */
+    stream = current_stream((int)reader, kind, x, device);
     if (stream == NULL) goto error;
     unsigned long long stream_handle = PyLong_AsUnsignedLongLong(stream);
     if (stream_handle == (unsigned long long)-1 && PyErr_Occurred()) goto error;
@@ -499,8 +583,8 @@ static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
         partials = ticket + (unsigned long long)partials_offset;
     }
     /* the result, from the caller's library */
-    result = PyObject_CallMethodObjArgs(kind, s_new_scalar, x, view.dtype, context, NULL);
-    if (result == NULL) goto error;
+    result = new_result((int)reader, kind, x, &view, context);
+    if (result == NULL) goto not_found;
     if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) goto done;
     unsigned long long out = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(result, 1));
     if (out == (unsigned long long)-1 && PyErr_Occurred()) goto error;
@@ -525,6 +609,7 @@ error:
     status = -1;
 done:
     Py_XDECREF(view.dtype);
+    Py_XDECREF(view.library_dtype);
     Py_XDECREF(device);
     Py_XDECREF(context);
     Py_XDECREF(key);
@@ -558,7 +643,8 @@ static PyMethodDef methods[] = {
     {"get_context", get_context, METH_NOARGS, "cuCtxGetCurrent: the current context's handle (0 if none; None if the call fails)"},
     {"set_context", set_context, METH_O, "cuCtxSetCurrent(handle) -> CUresult"},
     {"configure_reduce", (PyCFunction)(void (*)(void))configure_reduce, METH_FASTCALL,
-     "configure_reduce(readers, primaries, torch_dtypes, plans, buffers, knob_values, knob_names, partials_offset)"},
+     "configure_reduce(readers, primaries, torch_dtypes, plans, buffers, knob_values, knob_names, partials_offset, "
+     "hooks)"},
     {"reduce_direct", (PyCFunction)(void (*)(void))reduce_direct, METH_FASTCALL,
      "reduce_direct(x, op) -> the 0-d result of a ready default reduction, or None (the Python path takes it)"},
     {NULL, NULL, 0, NULL},

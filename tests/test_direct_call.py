@@ -411,3 +411,27 @@ def test_torch_results_are_new_tensors_like_x(monkeypatch):
     assert first.shape == () and first.dtype == torch.int64 and first.device == x.device
     assert a == first.data_ptr() and b == second.data_ptr() and a != b  # two results, two tensors
     assert list(arrays._Torch._scalars) == [(torch.int64, 1000)]  # one kept template per dtype and device
+
+
+def test_the_libraries_own_calls_for_the_c_module(monkeypatch):
+    import sys
+    import types
+
+    raw, empty_like = (lambda device: 5), (lambda like: like)
+    fake_torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=raw), empty_like=empty_like)
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    assert arrays.TORCH.direct_hooks() == (raw, empty_like, arrays._Torch._scalars)
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(_C=types.SimpleNamespace()))
+    assert arrays.TORCH.direct_hooks() is None  # no raw stream: the kind's methods then
+
+    def get_current_stream(device_id=-1):
+        return device_id
+
+    fake_cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(get_current_stream=get_current_stream), empty=len)
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    assert arrays.CUPY.direct_hooks() == (get_current_stream, len)
+    fake_cupy.cuda.get_current_stream = lambda: 0  # an older CuPy: one current stream, no device argument
+    assert arrays.CUPY.direct_hooks() is None
+    monkeypatch.setattr(arrays, "DIRECT_READERS", {int: (1, arrays.TORCH), float: (2, arrays.CUPY)})
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    assert arrays.direct_hooks() == {1: (raw, empty_like, arrays._Torch._scalars)}

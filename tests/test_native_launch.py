@@ -263,9 +263,44 @@ class Kept:
         self.address, self.nbytes = address, nbytes
 
 
-@pytest.fixture
-def whole(c_launch, fake_driver):
-    """reduce_direct over fake tables: one plan (int32 add on context CTX), a workspace for stream 0x5000."""
+def _kind_methods(tables):
+    return {}  # no hooks: the stream and the result through the kinds' methods
+
+
+class _Stream:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+def _library_hooks(tables):
+    """The libraries' own calls, faked: the same stream and result as FakeKind's methods give."""
+    kept = {("i32", CTX): "kept 0-d"}
+    tables["kept"] = kept
+
+    def torch_empty_like(like):
+        assert like == "kept 0-d"
+        return _Result()
+
+    def cupy_empty(shape, dtype):
+        assert shape == () and dtype == np.dtype(np.int32)
+        result = _Result()
+        result.data = _Memory(0xABC0, 0)
+        return result
+    return {1: (lambda device: 0x5000 + device, torch_empty_like, kept),
+            2: (lambda device: _Stream(0x5000 + device), cupy_empty)}
+
+
+class _Result:
+    """A fake 0-d result made by a library hook: its address is FakeKind's."""
+
+    def data_ptr(self):
+        return 0xABC0
+
+
+@pytest.fixture(params=[_kind_methods, _library_hooks], ids=["kind methods", "library hooks"])
+def whole(c_launch, fake_driver, request):
+    """reduce_direct over fake tables: one plan (int32 add on context CTX), a workspace for stream 0x5000; the
+    stream and the result through the kinds' methods or through the libraries' own calls."""
     from pyscan.reductions import fast
 
     kind = FakeKind()
@@ -280,7 +315,8 @@ def whole(c_launch, fake_driver):
         "knobs": knobs,
     }
     c_launch.configure_reduce(tables["readers"], tables["primaries"], tables["torch_dtypes"], tables["plans"],
-                              tables["buffers"], tables["knobs"], fast.KNOB_NAMES, fast.PARTIALS_OFFSET)
+                              tables["buffers"], tables["knobs"], fast.KNOB_NAMES, fast.PARTIALS_OFFSET,
+                              request.param(tables))
     c_launch.set_context(CTX)
     yield c_launch, tables
     c_launch.set_context(None)
@@ -295,7 +331,9 @@ def test_whole_reduction_launches_what_the_driver_would(whole, fake_driver, make
     x = make(n)
     address = x.address if make is TorchLike else x.data.ptr
     before = fake_driver.fake_launches()
-    assert module.reduce_direct(x, "add") is FakeKind.result
+    result = module.reduce_direct(x, "add")
+    assert result is FakeKind.result or isinstance(result, _Result)
+    assert isinstance(result, _Result) == ("kept" in tables)  # the hooks made it, where there are hooks
     assert fake_driver.fake_launches() == before + 1
     plan = tables["plans"][(np.dtype(np.int32), "add", CTX)]
     fn, blocks = fast._choose(plan, n)  # the Python driver's rule
@@ -340,10 +378,10 @@ def test_whole_reduction_checks_the_knobs_and_the_workspace_size(whole, fake_dri
     tables["knobs"]["FAST_UNROLL"] = 8  # a tuning script changed a knob: the plan is stale
     assert module.reduce_direct(TorchLike(100), "add") is None
     tables["knobs"]["FAST_UNROLL"] = 4
-    assert module.reduce_direct(TorchLike(100), "add") is FakeKind.result
+    assert module.reduce_direct(TorchLike(100), "add") is not None
     tables["buffers"][(CTX, 0x5000)].nbytes = 16 + 100 * 4  # too small for 528 blocks' partials
     assert module.reduce_direct(TorchLike(10**7), "add") is None
-    assert module.reduce_direct(TorchLike(2048 * 50), "add") is FakeKind.result  # 50 blocks fit
+    assert module.reduce_direct(TorchLike(2048 * 50), "add") is not None  # 50 blocks fit
 
 
 def test_whole_reduction_refused_by_the_driver_is_left_to_python(whole, fake_driver):
@@ -359,11 +397,23 @@ def test_whole_reduction_lets_interrupts_through_and_keeps_no_references(whole, 
     with pytest.raises(KeyboardInterrupt):
         module.reduce_direct(TorchLike(100, fail=KeyboardInterrupt()), "add")
     x, op = TorchLike(10**7), "add"
-    counts = [sys.getrefcount(o) for o in (x, op, FakeKind.result, TorchLike)]
+    watched = (x, op, FakeKind.result, TorchLike, _Result, np.dtype(np.int32))
+    counts = [sys.getrefcount(o) for o in watched]
     for _ in range(1000):
         module.reduce_direct(x, op)
         module.reduce_direct(TorchLike(100, dims=2), op)
-    assert [sys.getrefcount(o) for o in (x, op, FakeKind.result, TorchLike)] == counts
+        module.reduce_direct(CuPyLike(100), op)
+    assert [sys.getrefcount(o) for o in watched] == counts
+
+
+def test_whole_reduction_waits_for_torchs_kept_tensor(whole, fake_driver):
+    module, tables = whole
+    if "kept" not in tables:
+        pytest.skip("the kinds' methods make it themselves")
+    tables["kept"].clear()  # the Python path's new_scalar makes it on the next call
+    before = fake_driver.fake_launches()
+    assert module.reduce_direct(TorchLike(100), "add") is None and fake_driver.fake_launches() == before
+    assert isinstance(module.reduce_direct(CuPyLike(100), "add"), _Result)  # CuPy needs none
 
 
 def test_the_knob_names_are_the_plans_order():

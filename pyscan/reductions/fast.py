@@ -168,7 +168,8 @@ def launch_into(out: int, x: int, n: int, dtype, op: str, stream: int, context: 
 def native_direct():
     """The whole default call in C (pyscan/launch.c's reduce_direct(x, op) -> the 0-d result, or None when the call
     is not ready for it), bound to the live tables it reads: the direct kinds, the primary contexts, torch's dtypes,
-    this module's plans, workspaces and knobs.  None where the C launch is not loaded.  It launches what
+    this module's plans, workspaces and knobs, and the libraries' own calls for the stream and the result
+    (arrays.direct_hooks).  None where the C launch is not loaded.  It launches what
     launch_into() would (tests/test_native_launch.py checks the two against each other)."""
     from .. import native
 
@@ -176,7 +177,7 @@ def native_direct():
     if module is None or not hasattr(module, "configure_reduce"):
         return None
     module.configure_reduce(arrays.DIRECT_READERS, gpu._primary, arrays._Torch._to_numpy, _plans,
-                            _workspace._buffers, globals(), KNOB_NAMES, PARTIALS_OFFSET)
+                            _workspace._buffers, globals(), KNOB_NAMES, PARTIALS_OFFSET, arrays.direct_hooks())
     return module.reduce_direct
 
 
