@@ -620,6 +620,12 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream, size)
 
 
+def configure_native(module) -> None:
+    """Hand pyscan/launch.c the tables every whole call reads: the direct kinds' readers, the primary contexts,
+    torch's dtypes and the libraries' own calls (direct_hooks)."""
+    module.configure_direct(DIRECT_READERS, gpu._primary, _Torch._to_numpy, direct_hooks())
+
+
 def direct_hooks() -> dict:
     """{Kind.direct_reader: the library's own calls} of the kinds whose arrays have been seen and that have them
     (for pyscan/launch.c's whole calls)."""

@@ -291,7 +291,7 @@ static PyObject *torch_hooks, *cupy_hooks;
 
 static PyObject *s_dtype, *s_dim, *s_is_contiguous, *s_get_device, *s_data_ptr, *s_numel, *s_ndim, *s_flags,
     *s_c_contiguous, *s_data, *s_ptr, *s_device_id, *s_size, *s_default_stream, *s_new_scalar, *s_handle,
-    *s_itemsize, *s_address, *s_nbytes;
+    *s_itemsize, *s_address, *s_nbytes, *s_threads, *s_vecs, *s_types, *s_new_like;
 
 static int intern_names(void) {
     struct { PyObject **slot; const char *text; } names[] = {
@@ -300,6 +300,7 @@ static int intern_names(void) {
         {&s_c_contiguous, "c_contiguous"}, {&s_data, "data"}, {&s_ptr, "ptr"}, {&s_device_id, "device_id"},
         {&s_size, "size"}, {&s_default_stream, "default_stream"}, {&s_new_scalar, "new_scalar"},
         {&s_handle, "handle"}, {&s_itemsize, "itemsize"}, {&s_address, "address"}, {&s_nbytes, "nbytes"},
+        {&s_threads, "threads"}, {&s_vecs, "vecs"}, {&s_types, "_types"}, {&s_new_like, "new_like"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) return -1;
@@ -307,55 +308,80 @@ static int intern_names(void) {
     return 0;
 }
 
-static PyObject *configure_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "configure_reduce(readers, primaries, torch_dtypes, plans, buffers, "
-                                         "knob_values, knob_names, partials_offset, hooks)");
+/* The tables every whole call reads: configure_direct(readers, primaries, torch_dtypes, hooks). */
+static PyObject *configure_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "configure_direct(readers, primaries, torch_dtypes, hooks)");
         return NULL;
     }
-    PyObject *hooks = args[8]; /* {1: torch's (stream, empty_like, kept 0-d tensors), 2: CuPy's (stream, empty)} */
-    if (!PyDict_Check(hooks)) {
-        PyErr_SetString(PyExc_TypeError, "configure_reduce: hooks must be a dict");
-        return NULL;
+    for (int i = 0; i < 4; i++) {
+        if (!PyDict_Check(args[i])) {
+            PyErr_Format(PyExc_TypeError, "configure_direct: argument %d must be a dict", i);
+            return NULL;
+        }
     }
-    PyObject *found[2] = {NULL, NULL};
+    PyObject *found[2] = {NULL, NULL}; /* {1: torch's (stream, empty_like, kept 0-d tensors), 2: CuPy's (stream, empty)} */
     for (long reader = 1; reader <= 2; reader++) {
         PyObject *number = PyLong_FromLong(reader);
         if (number == NULL) return NULL;
-        PyObject *entry = PyDict_GetItemWithError(hooks, number);
+        PyObject *entry = PyDict_GetItemWithError(args[3], number);
         Py_DECREF(number);
         if (entry == NULL && PyErr_Occurred()) return NULL;
         if (entry != NULL && (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != (reader == 1 ? 3 : 2) ||
                               (reader == 1 && !PyDict_Check(PyTuple_GET_ITEM(entry, 2))))) {
-            PyErr_Format(PyExc_TypeError, "configure_reduce: hooks[%ld] has the wrong form", reader);
+            PyErr_Format(PyExc_TypeError, "configure_direct: hooks[%ld] has the wrong form", reader);
             return NULL;
         }
         found[reader - 1] = entry;
     }
-    for (int i = 0; i < 5; i++) {
-        if (!PyDict_Check(args[i])) {
-            PyErr_Format(PyExc_TypeError, "configure_reduce: argument %d must be a dict", i);
-            return NULL;
-        }
-    }
-    if (!PyDict_Check(args[5]) || !PyTuple_Check(args[6])) {
-        PyErr_SetString(PyExc_TypeError, "configure_reduce: knob_values a dict, knob_names a tuple");
-        return NULL;
-    }
-    Py_ssize_t offset = PyLong_AsSsize_t(args[7]);
-    if (offset == -1 && PyErr_Occurred()) return NULL;
     if (intern_names() < 0) return NULL;
-    PyObject **slots[] = {&direct_readers, &primaries, &torch_dtypes, &reduce_plans, &reduce_buffers, &knob_values,
-                          &knob_names};
-    for (int i = 0; i < 7; i++) {
+    PyObject **slots[] = {&direct_readers, &primaries, &torch_dtypes};
+    for (int i = 0; i < 3; i++) {
         Py_INCREF(args[i]);
         Py_XSETREF(*slots[i], args[i]);
     }
-    partials_offset = offset;
     Py_XINCREF(found[0]);
     Py_XSETREF(torch_hooks, found[0]);
     Py_XINCREF(found[1]);
     Py_XSETREF(cupy_hooks, found[1]);
+    Py_RETURN_NONE;
+}
+
+/* The fast reduction's tables: configure_reduce(plans, buffers, knob_values, knob_names, partials_offset). */
+static PyObject *configure_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "configure_reduce(plans, buffers, knob_values, knob_names, partials_offset)");
+        return NULL;
+    }
+    if (!PyDict_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2]) || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "configure_reduce: plans, buffers and knob_values dicts, knob_names a tuple");
+        return NULL;
+    }
+    Py_ssize_t offset = PyLong_AsSsize_t(args[4]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    PyObject **slots[] = {&reduce_plans, &reduce_buffers, &knob_values, &knob_names};
+    for (int i = 0; i < 4; i++) {
+        Py_INCREF(args[i]);
+        Py_XSETREF(*slots[i], args[i]);
+    }
+    partials_offset = offset;
+    Py_RETURN_NONE;
+}
+
+/* The fast scan's tables: configure_scan(kernels, large, small) -- decoupled_lookback's kernel cache and its
+ * Configs per element size. */
+static PyObject *scan_kernels, *scan_large, *scan_small;
+
+static PyObject *configure_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyDict_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "configure_scan(kernels, large, small): three dicts");
+        return NULL;
+    }
+    PyObject **slots[] = {&scan_kernels, &scan_large, &scan_small};
+    for (int i = 0; i < 3; i++) {
+        Py_INCREF(args[i]);
+        Py_XSETREF(*slots[i], args[i]);
+    }
     Py_RETURN_NONE;
 }
 
@@ -505,6 +531,56 @@ static PyObject *new_result(int reader, PyObject *kind, PyObject *x, View *view,
     return pair;
 }
 
+/* The device's primary context if it is current in this thread: 1 and a new reference in *context, 0 if not (or
+ * the device has none yet), -1 on an exception. */
+static int current_primary(PyObject *device, PyObject **context) {
+    PyObject *found = PyDict_GetItemWithError(primaries, device); /* borrowed */
+    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
+    void *current = NULL;
+    void *handle = PyLong_AsVoidPtr(found);
+    if (handle == NULL && PyErr_Occurred()) return -1;
+    if (get_context_fn == NULL || get_context_fn(&current) || handle != current) return 0;
+    Py_INCREF(found);
+    *context = found;
+    return 1;
+}
+
+/* A result like x (n elements): (native, address) as a new tuple reference, through the library's hook or
+ * kind.new_like. */
+static PyObject *new_like(int reader, PyObject *kind, PyObject *x, View *view) {
+    PyObject *native = NULL, *address = NULL;
+    if (reader == 1 && torch_hooks != NULL) {
+        native = PyObject_CallOneArg(PyTuple_GET_ITEM(torch_hooks, 1), x);
+        if (native != NULL) address = call0(native, s_data_ptr);
+    } else if (reader == 2 && cupy_hooks != NULL) {
+        PyObject *shape = Py_BuildValue("(L)", view->n);
+        if (shape == NULL) return NULL;
+        native = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(cupy_hooks, 1), shape, view->dtype, NULL);
+        Py_DECREF(shape);
+        if (native != NULL) {
+            PyObject *data = PyObject_GetAttr(native, s_data);
+            if (data != NULL) {
+                address = PyObject_GetAttr(data, s_ptr);
+                Py_DECREF(data);
+            }
+        }
+    } else {
+        PyObject *n = PyLong_FromLongLong(view->n);
+        if (n == NULL) return NULL;
+        PyObject *pair = PyObject_CallMethodObjArgs(kind, s_new_like, x, n, view->dtype, NULL);
+        Py_DECREF(n);
+        return pair;
+    }
+    if (address == NULL) {
+        Py_XDECREF(native);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, native, address);
+    Py_DECREF(native);
+    Py_DECREF(address);
+    return pair;
+}
+
 /* The launch of a ready call: 1 and the result in *native, 0 when something is not ready, -1 on an exception. */
 static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
     PyObject *entry = PyDict_GetItemWithError(direct_readers, (PyObject *)Py_TYPE(x));
@@ -523,17 +599,11 @@ static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
     PyObject *device = NULL, *context = NULL, *key = NULL, *knobs = NULL, *stream = NULL, *result = NULL;
     PyObject *fn_handle = NULL;
     if (view.n <= 0) goto done;
-    /* the device's primary context, current in this thread */
     device = PyLong_FromLongLong(view.device);
     if (device == NULL) goto error;
-    context = PyDict_GetItemWithError(primaries, device); /* borrowed */
-    if (context == NULL) goto not_found;
-    Py_INCREF(context);
-    void *current = NULL;
-    if (get_context_fn == NULL || get_context_fn(&current) || PyLong_AsVoidPtr(context) != current) {
-        PyErr_Clear();
-        goto done;
-    }
+    status = current_primary(device, &context);
+    if (status <= 0) goto done;
+    status = 0;
     /* the plan the driver made, for the knobs as they are */
     key = PyTuple_Pack(3, view.dtype, op, context);
     if (key == NULL) goto error;
@@ -625,9 +695,156 @@ static PyObject *reduce_direct(PyObject *self, PyObject *const *args, Py_ssize_t
         PyErr_SetString(PyExc_TypeError, "reduce_direct(x, op)");
         return NULL;
     }
-    if (direct_readers == NULL || launch_kernel == NULL) Py_RETURN_NONE;
+    if (direct_readers == NULL || reduce_plans == NULL || launch_kernel == NULL) Py_RETURN_NONE;
     PyObject *native = NULL;
     int status = reduce_ready(args[0], args[1], &native);
+    if (status == 1) return native;
+    if (status < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL; /* an interrupt: not ours to swallow */
+        PyErr_Clear();                                           /* the Python path says what was wrong */
+    }
+    Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The whole one-tile scan: a default pyscan.scan(x, op=..., exclusive=...) of a CuPy array or torch tensor short
+ * enough for one tile of the fast scan (kernels/scan/decoupled_lookback.cu: no tile status, one block), in C.
+ * The tile follows decoupled_lookback._policy: SMALL's tile up to its length, else the large Config's; longer
+ * arrays, and builds not compiled yet, go to the Python path, as does anything else not ready (see above).
+ */
+static int scan_tile(PyObject *configs, PyObject *itemsize_obj, long long itemsize, long long *tile, long long *threads) {
+    PyObject *config = PyDict_GetItemWithError(configs, itemsize_obj); /* borrowed */
+    if (config == NULL) return PyErr_Occurred() ? -1 : 0;
+    long long vecs;
+    if (as_ll(PyObject_GetAttr(config, s_threads), threads) < 0 || as_ll(PyObject_GetAttr(config, s_vecs), &vecs) < 0)
+        return -1;
+    *tile = *threads * vecs * (16 / itemsize);
+    return 1;
+}
+
+static int scan_ready(PyObject *x, PyObject *op, PyObject *exclusive, PyObject **native) {
+    PyObject *entry = PyDict_GetItemWithError(direct_readers, (PyObject *)Py_TYPE(x));
+    if (entry == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) return 0;
+    long reader = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+    if (reader == -1 && PyErr_Occurred()) return -1;
+    PyObject *kind = PyTuple_GET_ITEM(entry, 1);
+    View view;
+    int found = read_view((int)reader, x, &view);
+    if (found <= 0) {
+        Py_XDECREF(view.library_dtype);
+        return found;
+    }
+    int status = 0;
+    PyObject *device = NULL, *context = NULL, *itemsize_obj = NULL, *stream = NULL, *result = NULL, *key = NULL;
+    PyObject *handle = NULL, *types = NULL, *numbers[8] = {NULL};
+    if (view.n <= 0) goto done;
+    device = PyLong_FromLongLong(view.device);
+    if (device == NULL) goto error;
+    status = current_primary(device, &context);
+    if (status <= 0) goto done;
+    status = 0;
+    /* the tile: decoupled_lookback._policy, for one tile */
+    itemsize_obj = PyObject_GetAttr(view.dtype, s_itemsize);
+    if (itemsize_obj == NULL) goto error;
+    long long itemsize = PyLong_AsLongLong(itemsize_obj);
+    if (itemsize == -1 && PyErr_Occurred()) goto error;
+    if (itemsize <= 0 || 16 % itemsize) goto done;
+    long long small_tile = 0, small_threads = 0, tile, threads;
+    int has_small = scan_tile(scan_small, itemsize_obj, itemsize, &small_tile, &small_threads);
+    int has_large = scan_tile(scan_large, itemsize_obj, itemsize, &tile, &threads);
+    if (has_small < 0 || has_large < 0) goto error;
+    if (!has_large) goto done;
+    int small = has_small && view.n <= small_tile;
+    if (small) threads = small_threads;
+    else if (view.n > tile) goto done; /* more than one tile: the Python path (the tile status and its epoch) */
+    /* the stream and the result */
+    stream = current_stream((int)reader, kind, x, device);
+    if (stream == NULL) goto error;
+    unsigned long long stream_handle = PyLong_AsUnsignedLongLong(stream);
+    if (stream_handle == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    result = new_like((int)reader, kind, x, &view);
+    if (result == NULL) goto error;
+    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) goto done;
+    unsigned long long out = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(result, 1));
+    if (out == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    /* the build: decoupled_lookback._kernels[(dtype, op, vector, context, small)] -> (Kernel, shared bytes) */
+    PyObject *vector = ((out | view.address) & 15) ? Py_False : Py_True;
+    key = PyTuple_Pack(5, view.dtype, op, vector, context, small ? Py_True : Py_False);
+    if (key == NULL) goto error;
+    PyObject *built = PyDict_GetItemWithError(scan_kernels, key); /* borrowed */
+    if (built == NULL) {
+        if (PyErr_Occurred()) goto error;
+        goto done; /* not compiled yet: the Python path compiles it */
+    }
+    if (!PyTuple_Check(built) || PyTuple_GET_SIZE(built) != 2) goto done;
+    unsigned long long function, shared;
+    handle = PyObject_GetAttr(PyTuple_GET_ITEM(built, 0), s_handle);
+    if (handle == NULL) goto error;
+    Py_INCREF(handle);
+    if (as_ull(handle, &function) < 0) goto error;
+    shared = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(built, 1));
+    if (shared == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    types = PyObject_GetAttr(PyTuple_GET_ITEM(built, 0), s_types);
+    if (types == NULL) goto error;
+    if (!PyBytes_Check(types) || PyBytes_GET_SIZE(types) != 8) goto done;
+    /* decoupled_lookback_scan(out, x, n, exclusive, status, status + 16, tiles, epoch): one tile, no status */
+    int truth = PyObject_IsTrue(exclusive);
+    if (truth < 0) goto error;
+    numbers[0] = PyLong_FromUnsignedLongLong(out);
+    numbers[1] = PyLong_FromUnsignedLongLong(view.address);
+    numbers[2] = PyLong_FromLongLong(view.n);
+    numbers[3] = PyLong_FromLong(truth);
+    numbers[4] = PyLong_FromLong(0);
+    numbers[5] = PyLong_FromLong(0);
+    numbers[6] = PyLong_FromLong(1);
+    numbers[7] = PyLong_FromLong(0);
+    for (int i = 0; i < 8; i++) {
+        if (numbers[i] == NULL) goto error;
+    }
+    _Alignas(16) char buffer[128];
+    void *params[8];
+    size_t size = 0;
+    const char *letters = PyBytes_AS_STRING(types);
+    for (int i = 0; i < 8; i++) {
+        if (pack(letters[i], numbers[i], buffer, &size, i, params + i) < 0) goto error;
+    }
+    void *extra[5] = {LAUNCH_PARAM_BUFFER_POINTER, buffer, LAUNCH_PARAM_BUFFER_SIZE, &size, LAUNCH_PARAM_END};
+    int code;
+    Py_BEGIN_ALLOW_THREADS
+    code = launch_kernel((void *)(uintptr_t)function, 1, 1, 1, (unsigned)threads, 1, 1, (unsigned)shared,
+                         (void *)(uintptr_t)stream_handle, NULL, extra);
+    Py_END_ALLOW_THREADS
+    if (code) goto done; /* the Python path launches again and raises the driver's error */
+    *native = PyTuple_GET_ITEM(result, 0);
+    Py_INCREF(*native);
+    status = 1;
+    goto done;
+error:
+    status = -1;
+done:
+    Py_XDECREF(view.dtype);
+    Py_XDECREF(view.library_dtype);
+    Py_XDECREF(device);
+    Py_XDECREF(context);
+    Py_XDECREF(itemsize_obj);
+    Py_XDECREF(stream);
+    Py_XDECREF(result);
+    Py_XDECREF(key);
+    Py_XDECREF(handle);
+    Py_XDECREF(types);
+    for (int i = 0; i < 8; i++) Py_XDECREF(numbers[i]);
+    return status;
+}
+
+static PyObject *scan_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "scan_direct(x, op, exclusive)");
+        return NULL;
+    }
+    if (direct_readers == NULL || scan_kernels == NULL || launch_kernel == NULL) Py_RETURN_NONE;
+    PyObject *native = NULL;
+    int status = scan_ready(args[0], args[1], args[2], &native);
     if (status == 1) return native;
     if (status < 0) {
         if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL; /* an interrupt: not ours to swallow */
@@ -642,9 +859,14 @@ static PyMethodDef methods[] = {
      "launch(function, grid, block, shared, stream, types, *args) -> CUresult"},
     {"get_context", get_context, METH_NOARGS, "cuCtxGetCurrent: the current context's handle (0 if none; None if the call fails)"},
     {"set_context", set_context, METH_O, "cuCtxSetCurrent(handle) -> CUresult"},
+    {"configure_direct", (PyCFunction)(void (*)(void))configure_direct, METH_FASTCALL,
+     "configure_direct(readers, primaries, torch_dtypes, hooks): the tables every whole call reads"},
     {"configure_reduce", (PyCFunction)(void (*)(void))configure_reduce, METH_FASTCALL,
-     "configure_reduce(readers, primaries, torch_dtypes, plans, buffers, knob_values, knob_names, partials_offset, "
-     "hooks)"},
+     "configure_reduce(plans, buffers, knob_values, knob_names, partials_offset)"},
+    {"configure_scan", (PyCFunction)(void (*)(void))configure_scan, METH_FASTCALL,
+     "configure_scan(kernels, large, small)"},
+    {"scan_direct", (PyCFunction)(void (*)(void))scan_direct, METH_FASTCALL,
+     "scan_direct(x, op, exclusive) -> the result of a ready one-tile default scan, or None (the Python path takes it)"},
     {"reduce_direct", (PyCFunction)(void (*)(void))reduce_direct, METH_FASTCALL,
      "reduce_direct(x, op) -> the 0-d result of a ready default reduction, or None (the Python path takes it)"},
     {NULL, NULL, 0, NULL},

@@ -29,6 +29,10 @@ class Algorithm:
     fast: bool = False  # a beyond-the-book kernel tuned for speed
     max_length: int | None = None  # the most elements (life: cells) it takes; None: any length
     pattern: str = ""  # set by Registry.register
+    # native_direct() -> a C function giving a whole default call's result, or None when the call is not ready for
+    # it (then the Python path takes it); None where the C launch is not loaded.  Its arguments are the pattern's
+    # (scan: x, op, exclusive; reduce: x, op)
+    native_direct: Callable | None = None
 
     def takes(self, n: int) -> bool:
         """Whether the algorithm accepts n elements (cells)."""
@@ -60,9 +64,6 @@ class ReduceAlgorithm(Algorithm):
     # direct(out, x, n, dtype, op, stream, context): launch's work on addresses (out: one element), the stream and
     # the (current) context given: what the public call runs on the direct path (pyscan.arrays.DIRECT_KINDS)
     direct: Callable | None = None
-    # native_direct() -> a C function (x, op) -> the whole default call's result, or None when the call is not
-    # ready for it (then the Python path takes it); None where the C module is not loaded
-    native_direct: Callable | None = None
 
 
 class Registry:
@@ -128,6 +129,19 @@ class Registry:
             if algorithm is not None:
                 return algorithm if algorithm.max_length is None else None
         return None
+
+    def auto_native_direct(self):
+        """The whole default call in C of the algorithm `auto` runs at every length (its native_direct()): None
+        while the C launch has not been looked for yet (ask again later), False where there is none."""
+        algorithm = self.auto_any_length()
+        factory = algorithm.native_direct if algorithm is not None else None
+        if factory is None:
+            return False
+        from . import native
+
+        if not native.resolved():
+            return None
+        return (factory() if native.loaded() is not None else None) or False
 
     def auto_direct(self):
         """The direct launch (the entry's `direct`) of the algorithm `auto` runs at every length, or None."""

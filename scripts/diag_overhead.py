@@ -174,3 +174,13 @@ per_call("pyscan.reduce(c), Python direct path", lambda: pyscan.reduce(c))
 pyscan.reductions._whole_call = whole
 per_call("torch.amax(t) (again, for this section)", lambda: torch.amax(t))
 per_call("torch.sum(t, dtype=t.dtype) (again)", lambda: torch.sum(t, dtype=t.dtype))
+print("-- pyscan.scan(t) of one tile: the whole call in C, and the Python direct path (the C call switched off)")
+whole = pyscan.scans._whole_call
+per_call("pyscan.scan(t), whole call in C" if whole else "pyscan.scan(t) (no C call loaded)", lambda: pyscan.scan(t))
+per_call("pyscan.scan(c), whole call in C" if whole else "pyscan.scan(c) (no C call loaded)", lambda: pyscan.scan(c))
+pyscan.scans._whole_call = False
+per_call("pyscan.scan(t), Python direct path", lambda: pyscan.scan(t))
+per_call("pyscan.scan(c), Python direct path", lambda: pyscan.scan(c))
+pyscan.scans._whole_call = whole
+per_call("torch.cumsum(t, 0, dtype=t.dtype) (again, for this section)", lambda: torch.cumsum(t, 0, dtype=t.dtype))
+per_call("y.copy_(t) (again)", lambda: out.copy_(t))

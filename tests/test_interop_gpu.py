@@ -333,3 +333,43 @@ def test_default_reductions_run_whole_in_c(library, rng, monkeypatch):
             total = pyscan.reduce(x[:n], op=op)
             assert_kind(total, library)
             assert to_numpy(total) == ufunc.reduce(host[:n], dtype=np.int32), (n, op)
+
+
+@pytest.mark.parametrize("library", ["torch", "cupy"])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_default_one_tile_scans_run_whole_in_c(library, dtype, rng, monkeypatch):
+    """Once the Python path has built the kernels, a default scan of an array of one tile (up to 8192 32-bit or
+    4096 64-bit elements) is one call of the C module (pyscan/launch.c scan_direct): neither begin() nor the Python
+    launch runs; longer arrays still take the Python direct path."""
+    import dataclasses
+
+    from pyscan import native
+    from pyscan.scans import SCANS
+
+    pytest.importorskip(library)
+    one_tile = 8192 if dtype == np.int32 else 4096
+    host = rng.integers(-9, 9, one_tile + 1).astype(dtype)
+    x = to_kind(host, library)
+    sizes = (1, 33, 1025, one_tile // 2, one_tile // 2 + 1, one_tile)
+    for _ in range(2):  # the first calls build the kernels (small and large tile, aligned or not) in Python
+        for n in sizes:
+            for start in (0, 1):
+                for exclusive in (False, True):
+                    pyscan.scan(x[start:start + n], exclusive=exclusive, op="max")
+    if not pyscan.scans._whole_call:
+        pytest.skip(f"the C launch is not loaded here: {native.why_not()}")
+    entry = SCANS._algorithms["decoupled_lookback"]
+    monkeypatch.setitem(SCANS._algorithms, "decoupled_lookback", dataclasses.replace(
+        entry, direct=lambda *a: pytest.fail("the Python launch ran")))
+    monkeypatch.setattr(pyscan.arrays, "begin", lambda *a, **k: pytest.fail("begin() ran"))
+    for n in sizes:
+        for start in (0, 1):  # 16-byte aligned, and not
+            for exclusive in (False, True):
+                part = host[start:start + n]
+                result = pyscan.scan(x[start:start + n], exclusive=exclusive, op="max")
+                want = np.maximum.accumulate(part)
+                if exclusive:
+                    low = np.iinfo(dtype).min if dtype == np.int32 else -np.inf
+                    want = np.concatenate([[low], want[:-1]]).astype(dtype)
+                assert_kind(result, library)
+                np.testing.assert_array_equal(to_numpy(result), want)

@@ -252,6 +252,9 @@ class FakeKind:
         assert context == CTX
         return self.result, 0xABC0
 
+    def new_like(self, x, n, dtype):
+        return self.result, 0xABC0
+
 
 class Fn:
     def __init__(self, handle):
@@ -278,11 +281,11 @@ def _library_hooks(tables):
     tables["kept"] = kept
 
     def torch_empty_like(like):
-        assert like == "kept 0-d"
+        assert like == "kept 0-d" or isinstance(like, TorchLike)
         return _Result()
 
     def cupy_empty(shape, dtype):
-        assert shape == () and dtype == np.dtype(np.int32)
+        assert isinstance(shape, tuple) and len(shape) <= 1 and dtype == np.dtype(np.int32)
         result = _Result()
         result.data = _Memory(0xABC0, 0)
         return result
@@ -290,8 +293,13 @@ def _library_hooks(tables):
             2: (lambda device: _Stream(0x5000 + device), cupy_empty)}
 
 
+class ScanConfig:
+    def __init__(self, threads, vecs):
+        self.threads, self.vecs = threads, vecs
+
+
 class _Result:
-    """A fake 0-d result made by a library hook: its address is FakeKind's."""
+    """A fake result made by a library hook: its address is FakeKind's."""
 
     def data_ptr(self):
         return 0xABC0
@@ -314,9 +322,12 @@ def whole(c_launch, fake_driver, request):
         "buffers": {(CTX, 0x5000): Kept(0x7000, 16 + 528 * 4)},
         "knobs": knobs,
     }
-    c_launch.configure_reduce(tables["readers"], tables["primaries"], tables["torch_dtypes"], tables["plans"],
-                              tables["buffers"], tables["knobs"], fast.KNOB_NAMES, fast.PARTIALS_OFFSET,
-                              request.param(tables))
+    c_launch.configure_direct(tables["readers"], tables["primaries"], tables["torch_dtypes"], request.param(tables))
+    c_launch.configure_reduce(tables["plans"], tables["buffers"], tables["knobs"], fast.KNOB_NAMES,
+                              fast.PARTIALS_OFFSET)
+    tables["scan_kernels"] = {}
+    c_launch.configure_scan(tables["scan_kernels"], {4: ScanConfig(256, 8), 8: ScanConfig(256, 8)},
+                            {4: ScanConfig(256, 4), 8: ScanConfig(256, 4)})
     c_launch.set_context(CTX)
     yield c_launch, tables
     c_launch.set_context(None)
@@ -421,3 +432,69 @@ def test_the_knob_names_are_the_plans_order():
 
     assert tuple(getattr(fast, name) for name in fast.KNOB_NAMES) == (
         fast.FAST_BLOCK, fast.FAST_UNROLL, fast.SMALL_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM)
+
+
+# --- the whole one-tile scan in C (scan_direct) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [TorchLike, CuPyLike])
+@pytest.mark.parametrize("n, small, threads", [(1, True, 256), (4096, True, 256), (4097, False, 256),
+                                               (8192, False, 256)])
+@pytest.mark.parametrize("aligned", [True, False])
+def test_one_tile_scan_launches_what_the_driver_would(whole, fake_driver, make, n, small, threads, aligned):
+    from pyscan.scans import decoupled_lookback as dl
+
+    module, tables = whole
+    address = 0x10000 if aligned else 0x10004
+    x = make(n, address=address)
+    i32 = np.dtype(np.int32)
+    tables["scan_kernels"][(i32, "max", aligned, CTX, small)] = (loader.Kernel("scan", 0x333, "PPqiPPiI", CTX), 9000)
+    before = fake_driver.fake_launches()
+    assert module.scan_direct(x, "max", True) is not None
+    assert fake_driver.fake_launches() == before + 1
+    assert fake_driver.fake_function() == 0x333 and fake_driver.fake_stream() == 0x5000
+    assert [fake_driver.fake_dim(i) for i in range(7)] == [1, 1, 1, threads, 1, 1, 9000]
+    assert last_arguments(fake_driver) == struct.pack("@PPqiPPiI", 0xABC0, address, n, 1, 0, 0, 1, 0)
+    policy, tile, chosen_small = dl._policy(4, n)  # the driver's rule, with the shipped Configs the fakes copy
+    assert tile >= n and chosen_small == small and policy.threads == threads
+
+
+@pytest.mark.parametrize("case", ["more than one tile", "not built yet", "2-D", "empty", "context not current",
+                                  "unhashable op"])
+def test_scan_leaves_what_is_not_ready_to_python(whole, fake_driver, case):
+    module, tables = whole
+    i32 = np.dtype(np.int32)
+    for small in (True, False):
+        for vector in (True, False):
+            tables["scan_kernels"][(i32, "add", vector, CTX, small)] = (loader.Kernel("s", 0x333, "PPqiPPiI", CTX),
+                                                                        0)
+    x, op = TorchLike(100), "add"
+    if case == "more than one tile":
+        x = TorchLike(8193)
+    elif case == "not built yet":
+        tables["scan_kernels"].clear()
+    elif case == "2-D":
+        x = TorchLike(100, dims=2)
+    elif case == "empty":
+        x = TorchLike(0)
+    elif case == "context not current":
+        x = TorchLike(100, device=1)
+    else:
+        op = ["add"]
+    before = fake_driver.fake_launches()
+    assert module.scan_direct(x, op, False) is None
+    assert fake_driver.fake_launches() == before
+
+
+def test_scan_keeps_no_references(whole, fake_driver):
+    module, tables = whole
+    i32 = np.dtype(np.int32)
+    kernel = loader.Kernel("s", 0x333, "PPqiPPiI", CTX)
+    tables["scan_kernels"][(i32, "add", True, CTX, True)] = (kernel, 0)
+    x = TorchLike(100)
+    watched = (x, kernel, FakeKind.result, _Result, i32)
+    counts = [sys.getrefcount(o) for o in watched]
+    for _ in range(1000):
+        module.scan_direct(x, "add", False)
+        module.scan_direct(TorchLike(100000), "add", False)
+        module.scan_direct(CuPyLike(5000), "add", True)
+    assert [sys.getrefcount(o) for o in watched] == counts

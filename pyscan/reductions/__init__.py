@@ -96,6 +96,7 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
+    global _whole_call
     if algorithm == "auto" and stream is None:
         whole = _whole_call  # the common call, all in C once the Python path below has made what it reads
         if whole:
@@ -108,7 +109,7 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
             native, result = kind.new_scalar(x, dtype, context)
             launch(result, address, n, dtype, op, handle, context)
             if whole is None:
-                _find_whole_call()
+                _whole_call = REDUCTIONS.auto_native_direct()
             return native
     if op not in OPERATOR_NAMES:
         check_op(op)
@@ -131,22 +132,7 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
         return call.finish_scalar(launch(call.x, op=op, out=call.allocate((), call.dtype)))
 
 
-_whole_call = None  # the C module's whole default call (ReduceAlgorithm.native_direct); False where there is none
-
-
-def _find_whole_call() -> None:
-    """After a direct call in Python: the auto algorithm's whole call in C, if it has one and the C launch is loaded
-    (until it is, None: look again after the next direct call)."""
-    global _whole_call
-    algorithm = REDUCTIONS.auto_any_length()
-    factory = algorithm.native_direct if algorithm is not None else None
-    if factory is None:
-        _whole_call = False
-        return
-    from .. import native
-
-    if native.resolved():  # else the launch has not looked for the C module yet: look again after the next call
-        _whole_call = (factory() if native.loaded() is not None else None) or False
+_whole_call = None  # the auto algorithm's whole default call in C (Registry.auto_native_direct); False: none
 
 
 _auto_name = None  # the algorithm `auto` runs, once known to take every length

@@ -176,8 +176,8 @@ def native_direct():
     module = native.loaded()
     if module is None or not hasattr(module, "configure_reduce"):
         return None
-    module.configure_reduce(arrays.DIRECT_READERS, gpu._primary, arrays._Torch._to_numpy, _plans,
-                            _workspace._buffers, globals(), KNOB_NAMES, PARTIALS_OFFSET, arrays.direct_hooks())
+    arrays.configure_native(module)
+    module.configure_reduce(_plans, _workspace._buffers, globals(), KNOB_NAMES, PARTIALS_OFFSET)
     return module.reduce_direct
 
 

@@ -64,6 +64,9 @@ def max_length(name: str):
     return entry.max_length if entry.fast else MAX_LENGTH
 
 
+_whole_call = None  # the auto algorithm's whole default call in C (Registry.auto_native_direct); False: none
+
+
 def _overlaps(a, b) -> bool:
     a0, b0 = int(a.gpudata), int(b.gpudata)
     return a0 < b0 + b.size * b.dtype.itemsize and b0 < a0 + a.size * a.dtype.itemsize
@@ -85,13 +88,21 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
     NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
     """
+    global _whole_call
     if (algorithm == "auto" and out is None and stream is None and (exclusive is False or exclusive is True)
             and op in OPERATOR_NAMES):
+        whole = _whole_call  # the common call of one tile, all in C once the Python path below has built it
+        if whole:
+            native = whole(x, op, exclusive)
+            if native is not None:
+                return native
         direct = arrays.direct(x, SCANS.auto_direct(), ELEMENT_TYPES)  # the common call (arrays.DIRECT_KINDS)
         if direct is not None:
             kind, launch, address, n, dtype, handle, context = direct
             native, result = kind.new_like(x, n, dtype)
             launch(result, address, n, dtype, op, exclusive, handle, context)
+            if whole is None:
+                _whole_call = SCANS.auto_native_direct()
             return native
     if op not in OPERATOR_NAMES:
         check_op(op)

@@ -341,6 +341,22 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, stream: in
                  (out, x, n, 1 if exclusive else 0, base, base + 16, tiles, epoch), shared)
 
 
+def native_direct():
+    """The whole default call of a one-tile array in C (pyscan/launch.c's scan_direct(x, op, exclusive) -> the
+    result, or None when the call is not ready for it: longer arrays, builds not compiled yet, anything
+    launch() would not take), bound to the live tables it reads (arrays.configure_native, this module's kernel
+    cache and Configs).  None where the C launch is not loaded.  It launches what launch() would for one tile
+    (tests/test_native_launch.py checks the two against each other)."""
+    from .. import arrays, native
+
+    module = native.loaded()
+    if module is None or not hasattr(module, "configure_scan"):
+        return None
+    arrays.configure_native(module)
+    module.configure_scan(_kernels, CONFIG, SMALL)
+    return module.scan_direct
+
+
 def decoupled_lookback_driver(x, out, *, op, exclusive):
     local = streams._local
     launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, local.stream,
@@ -355,5 +371,5 @@ SCANS.register(
             "tile's copies in flight, warp-shuffle block scan, epoch-tagged status words, a warp looking back over 32 "
             "predecessors at once; any length",
     model=decoupled_lookback_model, trace=None, count_work=None, error_depth=decoupled_lookback_error_depth,
-    fast=True, direct=launch,
+    fast=True, direct=launch, native_direct=native_direct,
 )
