@@ -412,6 +412,8 @@ def kind_of(x) -> Kind | None:
         DIRECT_KINDS[type(x)] = kind
         if kind.direct_reader:
             DIRECT_READERS[type(x)] = (kind.direct_reader, kind)
+            if _native is not None:  # its library's own calls, for the whole calls from now on
+                configure_native(_native)
     return kind
 
 
@@ -620,10 +622,16 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     return Call(kind, x, host, address, shape, dtype, device, stream, library_stream, size)
 
 
+_native = None  # the C module configure_native handed the tables to (kind_of hands it a new kind's hooks)
+
+
 def configure_native(module) -> None:
     """Hand pyscan/launch.c the tables every whole call reads: the direct kinds' readers, the primary contexts,
-    torch's dtypes and the libraries' own calls (direct_hooks)."""
+    torch's dtypes and the libraries' own calls (direct_hooks; kind_of hands them over again when a kind is first
+    seen later)."""
+    global _native
     module.configure_direct(DIRECT_READERS, gpu._primary, _Torch._to_numpy, direct_hooks())
+    _native = module
 
 
 def direct_hooks() -> dict:

@@ -112,28 +112,61 @@ static int dims(PyObject *value, unsigned out[3], const char *what) {
     return 0;
 }
 
+/* Bytes of an argument of type letter `code`; 0 for a letter that is not one. */
+static size_t letter_size(char code) {
+    switch (code) {
+        case 'P': case 'q': case 'Q': case 'd': return 8;
+        case 'i': case 'I': case 'f': return 4;
+        case 'h': case 'H': return 2;
+        case 'b': case 'B': case '?': return 1;
+    }
+    return 0;
+}
+
+static int unsigned_letter(char code) {
+    return code == 'P' || code == 'Q' || code == 'I' || code == 'H' || code == 'B';
+}
+
+/* The next argument's slot of `size` bytes in buffer, at the next multiple of its size (C alignment), the padding
+ * zeroed as struct packs it; NULL past ARGUMENT_BYTES. */
+static char *next_slot(char *buffer, size_t *offset, size_t size) {
+    size_t at = (*offset + size - 1) / size * size;
+    if (at + size > ARGUMENT_BYTES) return NULL;
+    memset(buffer + *offset, 0, at - *offset);
+    *offset = at + size;
+    return buffer + at;
+}
+
+/* Store an integer of type letter `code` at slot: v is its value for the signed letters, u for the unsigned ones.
+ * 0, or -1 when it is out of the letter's range (or the letter is not an integer's). */
+static int store_integer(char code, long long v, unsigned long long u, char *slot) {
+    switch (code) {
+        case 'P': case 'Q': memcpy(slot, &u, 8); return 0;
+        case 'q': memcpy(slot, &v, 8); return 0;
+        case 'I': if (u <= UINT32_MAX) { uint32_t w = (uint32_t)u; memcpy(slot, &w, 4); return 0; } break;
+        case 'i': if (v >= INT32_MIN && v <= INT32_MAX) { int32_t w = (int32_t)v; memcpy(slot, &w, 4); return 0; } break;
+        case 'H': if (u <= UINT16_MAX) { uint16_t w = (uint16_t)u; memcpy(slot, &w, 2); return 0; } break;
+        case 'h': if (v >= INT16_MIN && v <= INT16_MAX) { int16_t w = (int16_t)v; memcpy(slot, &w, 2); return 0; } break;
+        case 'B': if (u <= UINT8_MAX) { *slot = (char)(uint8_t)u; return 0; } break;
+        case 'b': if (v >= INT8_MIN && v <= INT8_MAX) { *slot = (char)(int8_t)v; return 0; } break;
+    }
+    return -1;
+}
+
 /* Pack one argument of type letter `code` at the next multiple of its size (C alignment) in buffer; *at_out is
  * where it went (cuLaunchKernel's kernelParams point there). */
 static int pack(char code, PyObject *value, char *buffer, size_t *offset, Py_ssize_t index, void **at_out) {
-    size_t size;
-    switch (code) {
-        case 'P': case 'q': case 'Q': case 'd': size = 8; break;
-        case 'i': case 'I': case 'f': size = 4; break;
-        case 'h': case 'H': size = 2; break;
-        case 'b': case 'B': case '?': size = 1; break;
-        default:
-            PyErr_Format(PyExc_ValueError, "argument %zd: unknown type letter '%c'", index, code);
-            return -1;
+    size_t size = letter_size(code);
+    if (!size) {
+        PyErr_Format(PyExc_ValueError, "argument %zd: unknown type letter '%c'", index, code);
+        return -1;
     }
-    size_t at = (*offset + size - 1) / size * size;
-    if (at + size > ARGUMENT_BYTES) {
+    char *slot = next_slot(buffer, offset, size);
+    if (slot == NULL) {
         PyErr_SetString(PyExc_ValueError, "the kernel's arguments pass 4096 bytes");
         return -1;
     }
-    memset(buffer + *offset, 0, at - *offset); /* padding zeroed, as struct packs it */
-    char *slot = buffer + at;
     *at_out = slot;
-    *offset = at + size;
     if (code == 'f' || code == 'd') {
         double v = PyFloat_AsDouble(value);
         if (v == -1.0 && PyErr_Occurred()) return -1;
@@ -156,8 +189,7 @@ static int pack(char code, PyObject *value, char *buffer, size_t *offset, Py_ssi
     int overflow = 0;
     long long v = 0;
     unsigned long long u = 0;
-    int is_unsigned = (code == 'P' || code == 'Q' || code == 'I' || code == 'H' || code == 'B');
-    if (is_unsigned) {
+    if (unsigned_letter(code)) {
         u = PyLong_AsUnsignedLongLong(number);
         if (u == (unsigned long long)-1 && PyErr_Occurred()) overflow = 1;
     } else {
@@ -165,21 +197,25 @@ static int pack(char code, PyObject *value, char *buffer, size_t *offset, Py_ssi
         if (v == -1 && PyErr_Occurred()) overflow = 1;
     }
     Py_DECREF(number);
-    if (!overflow) {
-        switch (code) {
-            case 'P': case 'Q': memcpy(slot, &u, 8); return 0;
-            case 'q': memcpy(slot, &v, 8); return 0;
-            case 'I': if (u <= UINT32_MAX) { uint32_t w = (uint32_t)u; memcpy(slot, &w, 4); return 0; } break;
-            case 'i': if (v >= INT32_MIN && v <= INT32_MAX) { int32_t w = (int32_t)v; memcpy(slot, &w, 4); return 0; } break;
-            case 'H': if (u <= UINT16_MAX) { uint16_t w = (uint16_t)u; memcpy(slot, &w, 2); return 0; } break;
-            case 'h': if (v >= INT16_MIN && v <= INT16_MAX) { int16_t w = (int16_t)v; memcpy(slot, &w, 2); return 0; } break;
-            case 'B': if (u <= UINT8_MAX) { *slot = (char)(uint8_t)u; return 0; } break;
-            case 'b': if (v >= INT8_MIN && v <= INT8_MAX) { *slot = (char)(int8_t)v; return 0; } break;
-        }
-    }
+    if (!overflow && store_integer(code, v, u, slot) == 0) return 0;
     PyErr_Clear();
     PyErr_Format(PyExc_OverflowError, "argument %zd (type '%c') is out of range: %R", index, code, value);
     return -1;
+}
+
+/* Pack `count` non-negative integers by their type letters (a whole call's arguments, known in C): 0, or -1 when a
+ * letter is not an integer's or a value does not fit it (the Python path then launches, and says so). */
+static int pack_integers(const char *letters, const unsigned long long *values, int count, char *buffer,
+                         size_t *size) {
+    *size = 0;
+    for (int i = 0; i < count; i++) {
+        size_t bytes = letter_size(letters[i]);
+        if (!bytes || letters[i] == 'f' || letters[i] == 'd' || letters[i] == '?') return -1;
+        if (!unsigned_letter(letters[i]) && values[i] > (unsigned long long)INT64_MAX) return -1;
+        char *slot = next_slot(buffer, size, bytes);
+        if (slot == NULL || store_integer(letters[i], (long long)values[i], values[i], slot) < 0) return -1;
+    }
+    return 0;
 }
 
 static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -291,7 +327,8 @@ static PyObject *torch_hooks, *cupy_hooks;
 
 static PyObject *s_dtype, *s_dim, *s_is_contiguous, *s_get_device, *s_data_ptr, *s_numel, *s_ndim, *s_flags,
     *s_c_contiguous, *s_data, *s_ptr, *s_device_id, *s_size, *s_default_stream, *s_new_scalar, *s_handle,
-    *s_itemsize, *s_address, *s_nbytes, *s_threads, *s_vecs, *s_types, *s_new_like;
+    *s_itemsize, *s_address, *s_nbytes, *s_threads, *s_vecs, *s_types, *s_new_like, *s_min_blocks, *s_lock,
+    *s_state, *s_acquire, *s_release, *s_small_max_tiles, *s_epochs;
 
 static int intern_names(void) {
     struct { PyObject **slot; const char *text; } names[] = {
@@ -301,6 +338,8 @@ static int intern_names(void) {
         {&s_size, "size"}, {&s_default_stream, "default_stream"}, {&s_new_scalar, "new_scalar"},
         {&s_handle, "handle"}, {&s_itemsize, "itemsize"}, {&s_address, "address"}, {&s_nbytes, "nbytes"},
         {&s_threads, "threads"}, {&s_vecs, "vecs"}, {&s_types, "_types"}, {&s_new_like, "new_like"},
+        {&s_min_blocks, "min_blocks"}, {&s_lock, "lock"}, {&s_state, "state"}, {&s_acquire, "acquire"},
+        {&s_release, "release"}, {&s_small_max_tiles, "SMALL_MAX_TILES"}, {&s_epochs, "EPOCHS"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) return -1;
@@ -368,21 +407,40 @@ static PyObject *configure_reduce(PyObject *self, PyObject *const *args, Py_ssiz
     Py_RETURN_NONE;
 }
 
-/* The fast scan's tables: configure_scan(kernels, large, small) -- decoupled_lookback's kernel cache and its
- * Configs per element size. */
-static PyObject *scan_kernels, *scan_large, *scan_small;
+/* The fast scan's tables: configure_scan(kernels, large, small, status, multiprocessors, module) --
+ * decoupled_lookback's kernel cache, its Configs per element size, its tile-status buffers per element size
+ * ({4: {(context, stream): Kept}, 8: ...}), the SM count per context, and its module dict, whose SMALL_MAX_TILES and
+ * EPOCHS each call reads as they are. */
+static PyObject *scan_kernels, *scan_large, *scan_small, *scan_status, *scan_multiprocessors, *scan_module;
 
 static PyObject *configure_scan(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyDict_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "configure_scan(kernels, large, small): three dicts");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "configure_scan(kernels, large, small, status, multiprocessors, module)");
         return NULL;
     }
-    PyObject **slots[] = {&scan_kernels, &scan_large, &scan_small};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 6; i++) {
+        if (!PyDict_Check(args[i])) {
+            PyErr_Format(PyExc_TypeError, "configure_scan: argument %d must be a dict", i);
+            return NULL;
+        }
+    }
+    if (intern_names() < 0) return NULL;
+    PyObject **slots[] = {&scan_kernels, &scan_large, &scan_small, &scan_status, &scan_multiprocessors, &scan_module};
+    for (int i = 0; i < 6; i++) {
         Py_INCREF(args[i]);
         Py_XSETREF(*slots[i], args[i]);
     }
     Py_RETURN_NONE;
+}
+
+/* A module constant read by its interned name: 1 and its value, 0 if it is missing or not an int, -1 on an
+ * exception. */
+static int module_int(PyObject *module, PyObject *name, long long *out) {
+    PyObject *value = PyDict_GetItemWithError(module, name); /* borrowed */
+    if (value == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (!PyLong_Check(value)) return 0;
+    *out = PyLong_AsLongLong(value);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 1;
 }
 
 /* a new reference to obj.name() */
@@ -463,22 +521,18 @@ static int read_view(int reader, PyObject *x, View *view) {
     return 0;
 }
 
-/* The knobs' values now, as a tuple in the order of knob_names (a new reference). */
-static PyObject *knobs_now(void) {
-    Py_ssize_t count = PyTuple_GET_SIZE(knob_names);
-    PyObject *now = PyTuple_New(count);
-    if (now == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *value = PyDict_GetItemWithError(knob_values, PyTuple_GET_ITEM(knob_names, i));
-        if (value == NULL) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a knob is missing");
-            Py_DECREF(now);
-            return NULL;
-        }
-        Py_INCREF(value);
-        PyTuple_SET_ITEM(now, i, value);
-    }
-    return now;
+/* The device's primary context if it is current in this thread: 1 and a new reference in *context, 0 if not (or
+ * the device has none yet), -1 on an exception. */
+static int current_primary(PyObject *device, PyObject **context) {
+    PyObject *found = PyDict_GetItemWithError(primaries, device); /* borrowed */
+    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
+    void *current = NULL;
+    void *handle = PyLong_AsVoidPtr(found);
+    if (handle == NULL && PyErr_Occurred()) return -1;
+    if (get_context_fn == NULL || get_context_fn(&current) || handle != current) return 0;
+    Py_INCREF(found);
+    *context = found;
+    return 1;
 }
 
 /* The library's current stream on view's device (a new reference to an int), through its hook or the kind. */
@@ -494,199 +548,226 @@ static PyObject *current_stream(int reader, PyObject *kind, PyObject *x, PyObjec
     return PyObject_CallMethodObjArgs(kind, s_default_stream, x, device, NULL);
 }
 
-/* The 0-d result: (native, address) as a new tuple reference, through the library's hook or kind.new_scalar; NULL
- * without an exception when torch's kept 0-d tensor for (dtype, context) is not made yet (new_scalar makes it). */
-static PyObject *new_result(int reader, PyObject *kind, PyObject *x, View *view, PyObject *context) {
-    PyObject *native = NULL, *address = NULL;
-    if (reader == 1 && torch_hooks != NULL) {
-        PyObject *key = PyTuple_Pack(2, view->library_dtype, context);
-        if (key == NULL) return NULL;
-        PyObject *like = PyDict_GetItemWithError(PyTuple_GET_ITEM(torch_hooks, 2), key); /* borrowed */
-        Py_DECREF(key);
-        if (like == NULL) return NULL;
-        native = PyObject_CallOneArg(PyTuple_GET_ITEM(torch_hooks, 1), like);
-        if (native != NULL) address = call0(native, s_data_ptr);
-    } else if (reader == 2 && cupy_hooks != NULL) {
-        PyObject *shape = PyTuple_New(0);
-        if (shape == NULL) return NULL;
-        native = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(cupy_hooks, 1), shape, view->dtype, NULL);
-        Py_DECREF(shape);
-        if (native != NULL) {
-            PyObject *data = PyObject_GetAttr(native, s_data);
-            if (data != NULL) {
-                address = PyObject_GetAttr(data, s_ptr);
-                Py_DECREF(data);
-            }
-        }
-    } else {
-        return PyObject_CallMethodObjArgs(kind, s_new_scalar, x, view->dtype, context, NULL);
-    }
-    if (address == NULL) {
-        Py_XDECREF(native);
-        return NULL;
-    }
-    PyObject *pair = PyTuple_Pack(2, native, address);
-    Py_DECREF(native);
-    Py_DECREF(address);
-    return pair;
-}
+/* What every whole call reads before its pattern's own part: x's reader and kind, its view, its device's primary
+ * context (current in this thread) and its library's current stream there. */
+typedef struct {
+    int reader;
+    PyObject *kind; /* borrowed from direct_readers */
+    View view;
+    PyObject *device, *context, *stream; /* new references */
+    unsigned long long stream_handle;
+} Call;
 
-/* The device's primary context if it is current in this thread: 1 and a new reference in *context, 0 if not (or
- * the device has none yet), -1 on an exception. */
-static int current_primary(PyObject *device, PyObject **context) {
-    PyObject *found = PyDict_GetItemWithError(primaries, device); /* borrowed */
-    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
-    void *current = NULL;
-    void *handle = PyLong_AsVoidPtr(found);
-    if (handle == NULL && PyErr_Occurred()) return -1;
-    if (get_context_fn == NULL || get_context_fn(&current) || handle != current) return 0;
-    Py_INCREF(found);
-    *context = found;
-    return 1;
-}
-
-/* A result like x (n elements): (native, address) as a new tuple reference, through the library's hook or
- * kind.new_like. */
-static PyObject *new_like(int reader, PyObject *kind, PyObject *x, View *view) {
-    PyObject *native = NULL, *address = NULL;
-    if (reader == 1 && torch_hooks != NULL) {
-        native = PyObject_CallOneArg(PyTuple_GET_ITEM(torch_hooks, 1), x);
-        if (native != NULL) address = call0(native, s_data_ptr);
-    } else if (reader == 2 && cupy_hooks != NULL) {
-        PyObject *shape = Py_BuildValue("(L)", view->n);
-        if (shape == NULL) return NULL;
-        native = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(cupy_hooks, 1), shape, view->dtype, NULL);
-        Py_DECREF(shape);
-        if (native != NULL) {
-            PyObject *data = PyObject_GetAttr(native, s_data);
-            if (data != NULL) {
-                address = PyObject_GetAttr(data, s_ptr);
-                Py_DECREF(data);
-            }
-        }
-    } else {
-        PyObject *n = PyLong_FromLongLong(view->n);
-        if (n == NULL) return NULL;
-        PyObject *pair = PyObject_CallMethodObjArgs(kind, s_new_like, x, n, view->dtype, NULL);
-        Py_DECREF(n);
-        return pair;
-    }
-    if (address == NULL) {
-        Py_XDECREF(native);
-        return NULL;
-    }
-    PyObject *pair = PyTuple_Pack(2, native, address);
-    Py_DECREF(native);
-    Py_DECREF(address);
-    return pair;
-}
-
-/* The launch of a ready call: 1 and the result in *native, 0 when something is not ready, -1 on an exception. */
-static int reduce_ready(PyObject *x, PyObject *op, PyObject **native) {
+/* 1 when x is a reader's 1-D contiguous array of n > 0 elements whose device's primary context is current here (the
+ * call then filled in), 0 when it is not, -1 on an exception.  end_call releases what it took, in every case. */
+static int start_call(PyObject *x, Call *call) {
+    memset(call, 0, sizeof *call);
     PyObject *entry = PyDict_GetItemWithError(direct_readers, (PyObject *)Py_TYPE(x));
     if (entry == NULL) return PyErr_Occurred() ? -1 : 0;
     if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) return 0;
     long reader = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
     if (reader == -1 && PyErr_Occurred()) return -1;
-    PyObject *kind = PyTuple_GET_ITEM(entry, 1);
-    View view;
-    int found = read_view((int)reader, x, &view);
-    if (found <= 0) {
-        Py_XDECREF(view.library_dtype);
-        return found;
+    call->reader = (int)reader;
+    call->kind = PyTuple_GET_ITEM(entry, 1);
+    int found = read_view(call->reader, x, &call->view);
+    if (found <= 0 || call->view.n <= 0) return found < 0 ? -1 : 0;
+    call->device = PyLong_FromLongLong(call->view.device);
+    if (call->device == NULL) return -1;
+    int status = current_primary(call->device, &call->context);
+    if (status <= 0) return status;
+    call->stream = current_stream(call->reader, call->kind, x, call->device);
+    if (call->stream == NULL) return -1;
+    call->stream_handle = PyLong_AsUnsignedLongLong(call->stream);
+    if (call->stream_handle == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    return 1;
+}
+
+static void end_call(Call *call) {
+    Py_XDECREF(call->view.dtype);
+    Py_XDECREF(call->view.library_dtype);
+    Py_XDECREF(call->device);
+    Py_XDECREF(call->context);
+    Py_XDECREF(call->stream);
+}
+
+/* A new array from the caller's library, as (native, address), a new tuple reference: torch, empty_like(like);
+ * CuPy, empty(shape, dtype).  NULL with an exception if the library raises. */
+static PyObject *library_result(int reader, PyObject *like, PyObject *shape, PyObject *dtype) {
+    PyObject *native, *address = NULL;
+    if (reader == 1) {
+        native = PyObject_CallOneArg(PyTuple_GET_ITEM(torch_hooks, 1), like);
+        if (native != NULL) address = call0(native, s_data_ptr);
+    } else {
+        native = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(cupy_hooks, 1), shape, dtype, NULL);
+        PyObject *data = native == NULL ? NULL : PyObject_GetAttr(native, s_data);
+        if (data != NULL) {
+            address = PyObject_GetAttr(data, s_ptr);
+            Py_DECREF(data);
+        }
     }
+    if (address == NULL) {
+        Py_XDECREF(native);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, native, address);
+    Py_DECREF(native);
+    Py_DECREF(address);
+    return pair;
+}
+
+static int has_hooks(int reader) { return (reader == 1 && torch_hooks != NULL) || (reader == 2 && cupy_hooks != NULL); }
+
+/* The 0-d result: (native, address), a new tuple reference, through the library's own call or kind.new_scalar;
+ * NULL without an exception when torch's kept 0-d tensor for (dtype, context) is not made yet (new_scalar makes
+ * it). */
+static PyObject *new_result(PyObject *x, Call *call) {
+    if (!has_hooks(call->reader))
+        return PyObject_CallMethodObjArgs(call->kind, s_new_scalar, x, call->view.dtype, call->context, NULL);
+    if (call->reader == 1) {
+        PyObject *key = PyTuple_Pack(2, call->view.library_dtype, call->context);
+        if (key == NULL) return NULL;
+        PyObject *like = PyDict_GetItemWithError(PyTuple_GET_ITEM(torch_hooks, 2), key); /* borrowed */
+        Py_DECREF(key);
+        return like == NULL ? NULL : library_result(1, like, NULL, NULL);
+    }
+    PyObject *shape = PyTuple_New(0);
+    if (shape == NULL) return NULL;
+    PyObject *pair = library_result(2, NULL, shape, call->view.dtype);
+    Py_DECREF(shape);
+    return pair;
+}
+
+/* A result like x (n elements): (native, address), a new tuple reference, through the library's own call or
+ * kind.new_like. */
+static PyObject *new_like(PyObject *x, Call *call) {
+    if (call->reader == 1 && torch_hooks != NULL) return library_result(1, x, NULL, NULL);
+    PyObject *n = PyLong_FromLongLong(call->view.n);
+    if (n == NULL) return NULL;
+    PyObject *pair;
+    if (call->reader == 2 && cupy_hooks != NULL) {
+        PyObject *shape = PyTuple_Pack(1, n);
+        pair = shape == NULL ? NULL : library_result(2, NULL, shape, call->view.dtype);
+        Py_XDECREF(shape);
+    } else {
+        pair = PyObject_CallMethodObjArgs(call->kind, s_new_like, x, n, call->view.dtype, NULL);
+    }
+    Py_DECREF(n);
+    return pair;
+}
+
+/* The result's address; -1 with an exception set if result (a (native, address) pair) is not one. */
+static int result_address(PyObject *result, unsigned long long *out) {
+    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a result must be a (native, address) pair");
+        return -1;
+    }
+    *out = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(result, 1));
+    return (*out == (unsigned long long)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* A function handle (a Kernel's or a pycuda Function's .handle). */
+static int function_handle(PyObject *fn, unsigned long long *out) {
+    return as_ull(PyObject_GetAttr(fn, s_handle), out);
+}
+
+/* Launch the whole call's kernel with its packed arguments on the call's stream, the GIL released: 1 and the result's
+ * native array in *native, or 0 when the driver refuses (the Python path launches again and raises its error). */
+static int launch_whole(Call *call, unsigned long long function, unsigned grid, unsigned threads, unsigned shared,
+                        void *arguments, size_t size, PyObject *result, PyObject **native) {
+    void *extra[5] = {LAUNCH_PARAM_BUFFER_POINTER, arguments, LAUNCH_PARAM_BUFFER_SIZE, &size, LAUNCH_PARAM_END};
+    int code;
+    Py_BEGIN_ALLOW_THREADS
+    code = launch_kernel((void *)(uintptr_t)function, grid, 1, 1, threads, 1, 1, shared,
+                         (void *)(uintptr_t)call->stream_handle, NULL, extra);
+    Py_END_ALLOW_THREADS
+    if (code) return 0;
+    *native = PyTuple_GET_ITEM(result, 0);
+    Py_INCREF(*native);
+    return 1;
+}
+
+/* The entry points' common end: the result, None (the Python path takes the call), or an interrupt passed on. */
+static PyObject *whole_result(int status, PyObject *native) {
+    if (status == 1) return native;
+    if (status < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL; /* an interrupt: not ours to swallow */
+        PyErr_Clear();                                           /* the Python path says what was wrong */
+    }
+    Py_RETURN_NONE;
+}
+
+/* Whether the plan's knobs (a tuple in knob_names' order) are the knobs' values now: 1, 0, or -1 on an exception. */
+static int knobs_match(PyObject *planned) {
+    Py_ssize_t count = PyTuple_GET_SIZE(knob_names);
+    if (!PyTuple_Check(planned) || PyTuple_GET_SIZE(planned) != count) return 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *value = PyDict_GetItemWithError(knob_values, PyTuple_GET_ITEM(knob_names, i)); /* borrowed */
+        if (value == NULL) return PyErr_Occurred() ? -1 : 0;
+        int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(planned, i), value, Py_EQ);
+        if (same <= 0) return same;
+    }
+    return 1;
+}
+
+/* The reduction's part of a started call: 1 and the result in *native, 0 when something is not ready, -1 on an
+ * exception. */
+static int reduce_ready(PyObject *x, PyObject *op, Call *call, PyObject **native) {
     int status = 0;
-    PyObject *device = NULL, *context = NULL, *key = NULL, *knobs = NULL, *stream = NULL, *result = NULL;
-    PyObject *fn_handle = NULL;
-    if (view.n <= 0) goto done;
-    device = PyLong_FromLongLong(view.device);
-    if (device == NULL) goto error;
-    status = current_primary(device, &context);
-    if (status <= 0) goto done;
-    status = 0;
+    PyObject *result = NULL;
     /* the plan the driver made, for the knobs as they are */
-    key = PyTuple_Pack(3, view.dtype, op, context);
-    if (key == NULL) goto error;
+    PyObject *key = PyTuple_Pack(3, call->view.dtype, op, call->context);
+    if (key == NULL) return -1;
     PyObject *plan = PyDict_GetItemWithError(reduce_plans, key); /* borrowed; an unhashable op raises */
-    if (plan == NULL) goto not_found;
-    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 6) goto done;
-    knobs = knobs_now();
-    if (knobs == NULL) goto error;
-    int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(plan, 0), knobs, Py_EQ);
-    if (same <= 0) { status = same; goto done; }
-    long long threads = PyLong_AsLongLong(PyTuple_GET_ITEM(knobs, 0)); /* FAST_BLOCK */
+    Py_DECREF(key);
+    if (plan == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 6) return 0;
+    status = knobs_match(PyTuple_GET_ITEM(plan, 0));
+    if (status <= 0) return status;
+    status = 0;
+    long long threads = PyLong_AsLongLong(PyTuple_GET_ITEM(PyTuple_GET_ITEM(plan, 0), 0)); /* FAST_BLOCK */
     long long most_small = PyLong_AsLongLong(PyTuple_GET_ITEM(plan, 2));
     long long most_large = PyLong_AsLongLong(PyTuple_GET_ITEM(plan, 4));
     long long per_block = PyLong_AsLongLong(PyTuple_GET_ITEM(plan, 5));
-    if (PyErr_Occurred()) goto error;
-    if (per_block <= 0 || threads <= 0) goto done;
+    if (PyErr_Occurred()) return -1;
+    if (per_block <= 0 || threads <= 0 || threads > UINT32_MAX) return 0;
     /* fast._choose: one vector per thread on the small build while its resident blocks hold them, else every
      * resident block of the large build */
-    long long blocks = (view.n + per_block - 1) / per_block;
+    long long blocks = (call->view.n + per_block - 1) / per_block;
     PyObject *fn = PyTuple_GET_ITEM(plan, 1);
     if (blocks > most_small) {
         fn = PyTuple_GET_ITEM(plan, 3);
         blocks = most_large;
     }
+    if (blocks <= 0 || blocks > UINT32_MAX) return 0;
     unsigned long long function;
-    fn_handle = PyObject_GetAttr(fn, s_handle);
-    if (fn_handle == NULL) goto error;
-    Py_INCREF(fn_handle);
-    if (as_ull(fn_handle, &function) < 0) goto error;
-    /* the stream: the library's current one */
-    stream = current_stream((int)reader, kind, x, device);
-    if (stream == NULL) goto error;
-    unsigned long long stream_handle = PyLong_AsUnsignedLongLong(stream);
-    if (stream_handle == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    if (function_handle(fn, &function) < 0) return -1;
     unsigned long long partials = 0, ticket = 0;
     if (blocks > 1) { /* the stream's workspace, if it is big enough already */
-        PyObject *where = PyTuple_Pack(2, context, stream);
-        if (where == NULL) goto error;
+        PyObject *where = PyTuple_Pack(2, call->context, call->stream);
+        if (where == NULL) return -1;
         PyObject *kept = PyDict_GetItemWithError(reduce_buffers, where); /* borrowed */
         Py_DECREF(where);
-        if (kept == NULL) goto not_found;
+        if (kept == NULL) return PyErr_Occurred() ? -1 : 0;
         long long itemsize, nbytes;
-        if (as_ll(PyObject_GetAttr(view.dtype, s_itemsize), &itemsize) < 0 ||
+        if (as_ll(PyObject_GetAttr(call->view.dtype, s_itemsize), &itemsize) < 0 ||
             as_ll(PyObject_GetAttr(kept, s_nbytes), &nbytes) < 0 || as_ull(PyObject_GetAttr(kept, s_address), &ticket) < 0)
-            goto error;
-        if (ticket == 0 || nbytes < partials_offset + blocks * itemsize) goto done;
+            return -1;
+        if (ticket == 0 || nbytes < partials_offset + blocks * itemsize) return 0;
         partials = ticket + (unsigned long long)partials_offset;
     }
     /* the result, from the caller's library */
-    result = new_result((int)reader, kind, x, &view, context);
-    if (result == NULL) goto not_found;
-    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) goto done;
-    unsigned long long out = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(result, 1));
-    if (out == (unsigned long long)-1 && PyErr_Occurred()) goto error;
-    /* reduce_fast(out, partials, ticket, x, n): "PPPPq" */
-    _Alignas(16) unsigned long long arguments[5] = {out, partials, ticket, view.address, (unsigned long long)view.n};
-    size_t size = sizeof arguments;
-    void *extra[5] = {LAUNCH_PARAM_BUFFER_POINTER, arguments, LAUNCH_PARAM_BUFFER_SIZE, &size, LAUNCH_PARAM_END};
-    int code;
-    Py_BEGIN_ALLOW_THREADS
-    code = launch_kernel((void *)(uintptr_t)function, (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0,
-                         (void *)(uintptr_t)stream_handle, NULL, extra);
-    Py_END_ALLOW_THREADS
-    if (code) goto done; /* the Python path launches again and raises the driver's error */
-    *native = PyTuple_GET_ITEM(result, 0);
-    Py_INCREF(*native);
-    status = 1;
-    goto done;
-not_found:
-    if (PyErr_Occurred()) goto error;
-    goto done;
-error:
-    status = -1;
-done:
-    Py_XDECREF(view.dtype);
-    Py_XDECREF(view.library_dtype);
-    Py_XDECREF(device);
-    Py_XDECREF(context);
-    Py_XDECREF(key);
-    Py_XDECREF(knobs);
-    Py_XDECREF(stream);
-    Py_XDECREF(result);
-    Py_XDECREF(fn_handle);
+    result = new_result(x, call);
+    if (result == NULL) return PyErr_Occurred() ? -1 : 0;
+    unsigned long long out;
+    if (result_address(result, &out) < 0) {
+        status = -1;
+    } else { /* reduce_fast(out, partials, ticket, x, n): "PPPPq" */
+        _Alignas(16) unsigned long long arguments[5] = {out, partials, ticket, call->view.address,
+                                                        (unsigned long long)call->view.n};
+        status = launch_whole(call, function, (unsigned)blocks, (unsigned)threads, 0, arguments, sizeof arguments,
+                              result, native);
+    }
+    Py_DECREF(result);
     return status;
 }
 
@@ -697,80 +778,113 @@ static PyObject *reduce_direct(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     if (direct_readers == NULL || reduce_plans == NULL || launch_kernel == NULL) Py_RETURN_NONE;
     PyObject *native = NULL;
-    int status = reduce_ready(args[0], args[1], &native);
-    if (status == 1) return native;
-    if (status < 0) {
-        if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL; /* an interrupt: not ours to swallow */
-        PyErr_Clear();                                           /* the Python path says what was wrong */
-    }
-    Py_RETURN_NONE;
+    Call call;
+    int status = start_call(args[0], &call);
+    if (status == 1) status = reduce_ready(args[0], args[1], &call, &native);
+    end_call(&call);
+    return whole_result(status, native);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * The whole one-tile scan: a default pyscan.scan(x, op=..., exclusive=...) of a CuPy array or torch tensor short
- * enough for one tile of the fast scan (kernels/scan/decoupled_lookback.cu: no tile status, one block), in C.
- * The tile follows decoupled_lookback._policy: SMALL's tile up to its length, else the large Config's; longer
- * arrays, and builds not compiled yet, go to the Python path, as does anything else not ready (see above).
+ * The whole scan: a default pyscan.scan(x, op=..., exclusive=...) of a CuPy array or torch tensor, in C, with the
+ * fast scan (kernels/scan/decoupled_lookback.cu).  The tile follows decoupled_lookback._policy (SMALL's below
+ * SMALL_MAX_TILES of its tiles, except where the large tile covers the array in one), the grid Config.grid (one
+ * block for one tile; persistent blocks for aligned arrays; a block per tile for unaligned ones), and an array of
+ * more than one tile takes its stream's tile-status buffer and next epoch as next_status does, under the buffer's
+ * lock (taken without waiting: a buffer busy in another thread, one too small, an epoch that must wrap, a build not
+ * compiled yet go to the Python path, as does anything else not ready (see above)).
  */
-static int scan_tile(PyObject *configs, PyObject *itemsize_obj, long long itemsize, long long *tile, long long *threads) {
+static int scan_config(PyObject *configs, PyObject *itemsize_obj, long long itemsize, long long *tile,
+                       long long *threads, long long *min_blocks) {
     PyObject *config = PyDict_GetItemWithError(configs, itemsize_obj); /* borrowed */
     if (config == NULL) return PyErr_Occurred() ? -1 : 0;
     long long vecs;
-    if (as_ll(PyObject_GetAttr(config, s_threads), threads) < 0 || as_ll(PyObject_GetAttr(config, s_vecs), &vecs) < 0)
+    if (as_ll(PyObject_GetAttr(config, s_threads), threads) < 0 || as_ll(PyObject_GetAttr(config, s_vecs), &vecs) < 0 ||
+        as_ll(PyObject_GetAttr(config, s_min_blocks), min_blocks) < 0)
         return -1;
     *tile = *threads * vecs * (16 / itemsize);
-    return 1;
+    return *tile > 0 && *threads > 0;
 }
 
-static int scan_ready(PyObject *x, PyObject *op, PyObject *exclusive, PyObject **native) {
-    PyObject *entry = PyDict_GetItemWithError(direct_readers, (PyObject *)Py_TYPE(x));
-    if (entry == NULL) return PyErr_Occurred() ? -1 : 0;
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) return 0;
-    long reader = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
-    if (reader == -1 && PyErr_Occurred()) return -1;
-    PyObject *kind = PyTuple_GET_ITEM(entry, 1);
-    View view;
-    int found = read_view((int)reader, x, &view);
-    if (found <= 0) {
-        Py_XDECREF(view.library_dtype);
-        return found;
+/* The next epoch of the stream's tile-status buffer for `tiles` tiles: 1 with its address and epoch, 0 when it is
+ * not ready (none yet, too small, its lock held, the epoch must wrap: next_status does those), -1 on an exception. */
+static int next_status(Call *call, long long itemsize, long long tiles, unsigned long long *address,
+                       unsigned long long *epoch) {
+    PyObject *itemsize_obj = PyLong_FromLongLong(itemsize);
+    if (itemsize_obj == NULL) return -1;
+    PyObject *buffers = PyDict_GetItemWithError(scan_status, itemsize_obj); /* borrowed */
+    Py_DECREF(itemsize_obj);
+    if (buffers == NULL) return PyErr_Occurred() ? -1 : 0;
+    if (!PyDict_Check(buffers)) return 0;
+    PyObject *where = PyTuple_Pack(2, call->context, call->stream);
+    if (where == NULL) return -1;
+    PyObject *kept = PyDict_GetItemWithError(buffers, where); /* borrowed */
+    Py_DECREF(where);
+    if (kept == NULL) return PyErr_Occurred() ? -1 : 0;
+    long long epochs;
+    int found = module_int(scan_module, s_epochs, &epochs);
+    if (found <= 0) return found;
+    PyObject *lock = PyObject_GetAttr(kept, s_lock);
+    if (lock == NULL) return -1;
+    int held = is_true(PyObject_CallMethodOneArg(lock, s_acquire, Py_False));
+    if (held <= 0) {
+        Py_DECREF(lock);
+        return held;
     }
+    long long words = itemsize == 4 ? tiles : 4 * tiles, nbytes, state;
     int status = 0;
-    PyObject *device = NULL, *context = NULL, *itemsize_obj = NULL, *stream = NULL, *result = NULL, *key = NULL;
-    PyObject *handle = NULL, *types = NULL, *numbers[8] = {NULL};
-    if (view.n <= 0) goto done;
-    device = PyLong_FromLongLong(view.device);
-    if (device == NULL) goto error;
-    status = current_primary(device, &context);
-    if (status <= 0) goto done;
-    status = 0;
-    /* the tile: decoupled_lookback._policy, for one tile */
-    itemsize_obj = PyObject_GetAttr(view.dtype, s_itemsize);
-    if (itemsize_obj == NULL) goto error;
-    long long itemsize = PyLong_AsLongLong(itemsize_obj);
+    if (as_ll(PyObject_GetAttr(kept, s_nbytes), &nbytes) < 0 || as_ull(PyObject_GetAttr(kept, s_address), address) < 0 ||
+        as_ll(PyObject_GetAttr(kept, s_state), &state) < 0) {
+        status = -1;
+    } else if (*address && nbytes >= 8 * (2 + words) && state >= 0 && state + 1 < epochs) {
+        PyObject *next = PyLong_FromLongLong(state + 1);
+        status = next == NULL || PyObject_SetAttr(kept, s_state, next) < 0 ? -1 : 1;
+        Py_XDECREF(next);
+        *epoch = (unsigned long long)(state + 1);
+    }
+    PyObject *released = PyObject_CallMethodNoArgs(lock, s_release);
+    Py_DECREF(lock);
+    if (released == NULL) return -1;
+    Py_DECREF(released);
+    return status;
+}
+
+/* The scan's part of a started call: 1 and the result in *native, 0 when something is not ready, -1 on an
+ * exception. */
+static int scan_ready(PyObject *x, PyObject *op, PyObject *exclusive, Call *call, PyObject **native) {
+    int status = 0;
+    PyObject *itemsize_obj = NULL, *result = NULL, *key = NULL, *types = NULL;
+    /* the tile: decoupled_lookback._policy */
+    itemsize_obj = PyObject_GetAttr(call->view.dtype, s_itemsize);
+    if (itemsize_obj == NULL) return -1;
+    long long itemsize = PyLong_AsLongLong(itemsize_obj), n = call->view.n;
     if (itemsize == -1 && PyErr_Occurred()) goto error;
     if (itemsize <= 0 || 16 % itemsize) goto done;
-    long long small_tile = 0, small_threads = 0, tile, threads;
-    int has_small = scan_tile(scan_small, itemsize_obj, itemsize, &small_tile, &small_threads);
-    int has_large = scan_tile(scan_large, itemsize_obj, itemsize, &tile, &threads);
+    long long small_tile = 0, small_threads = 0, small_blocks = 0, tile, threads, min_blocks;
+    int has_small = scan_config(scan_small, itemsize_obj, itemsize, &small_tile, &small_threads, &small_blocks);
+    int has_large = scan_config(scan_large, itemsize_obj, itemsize, &tile, &threads, &min_blocks);
     if (has_small < 0 || has_large < 0) goto error;
     if (!has_large) goto done;
-    int small = has_small && view.n <= small_tile;
-    if (small) threads = small_threads;
-    else if (view.n > tile) goto done; /* more than one tile: the Python path (the tile status and its epoch) */
-    /* the stream and the result */
-    stream = current_stream((int)reader, kind, x, device);
-    if (stream == NULL) goto error;
-    unsigned long long stream_handle = PyLong_AsUnsignedLongLong(stream);
-    if (stream_handle == (unsigned long long)-1 && PyErr_Occurred()) goto error;
-    result = new_like((int)reader, kind, x, &view);
+    long long small_max_tiles = 0;
+    int found = module_int(scan_module, s_small_max_tiles, &small_max_tiles);
+    if (found < 0) goto error;
+    if (!found) goto done;
+    int small = has_small && n <= small_max_tiles * small_tile && (n <= small_tile || n > tile);
+    if (small) {
+        tile = small_tile;
+        threads = small_threads;
+        min_blocks = small_blocks;
+    }
+    long long tiles = (n + tile - 1) / tile;
+    if (threads > 1024 || tiles > UINT32_MAX) goto done;
+    /* the result */
+    result = new_like(x, call);
     if (result == NULL) goto error;
-    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) goto done;
-    unsigned long long out = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(result, 1));
-    if (out == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    unsigned long long out;
+    if (result_address(result, &out) < 0) goto error;
     /* the build: decoupled_lookback._kernels[(dtype, op, vector, context, small)] -> (Kernel, shared bytes) */
-    PyObject *vector = ((out | view.address) & 15) ? Py_False : Py_True;
-    key = PyTuple_Pack(5, view.dtype, op, vector, context, small ? Py_True : Py_False);
+    int vector = !((out | call->view.address) & 15);
+    key = PyTuple_Pack(5, call->view.dtype, op, vector ? Py_True : Py_False, call->context, small ? Py_True : Py_False);
     if (key == NULL) goto error;
     PyObject *built = PyDict_GetItemWithError(scan_kernels, key); /* borrowed */
     if (built == NULL) {
@@ -779,61 +893,50 @@ static int scan_ready(PyObject *x, PyObject *op, PyObject *exclusive, PyObject *
     }
     if (!PyTuple_Check(built) || PyTuple_GET_SIZE(built) != 2) goto done;
     unsigned long long function, shared;
-    handle = PyObject_GetAttr(PyTuple_GET_ITEM(built, 0), s_handle);
-    if (handle == NULL) goto error;
-    Py_INCREF(handle);
-    if (as_ull(handle, &function) < 0) goto error;
+    if (function_handle(PyTuple_GET_ITEM(built, 0), &function) < 0) goto error;
     shared = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(built, 1));
     if (shared == (unsigned long long)-1 && PyErr_Occurred()) goto error;
+    if (shared > UINT32_MAX) goto done;
     types = PyObject_GetAttr(PyTuple_GET_ITEM(built, 0), s_types);
     if (types == NULL) goto error;
     if (!PyBytes_Check(types) || PyBytes_GET_SIZE(types) != 8) goto done;
-    /* decoupled_lookback_scan(out, x, n, exclusive, status, status + 16, tiles, epoch): one tile, no status */
     int truth = PyObject_IsTrue(exclusive);
     if (truth < 0) goto error;
-    numbers[0] = PyLong_FromUnsignedLongLong(out);
-    numbers[1] = PyLong_FromUnsignedLongLong(view.address);
-    numbers[2] = PyLong_FromLongLong(view.n);
-    numbers[3] = PyLong_FromLong(truth);
-    numbers[4] = PyLong_FromLong(0);
-    numbers[5] = PyLong_FromLong(0);
-    numbers[6] = PyLong_FromLong(1);
-    numbers[7] = PyLong_FromLong(0);
-    for (int i = 0; i < 8; i++) {
-        if (numbers[i] == NULL) goto error;
+    /* the grid (Config.grid) and, past one tile, the stream's tile status and its next epoch */
+    unsigned long long grid = (unsigned long long)tiles, status_address = 0, epoch = 0;
+    if (tiles > 1) {
+        if (vector) {
+            PyObject *count = PyDict_GetItemWithError(scan_multiprocessors, call->context); /* borrowed */
+            if (count == NULL) {
+                if (PyErr_Occurred()) goto error;
+                goto done; /* the Python path asks the device */
+            }
+            long long multiprocessors = PyLong_AsLongLong(count);
+            if (multiprocessors == -1 && PyErr_Occurred()) goto error;
+            if (multiprocessors <= 0 || min_blocks <= 0) goto done;
+            if (multiprocessors * min_blocks < tiles) grid = (unsigned long long)(multiprocessors * min_blocks);
+        }
+        status = next_status(call, itemsize, tiles, &status_address, &epoch);
+        if (status <= 0) goto done;
+        status = 0;
     }
+    /* decoupled_lookback_scan(out, x, n, exclusive, status, status + 16, tiles, epoch); one tile needs no status */
+    unsigned long long arguments[8] = {out, call->view.address, (unsigned long long)n, (unsigned long long)truth,
+                                       status_address, status_address ? status_address + 16 : 0,
+                                       (unsigned long long)tiles, epoch};
     _Alignas(16) char buffer[128];
-    void *params[8];
-    size_t size = 0;
-    const char *letters = PyBytes_AS_STRING(types);
-    for (int i = 0; i < 8; i++) {
-        if (pack(letters[i], numbers[i], buffer, &size, i, params + i) < 0) goto error;
-    }
-    void *extra[5] = {LAUNCH_PARAM_BUFFER_POINTER, buffer, LAUNCH_PARAM_BUFFER_SIZE, &size, LAUNCH_PARAM_END};
-    int code;
-    Py_BEGIN_ALLOW_THREADS
-    code = launch_kernel((void *)(uintptr_t)function, 1, 1, 1, (unsigned)threads, 1, 1, (unsigned)shared,
-                         (void *)(uintptr_t)stream_handle, NULL, extra);
-    Py_END_ALLOW_THREADS
-    if (code) goto done; /* the Python path launches again and raises the driver's error */
-    *native = PyTuple_GET_ITEM(result, 0);
-    Py_INCREF(*native);
-    status = 1;
+    size_t size;
+    if (pack_integers(PyBytes_AS_STRING(types), arguments, 8, buffer, &size) < 0) goto done;
+    status = launch_whole(call, function, (unsigned)grid, (unsigned)threads, (unsigned)shared, buffer, size, result,
+                          native);
     goto done;
 error:
     status = -1;
 done:
-    Py_XDECREF(view.dtype);
-    Py_XDECREF(view.library_dtype);
-    Py_XDECREF(device);
-    Py_XDECREF(context);
     Py_XDECREF(itemsize_obj);
-    Py_XDECREF(stream);
     Py_XDECREF(result);
     Py_XDECREF(key);
-    Py_XDECREF(handle);
     Py_XDECREF(types);
-    for (int i = 0; i < 8; i++) Py_XDECREF(numbers[i]);
     return status;
 }
 
@@ -844,13 +947,11 @@ static PyObject *scan_direct(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     if (direct_readers == NULL || scan_kernels == NULL || launch_kernel == NULL) Py_RETURN_NONE;
     PyObject *native = NULL;
-    int status = scan_ready(args[0], args[1], args[2], &native);
-    if (status == 1) return native;
-    if (status < 0) {
-        if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL; /* an interrupt: not ours to swallow */
-        PyErr_Clear();                                           /* the Python path says what was wrong */
-    }
-    Py_RETURN_NONE;
+    Call call;
+    int status = start_call(args[0], &call);
+    if (status == 1) status = scan_ready(args[0], args[1], args[2], &call, &native);
+    end_call(&call);
+    return whole_result(status, native);
 }
 
 static PyMethodDef methods[] = {
@@ -864,9 +965,9 @@ static PyMethodDef methods[] = {
     {"configure_reduce", (PyCFunction)(void (*)(void))configure_reduce, METH_FASTCALL,
      "configure_reduce(plans, buffers, knob_values, knob_names, partials_offset)"},
     {"configure_scan", (PyCFunction)(void (*)(void))configure_scan, METH_FASTCALL,
-     "configure_scan(kernels, large, small)"},
+     "configure_scan(kernels, large, small, status, multiprocessors, module)"},
     {"scan_direct", (PyCFunction)(void (*)(void))scan_direct, METH_FASTCALL,
-     "scan_direct(x, op, exclusive) -> the result of a ready one-tile default scan, or None (the Python path takes it)"},
+     "scan_direct(x, op, exclusive) -> the result of a ready default scan, or None (the Python path takes it)"},
     {"reduce_direct", (PyCFunction)(void (*)(void))reduce_direct, METH_FASTCALL,
      "reduce_direct(x, op) -> the 0-d result of a ready default reduction, or None (the Python path takes it)"},
     {NULL, NULL, 0, NULL},

@@ -174,7 +174,8 @@ per_call("pyscan.reduce(c), Python direct path", lambda: pyscan.reduce(c))
 pyscan.reductions._whole_call = whole
 per_call("torch.amax(t) (again, for this section)", lambda: torch.amax(t))
 per_call("torch.sum(t, dtype=t.dtype) (again)", lambda: torch.sum(t, dtype=t.dtype))
-print("-- pyscan.scan(t) of one tile: the whole call in C, and the Python direct path (the C call switched off)")
+print("-- pyscan.scan(t) of one tile (1024 elements): the whole call in C, and the Python direct path (the C call "
+      "switched off)")
 whole = pyscan.scans._whole_call
 per_call("pyscan.scan(t), whole call in C" if whole else "pyscan.scan(t) (no C call loaded)", lambda: pyscan.scan(t))
 per_call("pyscan.scan(c), whole call in C" if whole else "pyscan.scan(c) (no C call loaded)", lambda: pyscan.scan(c))
@@ -184,3 +185,19 @@ per_call("pyscan.scan(c), Python direct path", lambda: pyscan.scan(c))
 pyscan.scans._whole_call = whole
 per_call("torch.cumsum(t, 0, dtype=t.dtype) (again, for this section)", lambda: torch.cumsum(t, 0, dtype=t.dtype))
 per_call("y.copy_(t) (again)", lambda: out.copy_(t))
+print("-- pyscan.scan of 2^16 elements (16 tiles): the whole call in C, and the Python direct path")
+t16 = torch.arange(1 << 16, device="cuda", dtype=torch.int32)
+c16 = cupy.arange(1 << 16, dtype=cupy.int32)
+for x in (t16, c16):
+    pyscan.scan(x)
+    pyscan.scan(x)
+per_call("pyscan.scan(t16), whole call in C" if whole else "pyscan.scan(t16) (no C call loaded)",
+         lambda: pyscan.scan(t16))
+per_call("pyscan.scan(c16), whole call in C" if whole else "pyscan.scan(c16) (no C call loaded)",
+         lambda: pyscan.scan(c16))
+pyscan.scans._whole_call = False
+per_call("pyscan.scan(t16), Python direct path", lambda: pyscan.scan(t16))
+per_call("pyscan.scan(c16), Python direct path", lambda: pyscan.scan(c16))
+pyscan.scans._whole_call = whole
+per_call("torch.cumsum(t16, 0, dtype=t16.dtype)", lambda: torch.cumsum(t16, 0, dtype=t16.dtype))
+per_call("cupy.cumsum(c16, dtype=c16.dtype)", lambda: cupy.cumsum(c16, dtype=c16.dtype))

@@ -435,3 +435,29 @@ def test_the_libraries_own_calls_for_the_c_module(monkeypatch):
     monkeypatch.setattr(arrays, "DIRECT_READERS", {int: (1, arrays.TORCH), float: (2, arrays.CUPY)})
     monkeypatch.setitem(sys.modules, "torch", fake_torch)
     assert arrays.direct_hooks() == {1: (raw, empty_like, arrays._Torch._scalars)}
+
+
+def test_a_kind_first_seen_later_hands_its_library_calls_to_the_c_module(monkeypatch):
+    """The C module's whole calls use each library's own calls; a library whose first array comes after the module
+    was configured (CuPy after torch, say) hands them over then, not after a restart."""
+    import sys
+    import types
+
+    def get_current_stream(device_id=-1):
+        return device_id
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
+        cuda=types.SimpleNamespace(get_current_stream=get_current_stream), empty=len))
+    for table in ("DIRECT_READERS", "DIRECT_KINDS", "_kinds_by_type"):
+        monkeypatch.setattr(arrays, table, {})
+    handed = []
+    module = types.SimpleNamespace(configure_direct=lambda readers, primaries, dtypes, hooks: handed.append(
+        (dict(readers), dict(hooks))))
+    monkeypatch.setattr(arrays, "_native", None)
+    arrays.configure_native(module)
+    assert handed == [({}, {})]
+    Array = type("ndarray", (), {"__module__": "cupy._core.core", "data": None, "device": None})
+    assert arrays.kind_of(Array()) is arrays.CUPY
+    assert handed[-1] == ({Array: (2, arrays.CUPY)}, {2: (get_current_stream, len)})
+    arrays.kind_of(Array())  # a type already seen: nothing handed again
+    assert len(handed) == 2

@@ -2,6 +2,7 @@
 the same kind back, on the caller's stream, from any thread.  Each test skips with its reason where the library is
 not installed."""
 
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -337,22 +338,24 @@ def test_default_reductions_run_whole_in_c(library, rng, monkeypatch):
 
 @pytest.mark.parametrize("library", ["torch", "cupy"])
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
-def test_default_one_tile_scans_run_whole_in_c(library, dtype, rng, monkeypatch):
-    """Once the Python path has built the kernels, a default scan of an array of one tile (up to 8192 32-bit or
-    4096 64-bit elements) is one call of the C module (pyscan/launch.c scan_direct): neither begin() nor the Python
-    launch runs; longer arrays still take the Python direct path."""
+def test_default_scans_run_whole_in_c(library, dtype, rng, monkeypatch):
+    """Once the Python path has built the kernels and the stream's tile-status buffer, a default scan of any length
+    is one call of the C module (pyscan/launch.c scan_direct): neither begin() nor the Python launch runs.  Each
+    call of more than one tile takes its own epoch of the stream's status buffer."""
     import dataclasses
 
     from pyscan import native
     from pyscan.scans import SCANS
+    from pyscan.scans import decoupled_lookback as dl
 
     pytest.importorskip(library)
-    one_tile = 8192 if dtype == np.int32 else 4096
-    host = rng.integers(-9, 9, one_tile + 1).astype(dtype)
+    one_tile = 8192 if dtype == np.int32 else 4096  # the large Config's tile; SMALL's is half of it
+    sizes = (1, 33, 1025, one_tile // 2, one_tile // 2 + 1, one_tile, one_tile + 1, 7 * one_tile + 5,
+             dl.SMALL_MAX_TILES * one_tile // 2 + 1, 1 << 20)
+    host = rng.integers(-9, 9, max(sizes) + 1).astype(dtype)
     x = to_kind(host, library)
-    sizes = (1, 33, 1025, one_tile // 2, one_tile // 2 + 1, one_tile)
-    for _ in range(2):  # the first calls build the kernels (small and large tile, aligned or not) in Python
-        for n in sizes:
+    for _ in range(2):  # the first calls build the kernels (small and large tile, aligned or not) and the status
+        for n in sizes:  # buffer in Python
             for start in (0, 1):
                 for exclusive in (False, True):
                     pyscan.scan(x[start:start + n], exclusive=exclusive, op="max")
@@ -362,6 +365,12 @@ def test_default_one_tile_scans_run_whole_in_c(library, dtype, rng, monkeypatch)
     monkeypatch.setitem(SCANS._algorithms, "decoupled_lookback", dataclasses.replace(
         entry, direct=lambda *a: pytest.fail("the Python launch ran")))
     monkeypatch.setattr(pyscan.arrays, "begin", lambda *a, **k: pytest.fail("begin() ran"))
+    if library == "torch":
+        stream = sys.modules["torch"].cuda.current_stream().cuda_stream
+    else:
+        stream = sys.modules["cupy"].cuda.get_current_stream().ptr
+    kept = dl._status[np.dtype(dtype).itemsize].kept(stream)
+    epoch = kept.state
     for n in sizes:
         for start in (0, 1):  # 16-byte aligned, and not
             for exclusive in (False, True):
@@ -373,3 +382,5 @@ def test_default_one_tile_scans_run_whole_in_c(library, dtype, rng, monkeypatch)
                     want = np.concatenate([[low], want[:-1]]).astype(dtype)
                 assert_kind(result, library)
                 np.testing.assert_array_equal(to_numpy(result), want)
+    several = sum(-(-n // dl.tile_size(dtype, n)) > 1 for n in sizes)  # arrays of more than one tile
+    assert several == 4 and kept.state == epoch + 4 * several  # aligned or not, inclusive or exclusive

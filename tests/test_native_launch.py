@@ -285,7 +285,7 @@ def _library_hooks(tables):
         return _Result()
 
     def cupy_empty(shape, dtype):
-        assert isinstance(shape, tuple) and len(shape) <= 1 and dtype == np.dtype(np.int32)
+        assert isinstance(shape, tuple) and len(shape) <= 1 and dtype in (np.dtype(np.int32), np.dtype(np.float64))
         result = _Result()
         result.data = _Memory(0xABC0, 0)
         return result
@@ -294,8 +294,8 @@ def _library_hooks(tables):
 
 
 class ScanConfig:
-    def __init__(self, threads, vecs):
-        self.threads, self.vecs = threads, vecs
+    def __init__(self, threads, vecs, min_blocks=3):
+        self.threads, self.vecs, self.min_blocks = threads, vecs, min_blocks
 
 
 class _Result:
@@ -317,7 +317,7 @@ def whole(c_launch, fake_driver, request):
     tables = {
         "readers": {TorchLike: (1, kind), CuPyLike: (2, kind)},
         "primaries": {0: CTX, 1: CTX + 1},
-        "torch_dtypes": {"i32": i32},
+        "torch_dtypes": {"i32": i32, "f64": np.dtype(np.float64)},
         "plans": {(i32, "add", CTX): ((512, 4, 1, 0, None), Fn(0x111), 264, Fn(0x222), 528, 512 * 4)},
         "buffers": {(CTX, 0x5000): Kept(0x7000, 16 + 528 * 4)},
         "knobs": knobs,
@@ -325,9 +325,11 @@ def whole(c_launch, fake_driver, request):
     c_launch.configure_direct(tables["readers"], tables["primaries"], tables["torch_dtypes"], request.param(tables))
     c_launch.configure_reduce(tables["plans"], tables["buffers"], tables["knobs"], fast.KNOB_NAMES,
                               fast.PARTIALS_OFFSET)
-    tables["scan_kernels"] = {}
+    tables["scan_kernels"], tables["status"], tables["multiprocessors"] = {}, {4: {}, 8: {}}, {CTX: 132}
+    tables["scan_module"] = {"SMALL_MAX_TILES": 32, "EPOCHS": 1 << 30}
     c_launch.configure_scan(tables["scan_kernels"], {4: ScanConfig(256, 8), 8: ScanConfig(256, 8)},
-                            {4: ScanConfig(256, 4), 8: ScanConfig(256, 4)})
+                            {4: ScanConfig(256, 4), 8: ScanConfig(256, 4)}, tables["status"],
+                            tables["multiprocessors"], tables["scan_module"])
     c_launch.set_context(CTX)
     yield c_launch, tables
     c_launch.set_context(None)
@@ -434,7 +436,7 @@ def test_the_knob_names_are_the_plans_order():
         fast.FAST_BLOCK, fast.FAST_UNROLL, fast.SMALL_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM)
 
 
-# --- the whole one-tile scan in C (scan_direct) ----------------------------------------------------------------
+# --- the whole scan in C (scan_direct) --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make", [TorchLike, CuPyLike])
 @pytest.mark.parametrize("n, small, threads", [(1, True, 256), (4096, True, 256), (4097, False, 256),
@@ -458,8 +460,8 @@ def test_one_tile_scan_launches_what_the_driver_would(whole, fake_driver, make, 
     assert tile >= n and chosen_small == small and policy.threads == threads
 
 
-@pytest.mark.parametrize("case", ["more than one tile", "not built yet", "2-D", "empty", "context not current",
-                                  "unhashable op"])
+@pytest.mark.parametrize("case", ["more than one tile, no status buffer", "not built yet", "2-D", "empty",
+                                  "context not current", "unhashable op"])
 def test_scan_leaves_what_is_not_ready_to_python(whole, fake_driver, case):
     module, tables = whole
     i32 = np.dtype(np.int32)
@@ -468,7 +470,7 @@ def test_scan_leaves_what_is_not_ready_to_python(whole, fake_driver, case):
             tables["scan_kernels"][(i32, "add", vector, CTX, small)] = (loader.Kernel("s", 0x333, "PPqiPPiI", CTX),
                                                                         0)
     x, op = TorchLike(100), "add"
-    if case == "more than one tile":
+    if case == "more than one tile, no status buffer":
         x = TorchLike(8193)
     elif case == "not built yet":
         tables["scan_kernels"].clear()
@@ -498,3 +500,115 @@ def test_scan_keeps_no_references(whole, fake_driver):
         module.scan_direct(TorchLike(100000), "add", False)
         module.scan_direct(CuPyLike(5000), "add", True)
     assert [sys.getrefcount(o) for o in watched] == counts
+
+
+@pytest.fixture
+def python_scan(whole, monkeypatch):
+    """The C module and decoupled_lookback share fake tables: its kernel cache (every build for int32 and float64
+    add, aligned or not, small or not), its status buffers (stream 0x5000 in CTX, 1 MB each), its SM counts (132 in
+    CTX), its live Configs; the Python launch() goes through the same fake driver."""
+    from pyscan import workspace
+    from pyscan.scans import decoupled_lookback as dl
+
+    module, tables = whole
+    kernels = {}
+    for dtype in (np.dtype(np.int32), np.dtype(np.float64)):
+        for vector in (True, False):
+            for small in (True, False):
+                handle = 0x400 + 8 * dtype.itemsize + 2 * vector + small
+                kernels[(dtype, "add", vector, CTX, small)] = (loader.Kernel("scan", handle, "PPqiPPiI", CTX),
+                                                               1000 + handle)
+    status = {size: workspace.StreamWorkspace(f"status {size}") for size in (4, 8)}
+    for size, buffers in status.items():
+        kept = buffers._buffers[(CTX, 0x5000)] = workspace.Kept()
+        kept.address, kept.nbytes, kept.state = 0x900000 * size, 1 << 20, 41
+    monkeypatch.setattr(dl, "_kernels", kernels)
+    monkeypatch.setattr(dl, "_status", status)
+    monkeypatch.setattr(dl, "_sm_counts", {CTX: 132})
+    monkeypatch.setattr(loader, "_native_launch", module.launch)
+    module.configure_scan(kernels, dl.CONFIG, dl.SMALL, {size: w._buffers for size, w in status.items()},
+                          dl._sm_counts, vars(dl))
+    return module, status
+
+
+def _launched(fake_driver) -> tuple:
+    return (fake_driver.fake_function(), fake_driver.fake_stream(), [fake_driver.fake_dim(i) for i in range(7)],
+            last_arguments(fake_driver))
+
+
+@pytest.mark.parametrize("make", [TorchLike, CuPyLike])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+@pytest.mark.parametrize("size", [(0.5, 0), (1, 0), (0.5, 1), (1, 1), (3, -7), (16, 0), (16, 1), (395, 0), (396, 0), (396, 1),
+                                  (5000, -7)], ids=lambda size: f"{size[0]} tiles{size[1]:+d}")
+@pytest.mark.parametrize("aligned", [True, False])
+@pytest.mark.parametrize("multiprocessors", [132, 4])
+def test_scan_launches_what_the_driver_would(python_scan, fake_driver, make, dtype, size, aligned, multiprocessors):
+    """scan_direct launches what decoupled_lookback.launch does for the same array (build, grid, block, shared bytes,
+    stream, arguments): one tile (SMALL's or the large one), SMALL's tiles up to SMALL_MAX_TILES of them, the large
+    ones past that, a persistent grid (SMs x min_blocks) or a block per tile; each call of more than one tile takes
+    the next epoch of its stream's status buffer."""
+    from pyscan.scans import decoupled_lookback as dl
+
+    module, status = python_scan
+    dl._sm_counts[CTX] = multiprocessors  # the table C reads too
+    dtype = np.dtype(dtype)
+    large_tiles, extra = size
+    n = int(large_tiles * dl.tile_size(dtype)) + extra  # in large tiles (8192 32-bit or 4096 64-bit elements)
+    address = 0x10000 if aligned else 0x10000 + dtype.itemsize
+    x = make(n, dtype="i32" if dtype == np.int32 else "f64", address=address) if make is TorchLike else \
+        make(n, dtype=dtype, address=address)
+    kept = status[dtype.itemsize]._buffers[(CTX, 0x5000)]
+    epoch = kept.state
+    before = fake_driver.fake_launches()
+    assert module.scan_direct(x, "add", True) is not None
+    assert fake_driver.fake_launches() == before + 1
+    by_c = _launched(fake_driver)
+    several = -(-n // dl.tile_size(dtype, n)) > 1
+    assert kept.state == epoch + several
+    dl.launch(0xABC0, address, n, dtype, "add", True, 0x5000, CTX)
+    assert kept.state == epoch + 2 * several
+    by_python = _launched(fake_driver)
+    assert by_c[:3] == by_python[:3]
+    layout = struct.Struct("@PPqiPPiI")
+    c_args, python_args = layout.unpack(by_c[3]), layout.unpack(by_python[3])
+    assert c_args[:7] == python_args[:7] and c_args[7] + several == python_args[7]
+    assert c_args[4] == (kept.address if several else 0) and c_args[7] == (epoch + 1 if several else 0)
+
+
+SCAN_NOT_READY = ["no status buffer for its stream", "status buffer too small", "status buffer busy",
+                  "epoch must wrap", "no SM count yet", "no SMALL_MAX_TILES"]
+
+
+@pytest.mark.parametrize("case", SCAN_NOT_READY)
+def test_scan_of_many_tiles_leaves_what_is_not_ready_to_python(python_scan, fake_driver, case, monkeypatch):
+    from pyscan.scans import decoupled_lookback as dl
+
+    module, status = python_scan
+    buffers = status[4]._buffers
+    kept = buffers[(CTX, 0x5000)]
+    x = TorchLike(40 * 8192)  # 40 large tiles, aligned
+    if case == "no status buffer for its stream":
+        buffers.clear()
+    elif case == "status buffer too small":
+        kept.nbytes = 8 * (2 + 39)
+    elif case == "status buffer busy":
+        assert kept.lock.acquire(blocking=False)
+    elif case == "epoch must wrap":
+        kept.state = dl.EPOCHS - 1
+    elif case == "no SM count yet":
+        dl._sm_counts.clear()
+    else:
+        monkeypatch.delattr(dl, "SMALL_MAX_TILES")
+    state = kept.state
+    before = fake_driver.fake_launches()
+    assert module.scan_direct(x, "add", False) is None
+    assert fake_driver.fake_launches() == before and kept.state == state
+    assert kept.lock.locked() == (case == "status buffer busy")  # C released what it took
+    if case == "status buffer busy":
+        kept.lock.release()
+    if case == "no SM count yet":  # an unaligned array needs none: a block per tile
+        assert module.scan_direct(TorchLike(40 * 8192, address=0x10004), "add", False) is not None
+        assert fake_driver.fake_dim(0) == 40 and kept.state == state + 1
+    if case == "status buffer too small":
+        kept.nbytes = 8 * (2 + 40)
+        assert module.scan_direct(x, "add", False) is not None and kept.state == state + 1

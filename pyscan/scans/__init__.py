@@ -91,7 +91,7 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     global _whole_call
     if (algorithm == "auto" and out is None and stream is None and (exclusive is False or exclusive is True)
             and op in OPERATOR_NAMES):
-        whole = _whole_call  # the common call of one tile, all in C once the Python path below has built it
+        whole = _whole_call  # the common call, all in C once the Python path below has built what it reads
         if whole:
             native = whole(x, op, exclusive)
             if native is not None:

@@ -342,18 +342,20 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, stream: in
 
 
 def native_direct():
-    """The whole default call of a one-tile array in C (pyscan/launch.c's scan_direct(x, op, exclusive) -> the
-    result, or None when the call is not ready for it: longer arrays, builds not compiled yet, anything
-    launch() would not take), bound to the live tables it reads (arrays.configure_native, this module's kernel
-    cache and Configs).  None where the C launch is not loaded.  It launches what launch() would for one tile
-    (tests/test_native_launch.py checks the two against each other)."""
+    """The whole default call in C (pyscan/launch.c's scan_direct(x, op, exclusive) -> the result, or None when the
+    call is not ready for it: a build not compiled yet, no tile-status buffer big enough for its stream yet, that
+    buffer's lock held by another thread, an epoch that must wrap, anything launch() would not take), bound to the
+    live tables it reads (arrays.configure_native; this module's kernel cache, Configs, status buffers, SM counts and
+    constants).  None where the C launch is not loaded.  It launches what launch() would (tests/test_native_launch.py
+    checks the two against each other)."""
     from .. import arrays, native
 
     module = native.loaded()
     if module is None or not hasattr(module, "configure_scan"):
         return None
     arrays.configure_native(module)
-    module.configure_scan(_kernels, CONFIG, SMALL)
+    module.configure_scan(_kernels, CONFIG, SMALL, {size: workspace._buffers for size, workspace in _status.items()},
+                          _sm_counts, globals())
     return module.scan_direct
 
 
