@@ -206,9 +206,10 @@ def test_fast_error_depth():
     blocks = fast.grid_for(n, np.float32, fast.NOMINAL_MAX_BLOCKS)
     assert blocks == fast.NOMINAL_MAX_BLOCKS
     per_thread = math.ceil(n / 4 / (blocks * fast.FAST_BLOCK))
-    assert fast.error_depth(n, dtype=np.float32) == per_thread + 4 + 12 + (1 + 4 + 12)
+    fold = int(math.log2(fast.FAST_UNROLL * 4))  # the tree over a thread's FAST_UNROLL x 4 accumulators
+    assert fast.error_depth(n, dtype=np.float32) == per_thread + fold + 12 + (1 + fold + 12)
     assert fast.error_depth(n) >= fast.error_depth(n, dtype=np.float64) >= fast.error_depth(n, dtype=np.float32)
-    assert fast.error_depth(10, dtype=np.float32) == 1 + 4 + 12  # one block, one vector per thread at most
+    assert fast.error_depth(10, dtype=np.float32) == 1 + fold + 12  # one block, one vector per thread at most
 
 
 def test_error_bound_catches_a_wrong_sum(rng):

@@ -10,9 +10,10 @@
 //   that makes (below a few MB the time is latency, and every SM's load units take part), from the build with
 //   FAST_UNROLL=1, whose shorter code starts faster.
 // * 16-byte vector loads (one uint4 = 4 ints/floats or 2 long longs/doubles per load instruction) through the
-//   read-only path (__ldg; FAST_LOAD=1: __ldcs, streaming).  The array need not be 16-byte aligned (a GPUArray view can start anywhere): the
-//   elements before the first 16-byte boundary (the head) and after the last whole vector (the tail), fewer than
-//   2*16/sizeof(T) in all, are read one by one.
+//   streaming path (__ldcs, evict-first: the data is read once; FAST_LOAD=0: __ldg, the read-only path).  The
+//   array need not be 16-byte aligned (a GPUArray view can start anywhere): the elements before the first 16-byte
+//   boundary (the head) and after the last whole vector (the tail), fewer than 2*16/sizeof(T) in all, are read
+//   one by one.
 // * FAST_UNROLL independent vector loads per loop iteration, each into its own set of accumulators: all the loads
 //   are issued before any of their values is used, so each thread keeps FAST_UNROLL*16 bytes in flight, and the
 //   combines form FAST_UNROLL*VEC independent chains instead of one.
@@ -30,12 +31,12 @@
 #include "../common/operators.cuh"
 
 #ifndef FAST_UNROLL
-#define FAST_UNROLL 4
+#define FAST_UNROLL 2
 #endif
 // How the body is loaded: 0 = __ldg (read-only data cache), 1 = __ldcs (cache-streaming: the data is read once,
 // so it is marked evict-first and does not push other lines out of L2).
 #ifndef FAST_LOAD
-#define FAST_LOAD 0
+#define FAST_LOAD 1
 #endif
 
 constexpr int VEC = 16 / sizeof(T);  // elements per 16-byte vector
