@@ -10,7 +10,7 @@
 //   that makes (below a few MB the time is latency, and every SM's load units take part), from the build with
 //   FAST_UNROLL=1, whose shorter code starts faster.
 // * 16-byte vector loads (one uint4 = 4 ints/floats or 2 long longs/doubles per load instruction) through the
-//   streaming path (__ldcs, evict-first: the data is read once; FAST_LOAD=0: __ldg, the read-only path).  The
+//   read-only path (__ldg; FAST_LOAD=1: __ldcs, streaming, which gives up the L2 between calls).  The
 //   array need not be 16-byte aligned (a GPUArray view can start anywhere): the elements before the first 16-byte
 //   boundary (the head) and after the last whole vector (the tail), fewer than 2*16/sizeof(T) in all, are read
 //   one by one.
@@ -36,7 +36,7 @@
 // How the body is loaded: 0 = __ldg (read-only data cache), 1 = __ldcs (cache-streaming: the data is read once,
 // so it is marked evict-first and does not push other lines out of L2).
 #ifndef FAST_LOAD
-#define FAST_LOAD 1
+#define FAST_LOAD 0
 #endif
 
 constexpr int VEC = 16 / sizeof(T);  // elements per 16-byte vector
