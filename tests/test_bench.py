@@ -321,6 +321,7 @@ def test_targets_take_the_worst_size(scan_run):
     n = 16384
     assert target["measured"] == pytest.approx((0.006 + n * 0.4e-9) / (0.004 + n * 0.5e-9))
     assert target["met"] is True and "2^14" in target["where"] and "torch.cumsum" in target["where"]
+    assert target["cases"] == target["cases_met"] == 6  # 3 sizes x 2 array kinds, every one at or above 1
     stretch = next(t for t in scan_run["targets"] if t["target"].startswith("stretch"))
     assert stretch["at_most"] and stretch["measured"] == pytest.approx((0.004 + 1024 * 0.5e-9) / (1024 * 4 * 1e-9))
     assert not any(t["target"].startswith("reduce") for t in scan_run["targets"])  # not run: no target line
@@ -332,7 +333,22 @@ def test_targets_fail_where_a_small_size_loses():
     assert target["met"] is True  # 4 us overhead beats torch's 6 us at every size here
     slow = run(["scan", "--sizes", "1024", "2^20", "--dtype", "int64", "--no-check"], overhead_ms=0.012)
     target = next(t for t in slow["targets"] if t["target"].startswith("scan:"))
-    assert target["met"] is False and "2^10" in target["where"]  # the largest size wins, the smallest does not
+    assert target["met"] is False and "2^10" in target["where"]  # worst where the overhead counts most
+    assert (target["cases_met"], target["cases"]) == (0, 4)
+    for row in slow["rows"]:  # pyscan ten times faster at 2^20: those two cases meet the goal, 2^10's do not
+        if row["kind"] == "pyscan" and row["size"] == 2**20:
+            row["ms"] /= 10
+    slow["targets"] = report.targets(slow)
+    target = next(t for t in slow["targets"] if t["target"].startswith("scan:"))
+    assert target["met"] is False and (target["cases_met"], target["cases"]) == (2, 4)
+    line = next(line for line in report.format_table(slow).splitlines() if line.strip().startswith("scan:"))
+    assert line.endswith("NOT met (2 of 4 cases)")
+
+
+def test_a_miss_is_not_printed_as_the_goal():
+    assert report._ratio_text(0.998, 1.0, False) == "0.998" and report._ratio_text(0.998, 1.0, None) == "1.00"
+    assert report._ratio_text(1.004, 1.0, True) == "1.00" and report._ratio_text(0.95, 1.0, False) == "0.95"
+    assert report._ratio_text(None, 1.0, None) == "-"
 
 
 def test_wrong_results_are_flagged():

@@ -31,11 +31,12 @@ KERNEL = "reduction/fast.cu"
 # 1.00 x copy bandwidth for int32 and float32 at 2^28 (benchmarks/bench.txt).
 FAST_BLOCK = 512
 # FAST_UNROLL 2: timed as the public call on torch tensors beside torch's own call in the same rounds
-# (scripts/reduce_knobs_vs_peers.py, docs/reduction.md), it beat 4 in every case from 2^22 to 2^28 (3-9 % at
-# 2^24-2^26, where 4 was 1-2 % behind torch for 64-bit max/min; 1.5 % for float64 max at 2^28).  Every resident
-# thread with two 16-byte loads in flight already covers the memory latency; more accumulators only lengthen the
-# loop.  FAST_LOAD stays __ldg: __ldcs (evict-first) gained 0-2 % from 2^24 but lost the L2 to back-to-back calls
-# on 32 MB arrays (64-bit 2^22: 16.3 us against torch's 13.7, where __ldg takes 12-13).
+# (scripts/reduce_knobs_vs_peers.py, docs/reduction.md), it beat 4 in 13 of 14 cases from 2^22 to 2^28 and tied
+# in the other: 3-9 % faster at 2^24-2^26, where 4 was 1-2 % behind torch for 64-bit max/min, and 1.5 % for
+# float64 max at 2^28.  Every resident thread with two 16-byte loads in flight already covers the memory latency;
+# more accumulators only lengthen the loop.  FAST_LOAD stays __ldg: __ldcs (evict-first) gained 0-2 % from 2^24
+# but lost the L2 to back-to-back calls on 32 MB arrays (64-bit 2^22: 16.3 us against torch's 13.7, where __ldg
+# takes 12-13).
 FAST_UNROLL = 2
 # Arrays of at most one 16-byte vector per thread of the resident grid run a build without the unrolled loop
 # (FAST_UNROLL=1): its shorter code costs ~3 us less of device time on an H100 at 2^12-2^20 elements, where a call

@@ -36,25 +36,28 @@ def _where(dtype, op, row) -> str:
     return f"{dtype} {op} {row['size_label']} on {row['arrays']}"
 
 
-def _worst_against(rows, pattern, ops, libraries, *, dtypes=None, largest_only=False):
-    """The worst (smallest) ratio fastest-peer time / pyscan time over every dtype, op, size and array kind:
-    >= 1 means pyscan's public call is at least as fast as the fastest of the peers of `libraries` everywhere."""
+def _ratios_against(rows, pattern, ops, libraries, *, dtypes=None, largest_only=False) -> list:
+    """(fastest-peer time / pyscan time, where) of every pyscan public-call row against the fastest of the peers of
+    `libraries` at its dtype, op and size: >= 1 means pyscan's call is at least as fast there."""
     cases = _cases(rows, pattern, ops, dtypes)
     if largest_only and cases:
         top = max(size for _, _, size in cases)
         cases = {k: v for k, v in cases.items() if k[2] == top}
-    worst = None
-    for (dtype, op, _), found in cases.items():
-        peers = [r for r in found if r["kind"] == "peer" and r["library"] in libraries]
-        ours = [r for r in found if r["kind"] == "pyscan" and r.get("algorithm") == "auto"]
+    found = []
+    for (dtype, op, _), at in cases.items():
+        peers = [r for r in at if r["kind"] == "peer" and r["library"] in libraries]
+        ours = [r for r in at if r["kind"] == "pyscan" and r.get("algorithm") == "auto"]
         if not peers or not ours:
             continue
         best_peer = min(peers, key=lambda r: r["ms"])
-        for row in ours:
-            ratio = best_peer["ms"] / row["ms"]
-            if worst is None or ratio < worst[0]:
-                worst = (ratio, f"{_where(dtype, op, row)} vs {best_peer['name']}")
-    return worst
+        found += [(best_peer["ms"] / row["ms"], f"{_where(dtype, op, row)} vs {best_peer['name']}") for row in ours]
+    return found
+
+
+def _worst_against(rows, pattern, ops, libraries, *, dtypes=None, largest_only=False):
+    """The worst (smallest) ratio of _ratios_against over every dtype, op, size and array kind, with where."""
+    return min(_ratios_against(rows, pattern, ops, libraries, dtypes=dtypes, largest_only=largest_only),
+               key=lambda found: found[0], default=None)
 
 
 def _worst_call_over_copy(rows, patterns):
@@ -112,22 +115,26 @@ def targets(result: dict) -> list:
     ran = {r["pattern"] for r in rows}
     out = []
 
-    def add(what, pattern, goal, found, *, at_most=False):
+    def add(what, pattern, goal, found, *, at_most=False, every=None):
+        """every: the ratios of every case, for a worst-case target: how many meet the goal is reported too."""
         if pattern not in ran:
             return
         value, where = found if found else (None, None)
         met = None if value is None else (value <= goal if at_most else value >= goal)
-        out.append({"target": what, "goal": goal, "at_most": at_most, "measured": value, "where": where, "met": met})
+        cases = None if every is None else len(every)
+        cases_met = None if every is None else sum(1 for ratio, _ in every if ratio >= goal)
+        out.append({"target": what, "goal": goal, "at_most": at_most, "measured": value, "where": where, "met": met,
+                    "cases": cases, "cases_met": cases_met})
+
+    def worst_case(what, pattern, op, peers):
+        every = _ratios_against(rows, pattern, (op,), peers)
+        add(what, pattern, 1.0, min(every, key=lambda found: found[0], default=None), every=every)
 
     both = ("torch", "cupy")
-    add("scan: fastest of torch.cumsum, cupy.cumsum / pyscan.scan, worst size", "scan", 1.0,
-        _worst_against(rows, "scan", ("add",), both))
-    add("reduce add: fastest of torch.sum, cupy.sum / pyscan.reduce, worst size", "reduce", 1.0,
-        _worst_against(rows, "reduce", ("add",), both))
-    add("reduce max: fastest of torch.amax, cupy.max / pyscan.reduce, worst size", "reduce", 1.0,
-        _worst_against(rows, "reduce", ("max",), both))
-    add("reduce min: fastest of torch.amin, cupy.min / pyscan.reduce, worst size", "reduce", 1.0,
-        _worst_against(rows, "reduce", ("min",), both))
+    worst_case("scan: fastest of torch.cumsum, cupy.cumsum / pyscan.scan, worst size", "scan", "add", both)
+    worst_case("reduce add: fastest of torch.sum, cupy.sum / pyscan.reduce, worst size", "reduce", "add", both)
+    worst_case("reduce max: fastest of torch.amax, cupy.max / pyscan.reduce, worst size", "reduce", "max", both)
+    worst_case("reduce min: fastest of torch.amin, cupy.min / pyscan.reduce, worst size", "reduce", "min", both)
     add("reduce float32 add at the largest size: cupy.sum / pyscan.reduce", "reduce", 1.0,
         _worst_against(rows, "reduce", ("add",), ("cupy",), dtypes=("float32",), largest_only=True))
     add("stretch: pyscan call / device copy per call at the smallest size, worst", "scan", 2.0,
@@ -146,6 +153,14 @@ def targets(result: dict) -> list:
 
 
 # ---- the table ----------------------------------------------------------------------------------------------------
+
+def _ratio_text(value, goal, met) -> str:
+    """A target's measured value to two decimals, or three where two would round a miss onto the goal."""
+    if value is None:
+        return "-"
+    text = f"{value:.2f}"
+    return f"{value:.3f}" if met is False and float(text) == goal else text
+
 
 def _us(ms) -> str:
     return "-" if ms is None else f"{ms * 1e3:.1f}"
@@ -208,10 +223,11 @@ def format_table(result: dict) -> str:
     if result["targets"]:
         out += ["", "targets:"]
         for t in result["targets"]:
-            measured = "-" if t["measured"] is None else f"{t['measured']:.2f}"
+            measured = _ratio_text(t["measured"], t["goal"], t["met"])
             met = {True: "met", False: "NOT met", None: "no data"}[t["met"]]
             goal = f"<= {t['goal']}" if t["at_most"] else f">= {t['goal']}"
-            out.append(f"  {t['target']}: {measured} ({t['where'] or '-'}), goal {goal}: {met}")
+            tally = f" ({t['cases_met']} of {t['cases']} cases)" if t.get("cases") else ""
+            out.append(f"  {t['target']}: {measured} ({t['where'] or '-'}), goal {goal}: {met}{tally}")
     if result.get("aborted"):
         out.append(f"\nABORTED: {result['aborted']}")
     return "\n".join(out)
