@@ -13,6 +13,12 @@
  *   launch(function, grid, block, shared, stream, types, *args) -> CUresult
  *       grid, block: ints or tuples of 1-3 ints; types: bytes, one letter per argument (P i I q Q f d h H b B ?)
  *   get_context() -> int (None if it fails), set_context(int) -> CUresult   cuCtxGetCurrent / cuCtxSetCurrent
+ *
+ * and the whole default public call of the fast reduction and the fast scan on a CuPy array or torch tensor (read
+ * the array, choose the build and grid by the driver's rule, have the library allocate the result, launch), over
+ * the live tables the Python side hands over (see "The direct reduction" and "The whole scan" below):
+ *   configure_direct(readers, primaries, torch_dtypes, hooks), configure_reduce(...), configure_scan(...)
+ *   reduce_direct(x, op) / scan_direct(x, op, exclusive) -> the result, or None (the Python path takes the call)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -842,8 +848,24 @@ static int next_status(Call *call, long long itemsize, long long tiles, unsigned
         Py_XDECREF(next);
         *epoch = (unsigned long long)(state + 1);
     }
+    /* release the lock in every case, an exception of the reads above kept aside meanwhile */
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *raised = status < 0 ? PyErr_GetRaisedException() : NULL;
+#else
+    PyObject *type = NULL, *value = NULL, *traceback = NULL;
+    if (status < 0) PyErr_Fetch(&type, &value, &traceback);
+#endif
     PyObject *released = PyObject_CallMethodNoArgs(lock, s_release);
     Py_DECREF(lock);
+    if (status < 0) { /* the first exception is the one that matters */
+        Py_XDECREF(released);
+#if PY_VERSION_HEX >= 0x030C0000
+        PyErr_SetRaisedException(raised);
+#else
+        PyErr_Restore(type, value, traceback);
+#endif
+        return -1;
+    }
     if (released == NULL) return -1;
     Py_DECREF(released);
     return status;

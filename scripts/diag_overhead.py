@@ -162,27 +162,27 @@ per_call("pyscan.reduce(t)", lambda: pyscan.reduce(t))
 per_call("view + new_like + decoupled_lookback.launch", stage_scan)
 per_call("pyscan.scan(t)", lambda: pyscan.scan(t))
 per_call("REDUCTIONS.auto_direct()", pyscan.reductions.REDUCTIONS.auto_direct)
+
+
+def whole_and_python(pattern, calls):
+    """Time each (label, call) of `pattern` (pyscan.scans or pyscan.reductions) whole in C, then on the Python direct
+    path (the module's C call switched off for the second pass)."""
+    whole = pattern._whole_call
+    for label, call in calls:
+        per_call(f"{label}, whole call in C" if whole else f"{label} (no C call loaded)", call)
+    pattern._whole_call = False
+    for label, call in calls:
+        per_call(f"{label}, Python direct path", call)
+    pattern._whole_call = whole
+
+
 print("-- pyscan.reduce(t): the whole call in C, and the Python direct path (the C call switched off)")
-whole = pyscan.reductions._whole_call
-per_call("pyscan.reduce(t), whole call in C" if whole else "pyscan.reduce(t) (no C call loaded)",
-         lambda: pyscan.reduce(t))
-per_call("pyscan.reduce(c), whole call in C" if whole else "pyscan.reduce(c) (no C call loaded)",
-         lambda: pyscan.reduce(c))
-pyscan.reductions._whole_call = False
-per_call("pyscan.reduce(t), Python direct path", lambda: pyscan.reduce(t))
-per_call("pyscan.reduce(c), Python direct path", lambda: pyscan.reduce(c))
-pyscan.reductions._whole_call = whole
+whole_and_python(pyscan.reductions, [("pyscan.reduce(t)", lambda: pyscan.reduce(t)),
+                                     ("pyscan.reduce(c)", lambda: pyscan.reduce(c))])
 per_call("torch.amax(t) (again, for this section)", lambda: torch.amax(t))
 per_call("torch.sum(t, dtype=t.dtype) (again)", lambda: torch.sum(t, dtype=t.dtype))
-print("-- pyscan.scan(t) of one tile (1024 elements): the whole call in C, and the Python direct path (the C call "
-      "switched off)")
-whole = pyscan.scans._whole_call
-per_call("pyscan.scan(t), whole call in C" if whole else "pyscan.scan(t) (no C call loaded)", lambda: pyscan.scan(t))
-per_call("pyscan.scan(c), whole call in C" if whole else "pyscan.scan(c) (no C call loaded)", lambda: pyscan.scan(c))
-pyscan.scans._whole_call = False
-per_call("pyscan.scan(t), Python direct path", lambda: pyscan.scan(t))
-per_call("pyscan.scan(c), Python direct path", lambda: pyscan.scan(c))
-pyscan.scans._whole_call = whole
+print("-- pyscan.scan(t) of one tile (1024 elements): the whole call in C, and the Python direct path")
+whole_and_python(pyscan.scans, [("pyscan.scan(t)", lambda: pyscan.scan(t)), ("pyscan.scan(c)", lambda: pyscan.scan(c))])
 per_call("torch.cumsum(t, 0, dtype=t.dtype) (again, for this section)", lambda: torch.cumsum(t, 0, dtype=t.dtype))
 per_call("y.copy_(t) (again)", lambda: out.copy_(t))
 print("-- pyscan.scan of 2^16 elements (16 tiles): the whole call in C, and the Python direct path")
@@ -191,13 +191,7 @@ c16 = cupy.arange(1 << 16, dtype=cupy.int32)
 for x in (t16, c16):
     pyscan.scan(x)
     pyscan.scan(x)
-per_call("pyscan.scan(t16), whole call in C" if whole else "pyscan.scan(t16) (no C call loaded)",
-         lambda: pyscan.scan(t16))
-per_call("pyscan.scan(c16), whole call in C" if whole else "pyscan.scan(c16) (no C call loaded)",
-         lambda: pyscan.scan(c16))
-pyscan.scans._whole_call = False
-per_call("pyscan.scan(t16), Python direct path", lambda: pyscan.scan(t16))
-per_call("pyscan.scan(c16), Python direct path", lambda: pyscan.scan(c16))
-pyscan.scans._whole_call = whole
+whole_and_python(pyscan.scans, [("pyscan.scan(t16)", lambda: pyscan.scan(t16)),
+                                ("pyscan.scan(c16)", lambda: pyscan.scan(c16))])
 per_call("torch.cumsum(t16, 0, dtype=t16.dtype)", lambda: torch.cumsum(t16, 0, dtype=t16.dtype))
 per_call("cupy.cumsum(c16, dtype=c16.dtype)", lambda: cupy.cumsum(c16, dtype=c16.dtype))

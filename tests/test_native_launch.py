@@ -612,3 +612,28 @@ def test_scan_of_many_tiles_leaves_what_is_not_ready_to_python(python_scan, fake
     if case == "status buffer too small":
         kept.nbytes = 8 * (2 + 40)
         assert module.scan_direct(x, "add", False) is not None and kept.state == state + 1
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a broken buffer"), KeyboardInterrupt()])
+def test_scan_releases_the_status_lock_when_reading_the_buffer_raises(python_scan, fake_driver, error):
+    """An exception while C holds the buffer's lock: the lock is released, an Exception leaves the call to the Python
+    path (None), an interrupt propagates."""
+    import threading
+
+    module, status = python_scan
+
+    class Broken:
+        address, state, lock = 0x900000, 41, threading.Lock()
+
+        @property
+        def nbytes(self):
+            raise error
+
+    broken = status[4]._buffers[(CTX, 0x5000)] = Broken()
+    before = fake_driver.fake_launches()
+    if isinstance(error, Exception):
+        assert module.scan_direct(TorchLike(40 * 8192), "add", False) is None
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            module.scan_direct(TorchLike(40 * 8192), "add", False)
+    assert not broken.lock.locked() and fake_driver.fake_launches() == before and broken.state == 41
