@@ -253,15 +253,6 @@ class Kernel:
         return self._struct.size
 
     def prepared_call(self, grid, block, *args, shared_size: int = 0):
-        launch = _native_launch
-        if launch:  # the hot path of every public call: one C call (launch_on, inlined)
-            try:
-                code = launch(self.handle, grid, block, shared_size, streams._local.stream, self._types, *args)
-            except TypeError as exc:
-                raise TypeError(f"{self.name}: {exc}") from None
-            if code:
-                self._failed(code, grid, block, shared_size)
-            return
         self.launch_on(streams.current(), grid, block, args, shared_size)
 
     def prepared_async_call(self, grid, block, stream, *args, shared_size: int = 0):

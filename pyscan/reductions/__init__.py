@@ -115,7 +115,7 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
         check_op(op)
     if algorithm == "auto":
         call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
-        launch = REDUCTIONS.get(_auto_name or _choose_auto_name(call.size)).launch
+        launch = REDUCTIONS.get(choose_auto(call.size)).launch
     else:
         launch = REDUCTIONS.get(algorithm).launch  # unknown names fail first, listing the valid ones
         call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
@@ -133,18 +133,6 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
 
 
 _whole_call = None  # the auto algorithm's whole default call in C (Registry.auto_native_direct); False: none
-
-
-_auto_name = None  # the algorithm `auto` runs, once known to take every length
-
-
-def _choose_auto_name(n: int) -> str:
-    """The algorithm `auto` runs on n elements (kept when it takes any length)."""
-    global _auto_name
-    name = REDUCTIONS.choose(n)
-    if REDUCTIONS.get(name).max_length is None:
-        _auto_name = name
-    return name
 
 
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):

@@ -131,8 +131,13 @@ _plans: dict = {}  # (dtype, op, context) -> (the knobs it was made for, small b
 #                                             large build, its resident blocks, elements per block at one vector)
 
 
+def _knobs() -> tuple:
+    """The knobs as they are now, in KNOB_NAMES' order."""
+    return (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
+
+
 def _plan(dtype, op, context: int):
-    knobs = (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
+    knobs = _knobs()
     small, large = _kernel(dtype, op, SMALL_UNROLL), _kernel(dtype, op)
     plan = (knobs, small, max_blocks(small), large, max_blocks(large), FAST_BLOCK * vector_width(dtype))
     _plans[(np.dtype(dtype), op, context)] = plan
@@ -143,7 +148,7 @@ def _plan_of(dtype, op, context: int = 0):
     """The plan of dtype and op in `context` (current in this thread; default: the running call's)."""
     context = context or streams._local.context or streams.current_context()
     plan = _plans.get((dtype, op, context))
-    if plan is None or plan[0] != (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM):
+    if plan is None or plan[0] != _knobs():
         plan = _plan(dtype, op, context)  # new, or the knobs changed
     return plan
 

@@ -110,13 +110,7 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
         raise TypeError(f"exclusive must be True or False, got {arrays.describe(exclusive)}")
     if algorithm == "auto":
         call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
-        name = None
-        for limit, candidate in _auto or _auto_choices():
-            if limit is None or call.size <= limit:
-                name = candidate
-                break
-        if name is None:
-            name = SCANS.choose(call.size)
+        name = choose_auto(call.size)
         driver = SCANS.get(name).driver
     else:
         driver = SCANS.get(algorithm).driver  # unknown names fail before anything else
