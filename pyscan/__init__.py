@@ -1,17 +1,17 @@
 """pyscan: the parallel patterns of PMPP (histogram, reduction, scan) and Hands-On GPU Programming with
-Python and CUDA (ch. 4), as readable CUDA kernels launched from Python through PyCUDA.
+Python and CUDA (ch. 4), as readable CUDA kernels compiled by PyCUDA and launched through NVIDIA's cuda.core.
 
-`import pyscan` needs only NumPy: pycuda is imported the first time a GPU function runs, and a missing piece
-(pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
+`import pyscan` needs only NumPy: cuda.core and pycuda are imported the first time a GPU function runs, and a
+missing piece (cuda.core, pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
 """
 
 from . import distributed, life
 from .basics import scalar_multiply
-from .errors import GPUUnavailableError, KernelCompileError
-from .gpu import gpu_unavailable_reason
+from .errors import GPUUnavailableError, KernelCompileError, OutOfMemoryError
 from .histograms import HISTOGRAM_ALGORITHMS, histogram, text_histogram
 from .life import LIFE_KERNELS
-from .loader import get_kernel, kernel_files
+from .runtime.driver import gpu_unavailable_reason
+from .runtime.loader import get_kernel, kernel_files, source_module
 from .reductions import REDUCE_ALGORITHMS, reduce
 from .registry import REGISTRIES
 from .scans import SCAN_ALGORITHMS, scan
@@ -24,14 +24,14 @@ def device_name() -> str | None:
     (gpu_unavailable_reason() says why)."""
     if gpu_unavailable_reason() is not None:
         return None
-    from .gpu import device_attributes
+    from .runtime.driver import device_attributes
 
     return device_attributes()["name"]
 
 
 __all__ = [
-    "GPUUnavailableError", "KernelCompileError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
+    "GPUUnavailableError", "KernelCompileError", "OutOfMemoryError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
     "REGISTRIES", "SCAN_ALGORITHMS", "distributed", "get_kernel", "gpu_unavailable_reason", "histogram", "kernel_files",
     "device_name", "life", "reduce",
-    "scalar_multiply", "scan", "text_histogram",
+    "scalar_multiply", "scan", "source_module", "text_histogram",
 ]

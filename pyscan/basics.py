@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arrays, gpu
-from .loader import get_kernel
+from .runtime import arrays, driver
+from .runtime.loader import get_kernel
 from .types import ELEMENT_TYPES, c_type
 
 BLOCK = 256
@@ -29,8 +29,9 @@ def scalar_multiply(x, a, *, out=None, stream=None):
         result = call.result(call.shape, call.dtype)
         n = call.size
         if n:
-            fn = get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE=c_type(call.dtype))
-            blocks = min((n + BLOCK - 1) // BLOCK, 32 * gpu.multiprocessor_count())
-            fn.prepared_call((blocks, 1, 1), (BLOCK, 1, 1), result.gpudata, call.x.gpudata, call.dtype.type(a),
-                             np.int64(n))
+            fn = get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE=c_type(call.dtype),
+                            device=call.device)
+            blocks = min((n + BLOCK - 1) // BLOCK, 32 * driver.multiprocessor_count(call.device))
+            fn.prepared_async_call((blocks, 1, 1), (BLOCK, 1, 1), call.stream, result.gpudata, call.x.gpudata,
+                                   call.dtype.type(a), np.int64(n))
         return call.finish(result)

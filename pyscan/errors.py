@@ -11,3 +11,7 @@ class GPUUnavailableError(RuntimeError):
 
 class KernelCompileError(RuntimeError):
     """nvcc rejected a kernel file.  The message holds nvcc's log, with `file:line` in the `.cu` under kernels/."""
+
+
+class OutOfMemoryError(MemoryError):
+    """The device has not the memory a call asked for; the message says how much was asked and how much is free."""

@@ -171,16 +171,13 @@ def race_model(name, x) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------------------
 # On the GPU.
 
-def _guarded(host: np.ndarray):
+def _guarded(host: np.ndarray, call):
     """A device buffer holding `host` with GUARD sentinel elements on each side; returns (buffer, pointer to the
     first real element, sentinel)."""
-    from . import arrays
-
     padded = np.empty(host.size + 2 * GUARD, host.dtype)
     padded.view(np.uint8)[:] = 0xA5  # the sentinel byte pattern
     padded[GUARD:GUARD + host.size] = host.reshape(-1)
-    buf = arrays.empty(padded.shape, padded.dtype)
-    buf.set(padded)
+    buf = call.to_device(padded)
     return buf, np.uintp(int(buf.gpudata) + GUARD * host.dtype.itemsize), padded
 
 
@@ -197,17 +194,18 @@ def _read_guarded(name, buf, padded, shape) -> np.ndarray:
 def run_racy(name, x) -> np.ndarray:
     """One launch of the racy kernel on `x` (an input of make_input's kind); the result as NumPy.  Raises
     RuntimeError if the kernel wrote outside its output."""
-    from . import arrays
-    from .loader import get_kernel
+    from .runtime.arrays import Call
+    from .runtime.loader import get_kernel
 
     race = _race(name)
+    call = Call.tool()
     if name == "scan":
         x = np.ascontiguousarray(x, np.float64)
         if x.size != SCAN_SIZE:
             raise ValueError(f"scan race: naive_prefix scans exactly {SCAN_SIZE} elements, got {x.size}")
         fn = get_kernel(race.kernel, race.function, ELEM_TYPE="double", SECTION_SIZE=SCAN_SIZE)
-        vec = arrays.to_device(x)
-        buf, out, padded = _guarded(np.zeros(SCAN_SIZE, np.float64))
+        vec = call.to_device(x)
+        buf, out, padded = _guarded(np.zeros(SCAN_SIZE, np.float64), call)
         fn.prepared_call((1, 1, 1), (SCAN_SIZE, 1, 1), vec.gpudata, out)
         return _read_guarded(name, buf, padded, (SCAN_SIZE,))
     if name == "histogram":
@@ -219,9 +217,9 @@ def run_racy(name, x) -> np.ndarray:
         if data.size == 0:
             raise ValueError("histogram race: needs at least one byte")
         fn = get_kernel(race.kernel, race.function, LETTERS=1)
-        grid, block = atomic_block_config(data.size, sms())  # the grid of the fixed kernel, atomic_block
-        dev = arrays.to_device(data)
-        buf, histo, padded = _guarded(np.zeros(LETTER_BINS, np.uint64))
+        grid, block = atomic_block_config(data.size, sms(call))  # the grid of the fixed kernel, atomic_block
+        dev = call.to_device(data)
+        buf, histo, padded = _guarded(np.zeros(LETTER_BINS, np.uint64), call)
         fn.prepared_call((int(grid), 1, 1), (int(block), 1, 1), dev.gpudata, np.int64(data.size),
                          np.int32(LETTER_BINS), histo)
         return _read_guarded(name, buf, padded, (LETTER_BINS,))
@@ -230,7 +228,7 @@ def run_racy(name, x) -> np.ndarray:
     if height * width > 1024:
         raise ValueError(f"life race: one block holds at most 1024 cells, got {height} x {width}")
     fn = get_kernel(race.kernel, race.function, ELEM_TYPE="int")
-    buf, lattice, padded = _guarded(cells)
+    buf, lattice, padded = _guarded(cells, call)
     fn.prepared_call((1, 1, 1), (width, height, 1), lattice, np.int32(height), np.int32(width),
                      np.int32(LIFE_GENERATIONS))
     return _read_guarded(name, buf, padded, cells.shape)

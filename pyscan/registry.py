@@ -29,10 +29,6 @@ class Algorithm:
     fast: bool = False  # a beyond-the-book kernel tuned for speed
     max_length: int | None = None  # the most elements (life: cells) it takes; None: any length
     pattern: str = ""  # set by Registry.register
-    # native_direct() -> a C function giving a whole default call's result, or None when the call is not ready for
-    # it (then the Python path takes it); None where the C launch is not loaded.  Its arguments are the pattern's
-    # (scan: x, op, exclusive; reduce: x, op)
-    native_direct: Callable | None = None
 
     def takes(self, n: int) -> bool:
         """Whether the algorithm accepts n elements (cells)."""
@@ -48,22 +44,16 @@ class ScanAlgorithm(Algorithm):
     trace_limit: int | None = None  # trace() takes at most this many elements
     section_size: int | None = None  # elements one block scans
     block_scans: tuple = ()  # hierarchical: the section scans it can run in its blocks
-    # direct(out, x, n, dtype, op, exclusive, stream, context): the driver's launch on addresses, with the stream
-    # and the (current) context given: what the public call runs on the direct path (pyscan.arrays.DIRECT_KINDS)
-    direct: Callable | None = None
 
 
 @dataclass(frozen=True)
 class ReduceAlgorithm(Algorithm):
-    launch: Callable | None = None  # launch(x, *, op) -> one-element device array (no copy back, no sync)
+    launch: Callable | None = None  # launch(x, *, op, call, out=None) -> one-element device array (no copy back)
     error_depth: Callable | None = None  # error_depth(n) -> additions an input passes through (float bound)
     builds: Callable | None = None  # builds(dtype, op) -> [(kernel file, macros)] it compiles (for prewarm)
     per_thread: int | None = None  # elements a thread combines before the tree
     count_work: Callable | None = None  # as ScanAlgorithm's
     model_count_work: Callable | None = None
-    # direct(out, x, n, dtype, op, stream, context): launch's work on addresses (out: one element), the stream and
-    # the (current) context given: what the public call runs on the direct path (pyscan.arrays.DIRECT_KINDS)
-    direct: Callable | None = None
 
 
 class Registry:
@@ -120,33 +110,6 @@ class Registry:
                 return name
         raise ValueError(f"{self.pattern}: no algorithm of the auto priority {self.auto_priority} is registered "
                          f"and takes {n} elements")
-
-    def auto_any_length(self):
-        """The entry of the algorithm `auto` runs when that is one algorithm for every length (the first registered
-        of the auto priority takes any length); else None."""
-        for name in self.auto_priority:
-            algorithm = self._algorithms.get(name)
-            if algorithm is not None:
-                return algorithm if algorithm.max_length is None else None
-        return None
-
-    def auto_native_direct(self):
-        """The whole default call in C of the algorithm `auto` runs at every length (its native_direct()): None
-        while the C launch has not been looked for yet (ask again later), False where there is none."""
-        algorithm = self.auto_any_length()
-        factory = algorithm.native_direct if algorithm is not None else None
-        if factory is None:
-            return False
-        from . import native
-
-        if not native.resolved():
-            return None
-        return (factory() if native.loaded() is not None else None) or False
-
-    def auto_direct(self):
-        """The direct launch (the entry's `direct`) of the algorithm `auto` runs at every length, or None."""
-        algorithm = self.auto_any_length()
-        return algorithm.direct if algorithm is not None else None
 
     def __iter__(self):
         return iter(self._algorithms[name] for name in self.names())

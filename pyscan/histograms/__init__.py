@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
+from ..runtime import arrays
 
 # Each module registers its algorithms; the registry's order (histograms/registry.py) is HISTOGRAM_ALGORITHMS'.
 from . import book, fast  # noqa: F401
@@ -86,9 +86,9 @@ def _count(call, bins: int, letters: bool, algorithm, out):
     with call:
         counts = call.result((bins,), COUNT_DTYPE)
         if call.size == 0:
-            arrays.memset32(counts, 0, 2 * bins)
+            call.memset32(counts, 0, 2 * bins)
         else:
-            algorithm.driver(call.x, bins, letters=letters, out=counts)
+            algorithm.driver(call.x, bins, call=call, letters=letters, out=counts)
         return call.finish(counts)
 
 

@@ -8,9 +8,9 @@ from .registry import HISTOGRAMS
 
 
 def _driver(relpath, function, config):
-    def driver(data, bins, *, letters=False, out=None):
-        grid, block = config(data.size, launch.sms())
-        return launch.run_kernel(relpath, function, data, bins, letters, grid, block, out=out)
+    def driver(data, bins, *, call, letters=False, out=None):
+        grid, block = config(data.size, launch.sms(call))
+        return launch.run_kernel(relpath, function, data, bins, letters, grid, block, call=call, out=out)
 
     driver.__name__ = function
     driver.__doc__ = f"Launch {function} (kernels/{relpath}) with the grid of models.{config.__name__}."

@@ -9,18 +9,18 @@ from . import models as m
 from .registry import HISTOGRAMS
 
 
-def run_fast(data, bins, *, letters=False, block=m.FAST_BLOCK, copies=m.FAST_COPIES, aggregate=m.FAST_AGGREGATE,
+def run_fast(data, bins, *, call, letters=False, block=m.FAST_BLOCK, copies=m.FAST_COPIES, aggregate=m.FAST_AGGREGATE,
              blocks_per_sm=None, out=None):
     """The fast kernel with its tuning knobs: threads per block, histogram copies per block (a power of two up
     to 32), run aggregation on or off, blocks per SM of the grid (default: 2048 // block)."""
-    grid, block = m.fast_config(data.size, launch.sms(), block=block, blocks_per_sm=blocks_per_sm)
-    return launch.run_kernel("histogram/fast.cu", "histogram_fast", data, bins, letters, grid, block,
+    grid, block = m.fast_config(data.size, launch.sms(call), block=block, blocks_per_sm=blocks_per_sm)
+    return launch.run_kernel("histogram/fast.cu", "histogram_fast", data, bins, letters, grid, block, call=call,
                              shared=bins * copies * 4, out=out, BLOCK_SIZE=block, COPIES=copies,
                              AGGREGATE=int(aggregate))
 
 
-def fast_driver(data, bins, *, letters=False, out=None):
-    return run_fast(data, bins, letters=letters, out=out)
+def fast_driver(data, bins, *, call, letters=False, out=None):
+    return run_fast(data, bins, call=call, letters=letters, out=out)
 
 
 HISTOGRAMS.register(

@@ -18,7 +18,8 @@ Kernels (LIFE_KERNELS, in the registry's order: the book's (Hands-On ch. 4), the
 
 Each kernel is registered in LIFE (pyscan.registry) with a *driver*: a class owning the device state of one lattice,
 
-    driver = Driver(cells: GPUArray)   # (H, W) int32 or uint8 cells (bool travels as uint8); the driver takes
+    driver = Driver(cells, call)       # (H, W) int32 or uint8 device cells (bool travels as uint8), and the Call
+                                       # whose device and stream it launches on; the driver takes
                                        # ownership of `cells` (it may overwrite it) and may raise ValueError for
                                        # sizes it cannot run
     driver.advance(generations: int) -> int    # runs the generations on the device; returns the kernel launches
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, cuda
+from ..runtime import arrays
 from ..registry import Registry
 from .drivers import FastDriver, GlobalDriver, IterativeBlockDriver, SharedDriver, TiledDriver
 from .reference import (
@@ -99,10 +100,10 @@ def _check_kernel_name(kernel):
         LIFE.get(kernel)  # unknown names fail first, listing the valid ones
 
 
-def _upload(cells: np.ndarray):
-    """A device copy (GPUArray from pyscan's pool) of a checked NumPy lattice, bool as uint8 (the same bytes): what
-    a driver takes, for tools that drive the kernels directly."""
-    return arrays.upload(cells.view(np.uint8) if cells.dtype == np.bool_ else cells)
+def _upload(cells: np.ndarray, call):
+    """A device copy (pyscan's memory, on the call's stream) of a checked NumPy lattice, bool as uint8 (the same
+    bytes): what a driver takes, for tools that drive the kernels directly."""
+    return call.to_device(cells.view(np.uint8) if cells.dtype == np.bool_ else cells)
 
 
 def _begin(lattice, what: str, stream):
@@ -124,15 +125,15 @@ def _check_device_values(call, what: str) -> None:
     comes in, none per generation), so a bad lattice is refused rather than run."""
     if call.host is not None or call.dtype == np.bool_:
         return
-    check_lattice(arrays.to_host(call.x), what)
+    check_lattice(call.to_host(call.x), what)
 
 
 def _device_cells(call):
     """The driver's own copy of the lattice (drivers overwrite it; the caller's array is never modified)."""
     if call.host is not None:
         return call.x  # the upload is already a copy
-    cells = call.allocate(call.shape, call.dtype)
-    cuda.copy_dtod(int(cells.gpudata), int(call.x.gpudata), call.size * call.dtype.itemsize, call.stream)
+    cells = call.empty(call.shape, call.dtype)
+    call.copy(cells, call.x, call.size * call.dtype.itemsize)
     return cells
 
 
@@ -162,7 +163,7 @@ def step(lattice, generations=1, *, kernel="auto", stream=None):
         _check_device_values(call, "step: lattice")
         cells = _device_cells(call)
         if n:
-            driver = LIFE.get(name).driver(cells)
+            driver = LIFE.get(name).driver(cells, call)
             driver.advance(n)
             cells = driver.cells()
         out = call.finish(cells)
@@ -190,7 +191,7 @@ class Life:
         self.shape = self._call.shape
         with self._call:
             _check_device_values(self._call, "Life: lattice")
-            self._driver = LIFE.get(self.kernel).driver(_device_cells(self._call))
+            self._driver = LIFE.get(self.kernel).driver(_device_cells(self._call), self._call)
         self._generation = 0
 
     def advance(self, generations=1):
@@ -202,7 +203,7 @@ class Life:
 
     def get(self) -> np.ndarray:
         with self._call:
-            out = arrays.to_host(self._driver.cells())
+            out = self._call.to_host(self._driver.cells())
         return out.view(np.bool_) if self.dtype == np.bool_ else out
 
     @property

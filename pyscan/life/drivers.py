@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, gpu
-from ..loader import get_kernel
+from ..runtime import driver
+from ..runtime.loader import get_kernel
 
 # dtype of the device cells -> the C type injected as ELEM_TYPE.  bool lattices travel as uint8 (same bytes).
 CELL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.uint8): "unsigned char", np.dtype(np.bool_): "unsigned char"}
@@ -26,21 +26,22 @@ def _cell_type(cells) -> str:
         raise TypeError(f"life drivers take int32 or uint8 device cells, got {cells.dtype}") from None
 
 
-def _count_grid(n: int) -> tuple:
-    return (max(1, min(-(-n // COUNT_BLOCK), 8 * gpu.multiprocessor_count())), 1, 1)
+def _count_grid(n: int, call) -> tuple:
+    return (max(1, min(-(-n // COUNT_BLOCK), 8 * driver.multiprocessor_count(call.device))), 1, 1)
 
 
 class _Counter:
     """A 64-bit device counter for the population kernels (kernels/life/population.cu)."""
 
-    def __init__(self):
-        self.total = arrays.empty((1,), np.uint64)
+    def __init__(self, call):
+        self.call = call
+        self.total = call.scratch(8)
 
     def count(self, function: str, data, n: int, **defines) -> int:
-        arrays.memset32(self.total, 0, 2)
-        fn = get_kernel("life/population.cu", function, **defines)
-        fn.prepared_call(_count_grid(n), (COUNT_BLOCK, 1, 1), self.total.gpudata, data.gpudata, np.int64(n))
-        return int(arrays.to_host(self.total)[0])
+        self.call.memset32(self.total, 0, 2)
+        fn = get_kernel("life/population.cu", function, device=self.call.device, **defines)
+        fn.prepared_async_call(_count_grid(n, self.call), (COUNT_BLOCK, 1, 1), self.call.stream, self.total.gpudata, data.gpudata, np.int64(n))
+        return int(self.call.to_host(self.total).view(np.uint64)[0])
 
 
 class CellDriver:
@@ -50,7 +51,8 @@ class CellDriver:
     function = ""
     block = (32, 32, 1)
 
-    def __init__(self, cells):
+    def __init__(self, cells, call):
+        self.call = call  # the device and stream every launch goes to
         self.height, self.width = (int(s) for s in cells.shape)
         self.cell_type = _cell_type(cells)
         self._grid = (-(-self.width // self.block[0]), -(-self.height // self.block[1]), 1)  # ceil: any H x W
@@ -60,17 +62,17 @@ class CellDriver:
         self._current = cells  # the driver owns it
         self._other = None
         self._counter = None
-        self._fn = get_kernel(self.kernel_file, self.function, ELEM_TYPE=self.cell_type)  # fetched once
+        self._fn = get_kernel(self.kernel_file, self.function, ELEM_TYPE=self.cell_type, device=call.device)
 
     def advance(self, generations: int) -> int:
         if generations == 0:
             return 0
         if self._other is None:
-            self._other = arrays.empty(self._current.shape, self._current.dtype)
+            self._other = self.call.empty(self._current.shape, self._current.dtype)
         fn = self._fn
         h, w = np.int32(self.height), np.int32(self.width)
         for _ in range(generations):
-            fn.prepared_call(self._grid, self.block, self._other.gpudata, self._current.gpudata, h, w)
+            fn.prepared_async_call(self._grid, self.block, self.call.stream, self._other.gpudata, self._current.gpudata, h, w)
             self._current, self._other = self._other, self._current
         return generations
 
@@ -79,7 +81,7 @@ class CellDriver:
 
     def population(self) -> int:
         if self._counter is None:
-            self._counter = _Counter()
+            self._counter = _Counter(self.call)
         return self._counter.count("count_cells", self._current, self.height * self.width, ELEM_TYPE=self.cell_type)
 
 
@@ -96,8 +98,8 @@ class SingleBlockDriver(CellDriver):
 
     max_cells = 1024
 
-    def __init__(self, cells):
-        super().__init__(cells)
+    def __init__(self, cells, call):
+        super().__init__(cells, call)
         if self.height * self.width > self.max_cells:
             raise ValueError(f"{self.function} runs in one block, one thread per cell: at most {self.max_cells} cells")
         self.block, self._grid = (self.width, self.height, 1), (1, 1, 1)
@@ -107,7 +109,7 @@ class SingleBlockDriver(CellDriver):
         launches = 0
         while generations > 0:
             chunk = min(generations, MAX_LAUNCH_GENERATIONS)
-            fn.prepared_call(self._grid, self.block, self._current.gpudata, np.int32(self.height), np.int32(self.width),
+            fn.prepared_async_call(self._grid, self.block, self.call.stream, self._current.gpudata, np.int32(self.height), np.int32(self.width),
                              np.int32(chunk))
             generations -= chunk
             launches += 1
@@ -129,31 +131,33 @@ class FastDriver:
     block = 128  # = BLOCK of fast.cu
     pack_block = 256
 
-    def __init__(self, cells, *, rows: int | None = None):
+    def __init__(self, cells, call, *, rows: int | None = None):
+        self.call = call  # the device and stream every launch goes to
         self.height, self.width = (int(s) for s in cells.shape)
         self.cell_type = _cell_type(cells)
         self.words_per_row = -(-self.width // 32)
-        self.rows = int(rows) if rows else self.default_rows(self.height, self.words_per_row)
+        sms = driver.multiprocessor_count(call.device)
+        self.rows = int(rows) if rows else self.default_rows(self.height, self.words_per_row, sms)
         strips = -(-self.height // self.rows)
         self._grid = (-(-strips * self.words_per_row // self.block), 1, 1)
         self._pack_grid = (max(1, min(-(-self.height * self.words_per_row * 32 // self.pack_block),
-                                      16 * gpu.multiprocessor_count())), 1, 1)
+                                      16 * sms)), 1, 1)
         self._cells = cells  # reused as the unpack target
-        self._current = arrays.empty((self.height, self.words_per_row), np.uint32)
-        self._other = arrays.empty((self.height, self.words_per_row), np.uint32)
+        self._current = call.scratch(4 * self.height * self.words_per_row)
+        self._other = call.scratch(4 * self.height * self.words_per_row)
         self._cells_valid = True  # _cells holds the current generation
         self._counter = None
-        self._step_fn = get_kernel("life/fast.cu", "life_bitpacked")
-        self._unpack_fn = get_kernel("life/pack.cu", "unpack_cells", ELEM_TYPE=self.cell_type)
-        fn = get_kernel("life/pack.cu", "pack_cells", ELEM_TYPE=self.cell_type)
-        fn.prepared_call(self._pack_grid, (self.pack_block, 1, 1), self._current.gpudata, cells.gpudata,
+        self._step_fn = get_kernel("life/fast.cu", "life_bitpacked", device=call.device)
+        self._unpack_fn = get_kernel("life/pack.cu", "unpack_cells", ELEM_TYPE=self.cell_type, device=call.device)
+        fn = get_kernel("life/pack.cu", "pack_cells", ELEM_TYPE=self.cell_type, device=call.device)
+        fn.prepared_async_call(self._pack_grid, (self.pack_block, 1, 1), self.call.stream, self._current.gpudata, cells.gpudata,
                          *self._dims())
 
     @staticmethod
-    def default_rows(height: int, words_per_row: int) -> int:
+    def default_rows(height: int, words_per_row: int, sms: int) -> int:
         """Rows per thread: up to 16 (each row's horizontal sums serve three output rows; a longer strip spends
         fewer loads on its two extra rows), but few enough to keep ~2 threads per resident-thread slot of the GPU."""
-        slots = 2 * 2048 * gpu.multiprocessor_count()
+        slots = 2 * 2048 * sms
         return int(max(1, min(16, height * words_per_row // slots)))
 
     def _dims(self):
@@ -165,19 +169,19 @@ class FastDriver:
         fn = self._step_fn
         dims, rows = self._dims(), np.int32(self.rows)
         for _ in range(generations):
-            fn.prepared_call(self._grid, (self.block, 1, 1), self._other.gpudata, self._current.gpudata, *dims, rows)
+            fn.prepared_async_call(self._grid, (self.block, 1, 1), self.call.stream, self._other.gpudata, self._current.gpudata, *dims, rows)
             self._current, self._other = self._other, self._current
         self._cells_valid = False
         return generations
 
     def cells(self):
         if not self._cells_valid:
-            self._unpack_fn.prepared_call(self._pack_grid, (self.pack_block, 1, 1), self._cells.gpudata, self._current.gpudata,
+            self._unpack_fn.prepared_async_call(self._pack_grid, (self.pack_block, 1, 1), self.call.stream, self._cells.gpudata, self._current.gpudata,
                              *self._dims())
             self._cells_valid = True
         return self._cells
 
     def population(self) -> int:
         if self._counter is None:
-            self._counter = _Counter()
+            self._counter = _Counter(self.call)
         return self._counter.count("count_bits", self._current, self.height * self.words_per_row)

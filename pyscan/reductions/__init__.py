@@ -5,12 +5,12 @@
 
 Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
-    driver(x: GPUArray, *, op: str) -> NumPy scalar      # x validated, contiguous, 1-D, non-empty
+    driver(x, *, op: str, call: Call) -> NumPy scalar   # x validated, contiguous, 1-D, non-empty
     model(x: np.ndarray, *, op="add", return_steps=False) -> result, or (result, steps: list[Step])
 
 and these fields of its ReduceAlgorithm entry (pyscan.registry):
 
-    launch(x, *, op, out=None) -> one-element array   # the driver without the copy back (no sync), into out
+    launch(x, *, op, call, out=None) -> one-element array   # the driver without the copy back, into out
                                                         # (a one-element device array) if given
     error_depth(n) -> int                               # h in the float bound below
     count_work(n) -> WorkCount, model_count_work(n)     # simple and convergent: the COUNT_WORK build on the GPU,
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, gpu
+from ..runtime import arrays, driver
 from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
 
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
@@ -96,21 +96,6 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
-    global _whole_call
-    if algorithm == "auto" and stream is None:
-        whole = _whole_call  # the common call, all in C once the Python path below has made what it reads
-        if whole:
-            native = whole(x, op)
-            if native is not None:
-                return native
-        direct = arrays.direct(x, REDUCTIONS.auto_direct(), ELEMENT_TYPES) if op in OPERATOR_NAMES else None
-        if direct is not None:  # the common call in Python (arrays.DIRECT_KINDS)
-            kind, launch, address, n, dtype, handle, context = direct
-            native, result = kind.new_scalar(x, dtype, context)
-            launch(result, address, n, dtype, op, handle, context)
-            if whole is None:
-                _whole_call = REDUCTIONS.auto_native_direct()
-            return native
     if op not in OPERATOR_NAMES:
         check_op(op)
     if algorithm == "auto":
@@ -124,15 +109,12 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
         if call.kind is arrays.NUMPY:
             return empty
         with call:
-            result = call.allocate((), call.dtype)
-            arrays.memset32(result, 0, call.dtype.itemsize // 4)
+            result = call.empty((), call.dtype)
+            call.memset32(result, 0, call.dtype.itemsize // 4)
             return call.finish_scalar(result)
     with call:
         # a 0-d result (one element: what the kernels write), so the caller's 0-d array needs no reshape
-        return call.finish_scalar(launch(call.x, op=op, out=call.allocate((), call.dtype)))
-
-
-_whole_call = None  # the auto algorithm's whole default call in C (Registry.auto_native_direct); False: none
+        return call.finish_scalar(launch(call.x, op=op, call=call, out=call.empty((), call.dtype)))
 
 
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):
@@ -145,10 +127,10 @@ def reduce_device(x, *, algorithm="auto", op="add", stream=None):
     name = choose_auto(call.size, call.dtype, op) if algorithm == "auto" else algorithm
     with call:
         if call.size == 0:
-            result = call.allocate((1,), call.dtype)
-            arrays.memset32(result, 0, call.dtype.itemsize // 4)
+            result = call.empty((1,), call.dtype)
+            call.memset32(result, 0, call.dtype.itemsize // 4)
         else:
-            result = REDUCTIONS.get(name).launch(call.x, op=op)
+            result = REDUCTIONS.get(name).launch(call.x, op=op, call=call)
         return call.on_device(result)
 
 
@@ -172,10 +154,9 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
 
     from pycuda.compiler import compile as nvcc_compile
 
-    from ..loader import COMPILE_OPTIONS, build_source
+    from ..runtime.loader import COMPILE_OPTIONS, build_source
 
-    drv = gpu.driver()
-    arch = "sm_%d%d" % drv.Context.get_device().compute_capability()  # what SourceModule would pick
+    arch = driver.architecture(driver.default_device())
     sources = set()
     for name in names or REDUCE_ALGORITHMS:
         for dtype in dtypes or ELEMENT_TYPES:

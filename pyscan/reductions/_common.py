@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
+from ..runtime import arrays
 from ..scans.steps import check_count_n as count_n
 from ..types import ELEMENT_TYPES, check_op, identity, ufunc
 
@@ -46,13 +46,10 @@ def fold_in_order(values: np.ndarray, op: str):
     return ufunc(op).accumulate(np.concatenate([start, values]), dtype=values.dtype)[-1]
 
 
-def scalar_result(out) -> np.generic:
-    """The one element of a device array as a NumPy scalar (one small device-to-host copy; waits for the GPU)."""
-    from .. import arrays, streams
-
-    host = np.empty(1, out.dtype)
-    arrays.copy_to_host(out, host, streams.current())
-    return host[0]
+def scalar_result(out, call) -> np.generic:
+    """The one element of a device array as a NumPy scalar (one small device-to-host copy on the call's stream;
+    waits for it)."""
+    return call.to_host(out).reshape(-1)[0]
 
 
 def check_count_n(name: str, n) -> int:

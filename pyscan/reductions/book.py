@@ -18,8 +18,8 @@ import functools
 
 import numpy as np
 
-from .. import arrays, cuda, streams
-from ..loader import get_kernel
+from ..runtime.arrays import Call
+from ..runtime.loader import get_kernel
 from ..scans.steps import Step, WorkCount
 from ..types import defines, identity, ufunc
 from ._common import block_for, ceil_div, check_count_n, check_model_input, fold_in_order, log2, scalar_result, warps_of
@@ -219,20 +219,21 @@ def _kernel(name, dtype, op, function=None, **extra):
 def _tree_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, out=None):
+    def launch(x, *, op, call, out=None):
         dtype, n = x.dtype, x.size
-        fn = _kernel(name, dtype, op)
+        fn = _kernel(name, dtype, op, device=call.device)
         if name in IN_PLACE:  # the kernel overwrites what it reduces: give it a scratch copy of x
-            src = arrays.empty((n,), dtype)
-            cuda.copy_dtod(int(src.gpudata), int(x.gpudata), n * dtype.itemsize, streams.current())
+            src = call.empty((n,), dtype)
+            call.copy(src, x, n * dtype.itemsize)
         else:
             src = x
         while True:
             block = block_for(n, per_thread)
             blocks = ceil_div(n, per_thread * block)
-            dst = out if blocks == 1 and out is not None else arrays.empty((blocks,), dtype)
+            dst = out if blocks == 1 and out is not None else call.empty((blocks,), dtype)
             shared = 0 if name in IN_PLACE else block * dtype.itemsize
-            fn.prepared_call((blocks, 1, 1), (block, 1, 1), dst.gpudata, src.gpudata, np.int64(n), shared_size=shared)
+            fn.prepared_async_call((blocks, 1, 1), (block, 1, 1), call.stream, dst.gpudata, src.gpudata, np.int64(n),
+                                   shared_size=shared)
             if blocks == 1:
                 return dst
             src, n = dst, blocks
@@ -243,25 +244,25 @@ def _tree_launch(name):
 def _atomic_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, out=None):
+    def launch(x, *, op, call, out=None):
         dtype, n = x.dtype, x.size
-        fn = _kernel(name, dtype, op)
-        init = _kernel(name, dtype, op, function="fill_identity")
+        fn = _kernel(name, dtype, op, device=call.device)
+        init = _kernel(name, dtype, op, function="fill_identity", device=call.device)
         if out is None:
-            out = arrays.empty((1,), dtype)
-        init.prepared_call((1, 1, 1), (1, 1, 1), out.gpudata)
+            out = call.empty((1,), dtype)
+        init.prepared_async_call((1, 1, 1), (1, 1, 1), call.stream, out.gpudata)
         block = block_for(n, per_thread)
         blocks = ceil_div(n, per_thread * block)
-        fn.prepared_call((blocks, 1, 1), (block, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                         shared_size=block * dtype.itemsize)
+        fn.prepared_async_call((blocks, 1, 1), (block, 1, 1), call.stream, out.gpudata, x.gpudata, np.int64(n),
+                               shared_size=block * dtype.itemsize)
         return out
 
     return launch
 
 
 def _driver(launch, name):
-    def driver(x, *, op):
-        return scalar_result(launch(x, op=op))
+    def driver(x, *, op, call):
+        return scalar_result(launch(x, op=op, call=call), call)
 
     driver.__name__ = f"{name}_driver"
     return driver
@@ -273,10 +274,11 @@ def _make_count(name):
         n = check_count_n(name, n)
         block, steps = n // 2, log2(n)
         fn = _kernel(name, np.dtype(np.int32), "add", COUNT_WORK=1)
-        work = arrays.to_device(np.ones(n, np.int32))
-        partial = arrays.empty((1,), np.int32)
-        counters = arrays.empty((1 + steps,), np.uint64)
-        arrays.memset32(counters, 0, 2 * (1 + steps))
+        call = Call.tool()
+        work = call.to_device(np.ones(n, np.int32))
+        partial = call.empty((1,), np.int32)
+        counters = call.empty((1 + steps,), np.uint64)
+        call.memset32(counters, 0, 2 * (1 + steps))
         fn.prepared_call((1, 1, 1), (block, 1, 1), partial.gpudata, work.gpudata, np.int64(n), counters.gpudata)
         c = counters.get()
         if int(partial.get()[0]) != n:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, cuda, gpu, streams
-from ..loader import get_kernel
+from ..runtime import driver
+from ..runtime.loader import get_kernel
+from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
 from ..types import defines, identity, ufunc
-from ..workspace import StreamWorkspace
 from ._common import ceil_div, check_model_input, log2, scalar_result
 from .registry import REDUCTIONS
 
@@ -68,23 +68,11 @@ def head_of(address: int, n: int, dtype) -> int:
     return min(n, ((16 - address % 16) % 16) // itemsize)
 
 
-def kernel_builds(dtype, op) -> list:
-    """(kernel file, #defines) of every build the driver uses for dtype and op (small arrays', large arrays')."""
-    return [(KERNEL, {"FAST_UNROLL": unroll, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)})
-            for unroll in dict.fromkeys((SMALL_UNROLL, FAST_UNROLL))]
-
-
-_kernels: dict = {}
-
-
-def _kernel(dtype, op, unroll: int | None = None):
-    unroll = unroll or FAST_UNROLL
-    key = (np.dtype(dtype), op, unroll, FAST_LOAD, streams.current_context())  # a function is one context's
-    fn = _kernels.get(key)
-    if fn is None:
-        macros = {"FAST_UNROLL": unroll, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)}
-        fn = _kernels[key] = get_kernel(KERNEL, "reduce_fast", **macros)
-    return fn
+def kernel_builds(dtype, op, unroll: int | None = None) -> list:
+    """(kernel file, #defines) of every build the driver uses for dtype and op (small arrays', large arrays'), or of
+    the one with that FAST_UNROLL."""
+    unrolls = (unroll,) if unroll is not None else tuple(dict.fromkeys((SMALL_UNROLL, FAST_UNROLL)))
+    return [(KERNEL, {"FAST_UNROLL": u, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)}) for u in unrolls]
 
 
 def unroll_for(n: int, dtype, blocks: int, block: int | None = None) -> int:
@@ -93,30 +81,52 @@ def unroll_for(n: int, dtype, blocks: int, block: int | None = None) -> int:
     return SMALL_UNROLL if n <= blocks * (block or FAST_BLOCK) * vector_width(dtype) else FAST_UNROLL
 
 
-def max_blocks(fn) -> int:
-    """Blocks of FAST_BLOCK threads the device runs at once (SMs x blocks per SM), or SMs x BLOCKS_PER_SM."""
-    key = (id(fn), FAST_BLOCK, BLOCKS_PER_SM)  # the loader keeps fn alive (cached), so its id stays its own
-    cached = _max_blocks_cache.get(key)
-    if cached is None:
-        ordinal = gpu.current_device()
-        sms = gpu.multiprocessor_count(ordinal)
-        if BLOCKS_PER_SM is not None:
-            per_sm = BLOCKS_PER_SM
-        else:
-            regs = fn.num_regs
-            regs_per_warp = ceil_div(max(regs, 1) * 32, 256) * 256  # registers are allocated per warp, 256 at a time
-            by_regs = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) // (
-                regs_per_warp * (FAST_BLOCK // 32))
-            by_threads = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) // FAST_BLOCK
-            by_blocks = cuda.device_attribute(ordinal, cuda.DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)
-            per_sm = max(1, min(by_regs, by_threads, by_blocks))
-        cached = _max_blocks_cache[key] = sms * per_sm
-    return cached
+def _knobs() -> tuple:
+    """The tuning knobs as they are now (a plan is made again when they change)."""
+    return (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
 
 
-def launch_grid(x, op="add") -> int:
-    """The number of blocks the driver launches for x (an array of that length and dtype) on this device."""
-    return _choose(_plan_of(np.dtype(x.dtype), op), x.size)[1]
+class Plan:
+    """What a launch needs for (dtype, op) on one device: the small and large builds, the blocks of each the device
+    runs at once, the elements a block covers at one vector per thread, and the knobs it was made for."""
+
+    __slots__ = ("knobs", "small", "most_small", "large", "most_large", "per_block")
+
+    def __init__(self, dtype, op, device: int):
+        self.knobs = _knobs()
+        self.small, self.large = (get_kernel(KERNEL, "reduce_fast", device=device, **macros)
+                                  for _, macros in (kernel_builds(dtype, op, unroll)[0]
+                                                    for unroll in (SMALL_UNROLL, FAST_UNROLL)))
+        self.most_small, self.most_large = max_blocks(self.small, device), max_blocks(self.large, device)
+        self.per_block = FAST_BLOCK * vector_width(dtype)
+
+    def choose(self, n: int) -> tuple:
+        """(build, blocks) for n elements: one vector per thread on the small build while the resident blocks hold
+        them (grid_for()), else every resident block of the large build (unroll_for() states the same rule)."""
+        blocks = -(-n // self.per_block) or 1
+        return (self.small, blocks) if blocks <= self.most_small else (self.large, self.most_large)
+
+
+_plans: dict = {}  # (dtype, op, device) -> Plan
+
+
+def plan(dtype, op, device: int) -> Plan:
+    found = _plans.get((dtype, op, device))
+    if found is None or found.knobs != _knobs():
+        found = _plans[(dtype, op, device)] = Plan(dtype, op, device)  # new, or the knobs changed
+    return found
+
+
+def max_blocks(fn, device: int) -> int:
+    """Blocks of FAST_BLOCK threads the device runs at once (SMs x blocks per SM, from the occupancy calculator), or
+    SMs x BLOCKS_PER_SM."""
+    per_sm = BLOCKS_PER_SM if BLOCKS_PER_SM is not None else max(1, fn.max_active_blocks(FAST_BLOCK))
+    return driver.multiprocessor_count(device) * per_sm
+
+
+def launch_grid(x, op="add", device: int = 0) -> int:
+    """The number of blocks the driver launches for x (an array of that length and dtype) on `device`."""
+    return plan(np.dtype(x.dtype), op, device).choose(x.size)[1]
 
 
 # [0, 16): the ticket counter (32 bits, 0 between launches); [16, ...): the per-block results.
@@ -124,88 +134,31 @@ _workspace = StreamWorkspace("fast reduction")
 PARTIALS_OFFSET = 16
 
 
-# The tuning knobs, in the order of a plan's first item (what pyscan/launch.c compares a plan's knobs with).
-KNOB_NAMES = ("FAST_BLOCK", "FAST_UNROLL", "SMALL_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM")
-
-_plans: dict = {}  # (dtype, op, context) -> (the knobs it was made for, small build, its resident blocks,
-#                                             large build, its resident blocks, elements per block at one vector)
-
-
-def _knobs() -> tuple:
-    """The knobs as they are now, in KNOB_NAMES' order."""
-    return (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
-
-
-def _plan(dtype, op, context: int):
-    knobs = _knobs()
-    small, large = _kernel(dtype, op, SMALL_UNROLL), _kernel(dtype, op)
-    plan = (knobs, small, max_blocks(small), large, max_blocks(large), FAST_BLOCK * vector_width(dtype))
-    _plans[(np.dtype(dtype), op, context)] = plan
-    return plan
-
-
-def _plan_of(dtype, op, context: int = 0):
-    """The plan of dtype and op in `context` (current in this thread; default: the running call's)."""
-    context = context or streams._local.context or streams.current_context()
-    plan = _plans.get((dtype, op, context))
-    if plan is None or plan[0] != _knobs():
-        plan = _plan(dtype, op, context)  # new, or the knobs changed
-    return plan
-
-
-def _choose(plan, n: int) -> tuple:
-    """(build, blocks) for n elements: one vector per thread on the small build while the resident blocks hold
-    them (grid_for()), else every resident block of the large build (unroll_for() states the same rule)."""
-    _, small, most_small, large, most_large, per_block = plan
-    blocks = -(-n // per_block) or 1
-    return (small, blocks) if blocks <= most_small else (large, most_large)
-
-
-def launch_into(out: int, x: int, n: int, dtype, op: str, stream: int, context: int, blocks=None) -> None:
+def launch_into(out: int, x: int, n: int, dtype, op: str, call, blocks=None) -> None:
     """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x into the one element at
-    out, on `stream`, in `context` (current in this thread).  launch() and the public call's direct path
-    (pyscan.arrays.DIRECT_KINDS) both end here."""
-    plan = _plan_of(dtype, op, context)
+    out, on the call's stream."""
+    p = plan(dtype, op, call.device)
     if blocks is None:
-        fn, blocks = _choose(plan, n)
+        fn, blocks = p.choose(n)
     else:
-        fn = plan[1] if unroll_for(n, dtype, blocks) == SMALL_UNROLL else plan[3]
+        fn = p.small if unroll_for(n, dtype, blocks) == SMALL_UNROLL else p.large
     if blocks == 1:
-        fn.launch_on(stream, (1, 1, 1), (FAST_BLOCK, 1, 1), (out, 0, 0, x, n))
+        fn.launch(call.stream, (1, 1, 1), (FAST_BLOCK, 1, 1), (out, 0, 0, x, n))
         return
-    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, stream, context)
-    fn.launch_on(stream, (blocks, 1, 1), (FAST_BLOCK, 1, 1), (out, kept.address + PARTIALS_OFFSET, kept.address, x, n))
+    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, call)
+    fn.launch(call.stream, (blocks, 1, 1), (FAST_BLOCK, 1, 1), (out, kept.address + PARTIALS_OFFSET, kept.address, x, n))
 
 
-def native_direct():
-    """The whole default call in C (pyscan/launch.c's reduce_direct(x, op) -> the 0-d result, or None when the call
-    is not ready for it), bound to the live tables it reads: the direct kinds, the primary contexts, torch's dtypes,
-    this module's plans, workspaces and knobs, and the libraries' own calls for the stream and the result
-    (arrays.direct_hooks).  None where the C launch is not loaded.  It launches what
-    launch_into() would (tests/test_native_launch.py checks the two against each other)."""
-    from .. import native
-
-    module = native.loaded()
-    if module is None or not hasattr(module, "configure_reduce"):
-        return None
-    arrays.configure_native(module)
-    module.configure_reduce(_plans, _workspace._buffers, globals(), KNOB_NAMES, PARTIALS_OFFSET)
-    return module.reduce_direct
-
-
-def launch(x, *, op, blocks=None, out=None):
-    """One launch: the op over x into `out` (a new one-element array if None), which it returns; on the running
-    call's stream and context."""
+def launch(x, *, op, call, blocks=None, out=None):
+    """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
     if out is None:
-        out = arrays.empty((1,), x.dtype)
-    local = streams._local
-    launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, local.stream,
-                local.context or streams.current_context(), blocks)
+        out = call.empty((1,), x.dtype)
+    launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, call, blocks)
     return out
 
 
-def driver(x, *, op):
-    return scalar_result(launch(x, op=op))
+def driver_(x, *, op, call):
+    return scalar_result(launch(x, op=op, call=call), call)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -321,8 +274,8 @@ def error_depth(n: int, blocks: int | None = None, dtype=None) -> int:
 
 
 REDUCTIONS.register(
-    "fast", driver, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",
+    "fast", driver_, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",
     summary="one launch: grid-stride over a device-sized grid, 16-byte loads, independent accumulators, warp "
             "shuffles, the last block reduces the per-block results",
-    model=model, fast=True, launch=launch, direct=launch_into, native_direct=native_direct, error_depth=error_depth,
+    model=model, fast=True, launch=launch, error_depth=error_depth,
     builds=kernel_builds)

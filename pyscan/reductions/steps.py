@@ -126,29 +126,30 @@ def combines_per_thread(name, labels) -> list:
 def trace(name, x, *, op="add") -> list:
     """The kernel's own steps for one block on x (n <= 2 * COARSE_FACTOR ... * 1024), read back from its TRACE=1
     build: one array per model step (model_steps), laid out as the model lays them out."""
-    from .. import arrays
-    from ..loader import get_kernel
+    from ..runtime.arrays import Call
+    from ..runtime.loader import get_kernel
 
     x = np.ascontiguousarray(x)
     n = x.size
     per_thread, block = _check(name, n)
     path, macros = book.kernel_builds(name, x.dtype, op)[0]
     function = book.KERNELS[name][1]
-    dev = arrays.to_device(x.copy())
+    call = Call.tool()
+    dev = call.to_device(x)
     if name in book.IN_PLACE:
         steps = log2(block) + 1  # strides 1 .. blockDim (or blockDim .. 1)
         fn = get_kernel(path, function, arg_types="PPqP", TRACE=1, **macros)
-        partials = arrays.empty((1,), x.dtype)
-        buf = arrays.empty((steps * n,), x.dtype)
+        partials = call.empty((1,), x.dtype)
+        buf = call.empty((steps * n,), x.dtype)
         fn.prepared_call((1, 1, 1), (block, 1, 1), partials.gpudata, dev.gpudata, np.int64(n), buf.gpudata)
         rows = list(buf.get().reshape(steps, n))
         return rows + [partials.get()]
     steps = log2(block) + 1  # the first combine, then strides blockDim/2 .. 1
     fn = get_kernel(path, function, arg_types="PPqP", TRACE=1, **macros)
-    out = arrays.empty((1,), x.dtype)
+    out = call.empty((1,), x.dtype)
     if name in book.ATOMIC:
         get_kernel(path, "fill_identity", TRACE=1, **macros).prepared_call((1, 1, 1), (1, 1, 1), out.gpudata)
-    buf = arrays.empty((steps * block,), x.dtype)
+    buf = call.empty((steps * block,), x.dtype)
     fn.prepared_call((1, 1, 1), (block, 1, 1), out.gpudata, dev.gpudata, np.int64(n), buf.gpudata,
                      shared_size=block * x.dtype.itemsize)
     rows = list(buf.get().reshape(steps, block))

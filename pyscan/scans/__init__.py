@@ -5,11 +5,12 @@
 Each algorithm lives in a module of this package that registers itself in SCANS with its driver, its kernel
 files and its NumPy step-model (see pyscan.registry).  A driver has the signature
 
-    driver(x, out, *, op: str, exclusive: bool) -> int   # the number of kernel launches
+    driver(x, out, *, op: str, exclusive: bool, call: Call) -> int   # the number of kernel launches
 
 and is only called with validated, contiguous, non-empty 1-D device arrays of a supported dtype (GPUArrays or
-pyscan.arrays.DeviceView: .gpudata, .shape, .dtype, .size), inside the call's device and stream
-(pyscan.arrays.Call); out never overlaps x unless the algorithm is in IN_PLACE.  A model has
+pyscan.runtime.arrays.DeviceView: .gpudata, .shape, .dtype, .size), inside the call's device; it launches on
+call.stream and allocates with call.empty (pyscan.runtime.arrays.Call); out never overlaps x unless the algorithm
+is in IN_PLACE.  A model has
 
     model(x: np.ndarray, *, op="add", exclusive=False, return_steps=False)
         -> result, or (result, steps: list[Step]) with return_steps
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays, cuda
+from ..runtime import arrays
 from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
 
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
@@ -64,14 +65,6 @@ def max_length(name: str):
     return entry.max_length if entry.fast else MAX_LENGTH
 
 
-_whole_call = None  # the auto algorithm's whole default call in C (Registry.auto_native_direct); False: none
-
-
-def _overlaps(a, b) -> bool:
-    a0, b0 = int(a.gpudata), int(b.gpudata)
-    return a0 < b0 + b.size * b.dtype.itemsize and b0 < a0 + a.size * a.dtype.itemsize
-
-
 def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=None):
     """Inclusive (or exclusive) prefix scan of a 1-D array with `op` ("add", "max" or "min").
 
@@ -84,26 +77,9 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
 
     out: an array of x's kind, shape and dtype to write the result into (returned).  out may be x itself (in
     place) with every algorithm: those in IN_PLACE scan in place, the others through a scratch buffer.
-    stream: where the kernels run (pyscan.streams.handle: a pycuda, CuPy, torch or Numba stream, or a
-    cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
+    stream: where the kernels run (a pycuda, CuPy, torch, Numba or cuda.core stream, or a cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
     NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
     """
-    global _whole_call
-    if (algorithm == "auto" and out is None and stream is None and (exclusive is False or exclusive is True)
-            and op in OPERATOR_NAMES):
-        whole = _whole_call  # the common call, all in C once the Python path below has built what it reads
-        if whole:
-            native = whole(x, op, exclusive)
-            if native is not None:
-                return native
-        direct = arrays.direct(x, SCANS.auto_direct(), ELEMENT_TYPES)  # the common call (arrays.DIRECT_KINDS)
-        if direct is not None:
-            kind, launch, address, n, dtype, handle, context = direct
-            native, result = kind.new_like(x, n, dtype)
-            launch(result, address, n, dtype, op, exclusive, handle, context)
-            if whole is None:
-                _whole_call = SCANS.auto_native_direct()
-            return native
     if op not in OPERATOR_NAMES:
         check_op(op)
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
@@ -128,11 +104,10 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
         if call.size:
             target = result
             if out is not None and name not in IN_PLACE and _overlaps(call.x, result):
-                target = call.allocate(call.shape, call.dtype)
-            driver(call.x, target, op=op, exclusive=bool(exclusive))
+                target = call.empty(call.shape, call.dtype)
+            driver(call.x, target, op=op, exclusive=bool(exclusive), call=call)
             if target is not result:
-                cuda.copy_dtod(int(result.gpudata), int(target.gpudata), result.size * result.dtype.itemsize,
-                               call.stream)
+                call.copy(result, target, result.size * result.dtype.itemsize)
         return call.finish(result)
 
 

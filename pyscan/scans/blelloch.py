@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
-from ..loader import get_kernel
+from ..runtime import arrays, driver
+from ..runtime.arrays import Call
+from ..runtime.loader import get_kernel
 from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from ..types import defines as type_defines
 from . import hierarchical  # PMPP §11.6's scheme, which blelloch_block's sections extend to any length
@@ -210,11 +211,11 @@ def sweep_defines(dtype, op, count=False) -> dict:
     return {**type_defines(dtype, op), "COUNT_WORK": int(count)}
 
 
-def _sweep_kernel(function, dtype, op, count=False):
+def _sweep_kernel(function, dtype, op, count=False, device=None):
     macros = sweep_defines(dtype, op, count)
     if function in _SWEEP_ARGS:  # the COUNT_WORK parameters are a macro: give prepare() the types by hand
-        return get_kernel(SWEEPS, function, arg_types=_SWEEP_ARGS[function] + ("Pi" if count else ""), **macros)
-    return get_kernel(SWEEPS, function, **macros)
+        macros["arg_types"] = _SWEEP_ARGS[function] + ("Pi" if count else "")
+    return get_kernel(SWEEPS, function, device=device, **macros)
 
 
 def _grid(threads: int):
@@ -222,61 +223,63 @@ def _grid(threads: int):
     return (-(-threads // block), 1, 1), (block, 1, 1)
 
 
-def _run_levels(x, out, *, op, exclusive, trace=None, counters=None) -> int:
-    """The level-by-level scan of GPUArray x into out.  trace: a GPUArray of step_count(N) * N elements that gets
-    the working array after every launch (and the padded result last); counters: COUNT_WORK builds."""
-    from ..gpu import driver
-
+def _run_levels(x, out, *, op, exclusive, call, trace=None, counters=None) -> int:
+    """The level-by-level scan of device array x into out, on the call's stream.  trace: a device array of
+    step_count(N) * N elements that gets the working array after every launch (and the padded result last);
+    counters: COUNT_WORK builds."""
     n = int(x.size)
     N = pow2_at_least(n)
     dtype = x.dtype
     count = counters is not None
     extra = (counters.gpudata,) if count else ()
-    work = arrays.empty((N,), dtype)
-    drv = driver() if trace is not None else None
+    work = call.empty((N,), dtype)
+    stream, device = call.stream, call.device
     itemsize = dtype.itemsize
     step = 0
 
     def snapshot(src=None, length=N):
         if trace is not None:
             dst = int(trace.gpudata) + step * N * itemsize
-            drv.memcpy_dtod(dst, (work if src is None else src).gpudata, length * itemsize)
+            driver.copy_dtod(dst, int((work if src is None else src).gpudata), length * itemsize, stream)
 
     def combine_args(trace_step):
         return extra + ((np.int32(trace_step),) if count else ())
 
     launches = 1
-    _sweep_kernel("blelloch_load", dtype, op).prepared_call(*_grid(N), work.gpudata, x.gpudata, np.int64(n), np.int64(N))
+    _sweep_kernel("blelloch_load", dtype, op, device=device).prepared_async_call(
+        *_grid(N), stream, work.gpudata, x.gpudata, np.int64(n), np.int64(N))
     snapshot()
-    up = _sweep_kernel("blelloch_up_sweep", dtype, op, count)
+    up = _sweep_kernel("blelloch_up_sweep", dtype, op, count, device)
     s = 1
     while s < N:
         step += 1
-        up.prepared_call(*_grid(N // (2 * s)), work.gpudata, np.int64(N), np.int64(s), *combine_args(step))
+        up.prepared_async_call(*_grid(N // (2 * s)), stream, work.gpudata, np.int64(N), np.int64(s), *combine_args(step))
         snapshot()
         launches += 1
         s *= 2
     step += 1
-    _sweep_kernel("blelloch_clear_last", dtype, op).prepared_call((1, 1, 1), (32, 1, 1), work.gpudata, np.int64(N))
+    _sweep_kernel("blelloch_clear_last", dtype, op, device=device).prepared_async_call(
+        (1, 1, 1), (32, 1, 1), stream, work.gpudata, np.int64(N))
     snapshot()
     launches += 1
-    down = _sweep_kernel("blelloch_down_sweep", dtype, op, count)
+    down = _sweep_kernel("blelloch_down_sweep", dtype, op, count, device)
     s = N // 2
     while s >= 1:
         step += 1
-        down.prepared_call(*_grid(N // (2 * s)), work.gpudata, np.int64(N), np.int64(s), *combine_args(step))
+        down.prepared_async_call(*_grid(N // (2 * s)), stream, work.gpudata, np.int64(N), np.int64(s),
+                                 *combine_args(step))
         snapshot()
         launches += 1
         s //= 2
     step += 1
-    _sweep_kernel("blelloch_store", dtype, op, count).prepared_call(
-        *_grid(n), out.gpudata, work.gpudata, x.gpudata, np.int64(n), np.int32(bool(exclusive)), *combine_args(step))
+    _sweep_kernel("blelloch_store", dtype, op, count, device).prepared_async_call(
+        *_grid(n), stream, out.gpudata, work.gpudata, x.gpudata, np.int64(n), np.int32(bool(exclusive)), *combine_args(step))
     snapshot(out, n)  # the row was filled with the identity beforehand: the padded result
     return launches + 1
 
 
-def blelloch_driver(x, out, *, op, exclusive):
-    return _run_levels(x, out, op=op, exclusive=exclusive)
+def blelloch_driver(x, out, *, op, exclusive, call):
+    return _run_levels(x, out, op=op, exclusive=exclusive, call=call)
 
 
 def blelloch_trace(x, *, op="add", exclusive=False):
@@ -288,11 +291,11 @@ def blelloch_trace(x, *, op="add", exclusive=False):
         return []
     N = pow2_at_least(n)
     steps = step_count(N)
-    x_dev = arrays.to_device(x)
-    out = arrays.empty((n,), x.dtype)
-    buf = arrays.empty((steps * N,), x.dtype)
-    buf.fill(x.dtype.type(identity(op, x.dtype)))
-    _run_levels(x_dev, out, op=op, exclusive=bool(exclusive), trace=buf)
+    call = Call.tool()
+    x_dev = call.to_device(x)
+    out = call.empty((n,), x.dtype)
+    buf = call.to_device(np.full(steps * N, identity(op, x.dtype), x.dtype))
+    _run_levels(x_dev, out, op=op, exclusive=bool(exclusive), call=call, trace=buf)
     rows = buf.get().reshape(steps, N)
     return [rows[i].copy() for i in range(steps)]
 
@@ -300,17 +303,17 @@ def blelloch_trace(x, *, op="add", exclusive=False):
 def blelloch_count_work(n) -> WorkCount:
     """Combines and active warps really performed by the COUNT_WORK build of `blelloch` (exclusive, n = 2^k)."""
     n = check_count_n("blelloch", n, LEVEL_STEP_LIMIT)
-    x = arrays.to_device(np.ones(n, np.int32))
-    out = arrays.empty((n,), np.int32)
-    counters = arrays.empty((step_count(n),), np.uint64)  # [0] additions, [step] warps of steps 1 .. 2L+2
-    counters.fill(np.uint64(0))
-    _run_levels(x, out, op="add", exclusive=True, counters=counters)
+    call = Call.tool()
+    x = call.to_device(np.ones(n, np.int32))
+    out = call.empty((n,), np.int32)
+    counters = call.to_device(np.zeros(step_count(n), np.uint64))  # [0] additions, [step] warps of steps 1 .. 2L+2
+    _run_levels(x, out, op="add", exclusive=True, call=call, counters=counters)
     c = counters.get()
     return WorkCount(int(c[0]), [int(v) for v in c[1:]])
 
 
-def blelloch_block_driver(x, out, *, op, exclusive):
-    return hierarchical.hierarchical_scan(x, out, op=op, exclusive=exclusive, block_scan="blelloch_block")
+def blelloch_block_driver(x, out, *, op, exclusive, call):
+    return hierarchical.hierarchical_scan(x, out, op=op, exclusive=exclusive, call=call, block_scan="blelloch_block")
 
 
 def _one_section(n, dtype, op, **debug):
@@ -327,9 +330,10 @@ def blelloch_block_trace(x, *, op="add", exclusive=False):
         return []
     S, fn = _one_section(n, x.dtype, op, TRACE=1)
     steps = step_count(S)
-    x_dev = arrays.to_device(x)
-    out = arrays.empty((n,), x.dtype)
-    buf = arrays.empty((steps * S,), x.dtype)
+    call = Call.tool()
+    x_dev = call.to_device(x)
+    out = call.empty((n,), x.dtype)
+    buf = call.empty((steps * S,), x.dtype)
     fn.prepared_call((1, 1, 1), (S // 2, 1, 1), out.gpudata, x_dev.gpudata, np.uintp(0), np.int64(n),
                      np.int32(bool(exclusive)), buf.gpudata)
     rows = buf.get().reshape(steps, S)
@@ -340,10 +344,10 @@ def blelloch_block_count_work(n) -> WorkCount:
     """Combines and active warps of the COUNT_WORK build of blelloch_block (one section, exclusive, n = 2^k)."""
     n = check_count_n("blelloch_block", n, BLOCK_SECTION)
     S, fn = _one_section(n, np.int32, "add", COUNT_WORK=1)
-    x = arrays.to_device(np.ones(n, np.int32))
-    out = arrays.empty((n,), np.int32)
-    counters = arrays.empty((step_count(S),), np.uint64)
-    counters.fill(np.uint64(0))
+    call = Call.tool()
+    x = call.to_device(np.ones(n, np.int32))
+    out = call.empty((n,), np.int32)
+    counters = call.to_device(np.zeros(step_count(S), np.uint64))
     fn.prepared_call((1, 1, 1), (S // 2, 1, 1), out.gpudata, x.gpudata, np.uintp(0), np.int64(n), np.int32(1),
                      counters.gpudata)
     c = counters.get()

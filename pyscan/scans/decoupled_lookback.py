@@ -28,11 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import cuda, gpu, streams
-from ..loader import get_kernel
+from ..runtime import driver
+from ..runtime.loader import get_kernel
+from ..runtime.workspace import StreamWorkspace
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
-from ..workspace import StreamWorkspace
 from .registry import SCANS
 from .steps import Step
 
@@ -69,12 +69,12 @@ class Config:
         warp_vecs = 32 * self.vecs
         return stages * (self.threads // 32) * (warp_vecs + warp_vecs // 8) * 16
 
-    def grid(self, tiles: int, vector: bool = True, context: int = 0) -> int:
-        """Blocks to launch for `tiles` tiles: aligned arrays, persistent blocks (min_blocks per SM, at most one per
-        tile); unaligned arrays, one block per tile.  context: whose device (default: the running call's)."""
+    def grid(self, tiles: int, vector: bool, device: int) -> int:
+        """Blocks to launch for `tiles` tiles on `device`: aligned arrays, persistent blocks (min_blocks per SM, at
+        most one per tile); unaligned arrays, one block per tile."""
         if not vector or tiles <= 1:
             return tiles
-        return min(tiles, _multiprocessors(context) * self.min_blocks)
+        return min(tiles, driver.multiprocessor_count(device) * self.min_blocks)
 
     @classmethod
     def from_json(cls, text: str) -> dict:
@@ -101,19 +101,6 @@ class Config:
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-_sm_counts: dict = {}  # context -> SMs of its device
-
-
-def _multiprocessors(context: int = 0) -> int:
-    """SMs of the device of `context` (default: the running call's), per context, so a call asks no more than a
-    dict."""
-    context = context or streams._local.context or streams.current_context()
-    count = _sm_counts.get(context)
-    if count is None:
-        count = _sm_counts[context] = gpu.multiprocessor_count()
-    return count
 
 
 # Per element size (bytes), tuned on an H100 (docs/decoupled_lookback_tuning.md has the numbers): 256 threads x 8
@@ -262,7 +249,22 @@ def decoupled_lookback_error_depth(n: int) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 # GPU.
 
-_kernels: dict = {}
+class Plan:
+    """What one launch needs for a (dtype, op, aligned or not, large or SMALL tile) on one device architecture: the
+    kernel, its Config and tile, and its dynamic shared memory.  Built once and cached (plan())."""
+
+    __slots__ = ("kernel", "policy", "tile", "shared", "vector")
+
+    def __init__(self, dtype, op, vector: bool, small: bool, device: int):
+        self.policy = SMALL[dtype.itemsize] if small else config(dtype)
+        self.tile, self.vector = _tile(self.policy, dtype.itemsize), vector
+        self.kernel = get_kernel(KERNEL, FUNCTION, device=device, **kernel_defines(dtype, op, vector, self.policy))
+        self.shared = self.policy.shared_bytes(vector)
+        if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
+            self.kernel.set_max_dynamic_shared(self.shared)
+
+
+_plans: dict = {}  # (dtype, op, vector, small, device) -> Plan
 
 
 def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None) -> dict:
@@ -271,26 +273,12 @@ def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None)
     return {**(policy or config(dtype)).defines(), "VECTOR_LOADS": int(vector), **type_defines(dtype, op)}
 
 
-def kernel_key(dtype, op, vector: bool, small: bool = False, context: int = 0) -> tuple:
-    """The key of the kernel cache for dtype, op, aligned or not, the large-array Config or SMALL, in `context`
-    (default: the running one; functions belong to one context, i.e. one device).  scripts/scan_lab.py puts its
-    diagnostic builds under it."""
-    return (np.dtype(dtype), op, vector, context or streams.current_context(), small)
-
-
-def _kernel(dtype, op, vector: bool, small: bool = False, context: int = 0):
-    """(prepared function, its dynamic shared memory in bytes) for dtype, op, aligned or not, small or not, built
-    in `context` (current in this thread; default: the running one)."""
-    key = kernel_key(dtype, op, vector, small, context)
-    entry = _kernels.get(key)
-    if entry is None:
-        policy = SMALL[np.dtype(dtype).itemsize] if small else config(dtype)
-        fn = get_kernel(KERNEL, FUNCTION, **kernel_defines(dtype, op, vector, policy))
-        shared = policy.shared_bytes(vector)
-        if shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the function's limit is raised
-            fn.set_attribute(cuda.FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        entry = _kernels[key] = (fn, shared)
-    return entry
+def plan(dtype, op, vector: bool, small: bool, device: int) -> Plan:
+    key = (dtype, op, vector, small, device)
+    found = _plans.get(key)
+    if found is None:
+        found = _plans[key] = Plan(dtype, op, vector, small, device)
+    return found
 
 
 def status_words(tiles: int, itemsize: int) -> int:
@@ -310,59 +298,36 @@ _status = {4: StreamWorkspace("decoupled look-back status, 32-bit types"),
            8: StreamWorkspace("decoupled look-back status, 64-bit types")}
 
 
-def next_status(tiles: int, itemsize: int, stream: int | None = None, context: int = 0) -> tuple:
-    """(base address, epoch) of `stream` in `context` (default: the running call's) for a scan of `tiles` tiles."""
+def next_status(tiles: int, itemsize: int, call) -> tuple:
+    """(base address, epoch) of the call's stream for a scan of `tiles` tiles."""
     workspace = _status[itemsize]
-    kept = workspace.get(8 * (2 + status_words(tiles, itemsize)), stream, context)
+    kept = workspace.get(8 * (2 + status_words(tiles, itemsize)), call)
     with kept.lock:
         kept.state += 1
         if kept.state == EPOCHS:  # after 2^30 - 1 calls: zero the flags again and start over
-            workspace.zero(kept, stream)
+            workspace.zero(kept, call.stream)
             kept.state = 1
         return kept.address, kept.state
 
 
-def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, stream: int, context: int) -> None:
-    """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, on `stream`, in `context`
-    (current in this thread): the Config's choice, a dict look-up and one launch.  The driver and the public call's
-    direct path (pyscan.arrays.DIRECT_KINDS) both end here."""
-    itemsize = dtype.itemsize
+def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, call) -> None:
+    """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, on the call's stream: the
+    policy's choice, the plan's look-up and one launch."""
     vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
-    policy, tile, small = _policy(itemsize, n)
-    entry = _kernels.get((dtype, op, vector, context, small))
-    fn, shared = entry if entry is not None else _kernel(dtype, op, vector, small, context)
-    tiles = -(-n // tile)
+    small = _policy(dtype.itemsize, n)[2]
+    p = _plans.get((dtype, op, vector, small, call.device)) or plan(dtype, op, vector, small, call.device)
+    tiles = -(-n // p.tile)
+    threads = p.policy.threads
     if tiles == 1:
-        fn.launch_on(stream, (1, 1, 1), (policy.threads, 1, 1), (out, x, n, 1 if exclusive else 0, 0, 0, 1, 0),
-                     shared)
+        p.kernel.launch(call.stream, (1, 1, 1), (threads, 1, 1), (out, x, n, int(exclusive), 0, 0, 1, 0), p.shared)
         return
-    base, epoch = next_status(tiles, itemsize, stream, context)
-    fn.launch_on(stream, (policy.grid(tiles, vector, context), 1, 1), (policy.threads, 1, 1),
-                 (out, x, n, 1 if exclusive else 0, base, base + 16, tiles, epoch), shared)
+    base, epoch = next_status(tiles, dtype.itemsize, call)
+    p.kernel.launch(call.stream, (p.policy.grid(tiles, vector, call.device), 1, 1), (threads, 1, 1),
+                    (out, x, n, int(exclusive), base, base + 16, tiles, epoch), p.shared)
 
 
-def native_direct():
-    """The whole default call in C (pyscan/launch.c's scan_direct(x, op, exclusive) -> the result, or None when the
-    call is not ready for it: a build not compiled yet, no tile-status buffer big enough for its stream yet, that
-    buffer's lock held by another thread, an epoch that must wrap, anything launch() would not take), bound to the
-    live tables it reads (arrays.configure_native; this module's kernel cache, Configs, status buffers, SM counts and
-    constants).  None where the C launch is not loaded.  It launches what launch() would (tests/test_native_launch.py
-    checks the two against each other)."""
-    from .. import arrays, native
-
-    module = native.loaded()
-    if module is None or not hasattr(module, "configure_scan"):
-        return None
-    arrays.configure_native(module)
-    module.configure_scan(_kernels, CONFIG, SMALL, {size: workspace._buffers for size, workspace in _status.items()},
-                          _sm_counts, globals())
-    return module.scan_direct
-
-
-def decoupled_lookback_driver(x, out, *, op, exclusive):
-    local = streams._local
-    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, local.stream,
-           local.context or streams.current_context())
+def decoupled_lookback_driver(x, out, *, op, exclusive, call):
+    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, call)
     return 1
 
 
@@ -373,5 +338,5 @@ SCANS.register(
             "tile's copies in flight, warp-shuffle block scan, epoch-tagged status words, a warp looking back over 32 "
             "predecessors at once; any length",
     model=decoupled_lookback_model, trace=None, count_work=None, error_depth=decoupled_lookback_error_depth,
-    fast=True, direct=launch, native_direct=native_direct,
+    fast=True,
 )

@@ -38,8 +38,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import arrays
-from ..loader import get_kernel
+from ..runtime.loader import get_kernel
 from ..types import defines as type_defines
 from ..types import identity, ufunc
 from .registry import SCANS
@@ -80,39 +79,39 @@ BLOCK_SCANS = ("kogge_stone", "brent_kung", "coarsened")  # the block scans `hie
 DEFAULT_BLOCK_SCAN = "coarsened"
 
 
-def section_kernel(block_scan: str, dtype, op: str, **extra):
+def section_kernel(block_scan: str, dtype, op: str, device=None, **extra):
     """The prepared section kernel of SECTION_SCANS[block_scan] for dtype and op (extra #defines override)."""
     if block_scan not in SECTION_SCANS:
         raise ValueError(f"unknown block scan {block_scan!r}: expected one of {', '.join(map(repr, SECTION_SCANS))}")
     s = SECTION_SCANS[block_scan]
     macros = {**type_defines(dtype, op), "SECTION_SIZE": s.section_size, **s.defines, **extra}
     arg_types = SECTION_ARG_TYPES + ("P" if macros.get("TRACE") else "") + ("P" if macros.get("COUNT_WORK") else "")
-    return get_kernel(s.file, s.function, arg_types=arg_types, **macros)
+    return get_kernel(s.file, s.function, arg_types=arg_types, device=device, **macros)
 
 
-def hierarchical_scan(x, out, *, op: str, exclusive: bool, block_scan: str | None = None) -> int:
-    """Scan the contiguous GPUArray x into out (same shape and dtype; may be x itself) with the section kernel
+def hierarchical_scan(x, out, *, op: str, exclusive: bool, call, block_scan: str | None = None) -> int:
+    """Scan the contiguous device array x into out on the call's stream (same shape and dtype; may be x itself) with the section kernel
     SECTION_SCANS[block_scan] (DEFAULT_BLOCK_SCAN if None) and PMPP §11.6's three-kernel scheme, recursively.
     Returns the number of kernel launches."""
     block_scan = DEFAULT_BLOCK_SCAN if block_scan is None else block_scan
     n = int(x.size)
     if n == 0:
         return 0
-    fn = section_kernel(block_scan, x.dtype, op)  # raises for an unknown block scan
+    fn = section_kernel(block_scan, x.dtype, op, call.device)  # raises for an unknown block scan
     s = SECTION_SCANS[block_scan]
     sections = -(-n // s.section_size)
-    sums = arrays.empty((sections,), x.dtype) if sections > 1 else None
-    fn.prepared_call((sections, 1, 1), (s.threads, 1, 1), out.gpudata, x.gpudata,
-                     sums.gpudata if sums is not None else np.uintp(0), np.int64(n), np.int32(bool(exclusive)))
+    sums = call.empty((sections,), x.dtype) if sections > 1 else None
+    fn.prepared_async_call((sections, 1, 1), (s.threads, 1, 1), call.stream, out.gpudata, x.gpudata,
+                           sums.gpudata if sums is not None else 0, np.int64(n), np.int32(bool(exclusive)))
     launches = 1
     if sections > 1:
         # The section totals scanned inclusively: scanned[b] = op over sections 0..b.  Into a second buffer, so the
         # scheme does not rely on a section kernel supporting out == in.
-        scanned = arrays.empty((sections,), x.dtype)
-        launches += hierarchical_scan(sums, scanned, op=op, exclusive=False, block_scan=block_scan)
-        add = get_kernel(ADD_BLOCK_SUMS, "add_block_sums", **type_defines(x.dtype, op))
-        add.prepared_call((sections - 1, 1, 1), (ADD_BLOCK_SUMS_THREADS, 1, 1), out.gpudata, scanned.gpudata,
-                          np.int64(n), np.int64(s.section_size))
+        scanned = call.empty((sections,), x.dtype)
+        launches += hierarchical_scan(sums, scanned, op=op, exclusive=False, call=call, block_scan=block_scan)
+        add = get_kernel(ADD_BLOCK_SUMS, "add_block_sums", device=call.device, **type_defines(x.dtype, op))
+        add.prepared_async_call((sections - 1, 1, 1), (ADD_BLOCK_SUMS_THREADS, 1, 1), call.stream, out.gpudata,
+                                scanned.gpudata, np.int64(n), np.int64(s.section_size))
         launches += 1
     return launches
 
@@ -159,8 +158,8 @@ def hierarchical_error_depth(n: int, section_size: int, section_depth: int) -> i
 # changing DEFAULT_BLOCK_SCAN changes them too).
 
 
-def _driver(x, out, *, op, exclusive):
-    return hierarchical_scan(x, out, op=op, exclusive=exclusive, block_scan=DEFAULT_BLOCK_SCAN)
+def _driver(x, out, *, op, exclusive, call):
+    return hierarchical_scan(x, out, op=op, exclusive=exclusive, call=call, block_scan=DEFAULT_BLOCK_SCAN)
 
 
 def _block_algorithm():

@@ -74,21 +74,22 @@ def hierarchical_values(x, *, section_size=PICTURE_SECTION, op="add", on_gpu=Tru
     if k > section_size:
         raise ValueError(f"the picture scans the {k} block sums in one section of {section_size}: at most "
                          f"{section_size * section_size} elements")
-    from .. import arrays
-    from ..loader import get_kernel
+    from ..runtime.arrays import Call
+    from ..runtime.loader import get_kernel
     from ..types import defines
 
     macros = defines(x.dtype, op)
     scan = get_kernel("scan/kogge_stone.cu", "kogge_stone_scan", arg_types="PPPqi", SECTION_SIZE=section_size,
                       THREADS=section_size, **macros)
     add = get_kernel("scan/add_block_sums.cu", "add_block_sums", **macros)
-    dev = arrays.to_device(x)
-    out = arrays.empty((x.size,), x.dtype)
-    sums = arrays.empty((k,), x.dtype)
+    call = Call.tool()
+    dev = call.to_device(x)
+    out = call.empty((x.size,), x.dtype)
+    sums = call.empty((k,), x.dtype)
     scan.prepared_call((k, 1, 1), (section_size, 1, 1), out.gpudata, dev.gpudata, sums.gpudata, np.int64(x.size),
                        np.int32(0))
     got = {"x": x.copy(), "local": out.get(), "sums": sums.get()}
-    scanned = arrays.empty((k,), x.dtype)
+    scanned = call.empty((k,), x.dtype)
     scan.prepared_call((1, 1, 1), (section_size, 1, 1), scanned.gpudata, sums.gpudata, np.uintp(0), np.int64(k),
                        np.int32(0))
     got["scanned_sums"] = scanned.get()
@@ -112,16 +113,17 @@ def single_pass_values(x, *, section_size=PICTURE_SECTION, op="add", on_gpu=True
             "out": np.cumsum(x, dtype=x.dtype)}
     if not on_gpu:
         return want
-    from .. import arrays
-    from ..loader import get_kernel
+    from ..runtime.arrays import Call
+    from ..runtime.loader import get_kernel
     from ..types import defines
 
     fn = get_kernel("scan/single_pass.cu", "single_pass_scan", SECTION_SIZE=section_size, **defines(x.dtype, op))
-    dev = arrays.to_device(x)
-    out = arrays.empty((x.size,), x.dtype)
-    counter = arrays.to_device(np.zeros(1, np.uint32))
-    flags = arrays.to_device(np.zeros(k + 1, np.uint32))
-    scan_value = arrays.to_device(np.zeros(k + 1, x.dtype))
+    call = Call.tool()
+    dev = call.to_device(x)
+    out = call.empty((x.size,), x.dtype)
+    counter = call.to_device(np.zeros(1, np.uint32))
+    flags = call.to_device(np.zeros(k + 1, np.uint32))
+    scan_value = call.to_device(np.zeros(k + 1, x.dtype))
     fn.prepared_call((k, 1, 1), (section_size // 2, 1, 1), out.gpudata, dev.gpudata, np.int64(x.size), np.int32(0),
                      counter.gpudata, flags.gpudata, scan_value.gpudata)
     total = out.get()

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import arrays
-from ..loader import get_kernel
+from ..runtime.loader import get_kernel
 from ..types import check_model_input, identity, ufunc
 from ..types import defines as type_defines
 from .registry import SCANS
@@ -119,18 +118,18 @@ def single_pass_error_depth(n: int) -> int:
     return -(-int(n) // S) + 2 * log + 1
 
 
-def single_pass_driver(x, out, *, op, exclusive):
+def single_pass_driver(x, out, *, op, exclusive, call):
     n = int(x.size)
     dtype = x.dtype
-    fn = get_kernel(KERNEL, FUNCTION, SECTION_SIZE=SECTION_SIZE, **type_defines(dtype, op))
+    fn = get_kernel(KERNEL, FUNCTION, SECTION_SIZE=SECTION_SIZE, device=call.device, **type_defines(dtype, op))
     blocks = -(-n // SECTION_SIZE)
     words = 1 + blocks + 1  # counter, flags[0 .. blocks]
     words += words % 2  # scan_value 8-byte aligned
-    scratch = arrays.empty((words * 4 + (blocks + 1) * dtype.itemsize,), np.uint8)
+    scratch = call.scratch(words * 4 + (blocks + 1) * dtype.itemsize)
     base = int(scratch.gpudata)
-    arrays.memset32(scratch, 0, words)
-    fn.prepared_call((blocks, 1, 1), (SECTION_SIZE // 2, 1, 1), out.gpudata, x.gpudata, np.int64(n),
-                     np.int32(bool(exclusive)), np.uintp(base), np.uintp(base + 4), np.uintp(base + 4 * words))
+    call.memset32(scratch, 0, words)
+    fn.prepared_async_call((blocks, 1, 1), (SECTION_SIZE // 2, 1, 1), call.stream, out.gpudata, x.gpudata, np.int64(n),
+                           np.int32(bool(exclusive)), base, base + 4, base + 4 * words)
     return 1
 
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import arrays
+from ..runtime import arrays
+from ..runtime.arrays import Call
 from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from .hierarchical import (
     SectionScan,
@@ -244,9 +245,8 @@ def _make_model_count(name):
 
 
 def _make_driver(name):
-    def driver(x, out, *, op, exclusive):
-
-        return hierarchical_scan(x, out, op=op, exclusive=exclusive, block_scan=name)
+    def driver(x, out, *, op, exclusive, call):
+        return hierarchical_scan(x, out, op=op, exclusive=exclusive, call=call, block_scan=name)
 
     driver.__name__ = f"{name}_driver"
     return driver
@@ -274,10 +274,10 @@ def _make_trace(name):
         g = trace_geometry(name, n)
         steps = trace_step_count(name, g.section)
         fn = section_kernel(name, x.dtype, op, TRACE=1, **g.defines(name))
-        x_dev = arrays.to_device(x)
-        out = arrays.empty((n,), x.dtype)
-        buf = arrays.empty((steps * g.section,), x.dtype)
-        buf.fill(x.dtype.type(identity(op, x.dtype)))
+        call = Call.tool()
+        x_dev = call.to_device(x)
+        out = call.empty((n,), x.dtype)
+        buf = call.to_device(np.full(steps * g.section, identity(op, x.dtype), x.dtype))
         fn.prepared_call((1, 1, 1), (g.threads, 1, 1), out.gpudata, x_dev.gpudata, np.uintp(0), np.int64(n),
                          np.int32(bool(exclusive)), buf.gpudata)
         rows = buf.get().reshape(steps, g.section)
@@ -293,10 +293,10 @@ def _make_count(name):
         g = trace_geometry(name, n)
         combine_steps = trace_step_count(name, g.section) - 1
         fn = section_kernel(name, np.int32, "add", COUNT_WORK=1, **g.defines(name))
-        x = arrays.to_device(np.ones(n, np.int32))
-        out = arrays.empty((n,), np.int32)
-        counters = arrays.empty((1 + combine_steps,), np.uint64)
-        counters.fill(np.uint64(0))
+        call = Call.tool()
+        x = call.to_device(np.ones(n, np.int32))
+        out = call.empty((n,), np.int32)
+        counters = call.to_device(np.zeros(1 + combine_steps, np.uint64))
         fn.prepared_call((1, 1, 1), (g.threads, 1, 1), out.gpudata, x.gpudata, np.uintp(0), np.int64(n), np.int32(0),
                          counters.gpudata)
         c = counters.get()

@@ -1,7 +1,13 @@
-"""Compile the `.cu` files of kernels/ at run time through `pycuda.compiler.SourceModule`.
+"""The kernels of kernels/, compiled at run time by pycuda and launched through cuda.core.
 
     fn = get_kernel("scan/kogge_stone.cu", "kogge_stone_scan", SECTION_SIZE=1024, ELEM_TYPE="float")
-    fn.prepared_call(grid, block, out.gpudata, x.gpudata, n)
+    fn.prepared_async_call(grid, block, stream, out.gpudata, x.gpudata, n)     # PyCUDA's spelling
+
+What the loader does: it reads the kernel file, inlines its local #includes and puts the #defines before it; pycuda's
+compiler (`pycuda.compiler.compile`: the nvcc call and on-disk cache `SourceModule` uses) makes the cubin for the
+device; cuda.core loads it (`ObjectCode.from_cubin`) and launches it on the caller's stream (`cuda.core.launch`).
+`source_module(relpath, **defines)` gives the same file as pycuda's own `SourceModule`, for learners following
+Hands-On ch. 4 (`SourceModule` -> `get_function` -> launch).
 
 * **Specialisation by #define.**  Keyword arguments become `#define NAME value` lines put before the file;
   each kernel file gives a default for every macro it takes (`#ifndef NAME / #define NAME default`), so it
@@ -9,28 +15,27 @@
 * **Includes.**  Kernel files include shared headers by relative path (`#include "../common/operators.cuh"`),
   which works for plain nvcc.  SourceModule compiles a string in a temporary folder, so the loader inlines
   those includes itself, with `#line` directives: nvcc's messages name the real `.cu` file and line.
-* **Cache.**  Modules in-process on (the expanded source text, options, context); prepared functions on (file,
-  function, defines, options, context), checked against the files' modification times (at most once a second),
+* **Cache.**  Modules in-process on (the expanded source text, options, architecture); kernels on (file,
+  function, defines, options, architecture), checked against the files' modification times (at most once a second),
   so a kernel file edited in a running session is compiled again.  A second call compiles nothing and returns the
   same function.  pycuda's own disk cache (~/.cache/pycuda) stays on, so a new process skips nvcc for kernels
   built before.
 * **Prepared functions.**  The argument types are read off the `__global__` signature (pointers -> "P",
-  `int` -> "i", `long long` -> "q", the element type as specialised, ...) once; a `Kernel` packs the arguments
-  with them and launches on the running call's stream (pyscan.streams), in the context of the call's device.
+  `int` -> "i", `long long` -> "q", the element type as specialised, ...) once, as pycuda's `prepare()` takes them;
+  a `Kernel` turns each argument into that C type (NumPy scalars, which is what cuda.core passes by value).
 """
 
 from __future__ import annotations
 
-import ctypes
 import re
-import struct
 import threading
 import time
 from pathlib import Path
 
-from . import cuda, gpu, streams
-from .errors import KernelCompileError
-from .gpu import driver
+import numpy as np
+
+from ..errors import KernelCompileError
+from . import driver
 
 COMPILE_OPTIONS = ("-std=c++17",)
 
@@ -44,7 +49,7 @@ _DEFINE_RE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(.+?)\s*$", re.MULTILINE)
 
 
 def _find_kernel_root() -> Path:
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     for candidate in (here / "kernels", here.parent / "kernels"):  # installed package; source checkout
         if candidate.is_dir() and any(candidate.rglob("*.cu")):
             return candidate
@@ -173,7 +178,7 @@ def signature(source: str, function: str) -> str:
     return "".join(codes)
 
 
-_cache: dict = {}  # (source, options, context) -> pycuda module; ("function", ...) -> _Entry
+_cache: dict = {}  # ("module", source, options, arch) -> cuda.core ObjectCode; ("function", ...) -> _Entry
 _cache_lock = threading.Lock()
 # A cached function is checked against its files' modification times at most this often (seconds): a kernel file
 # edited in a running session (a notebook, say) is compiled again, and a hot loop of calls costs no stat() each.
@@ -184,160 +189,153 @@ def _stamps(files) -> tuple:
     return tuple(sorted((str(f), f.stat().st_mtime_ns) for f in files))
 
 
-def _release_modules():
-    """gpu's release hook: drop the compiled modules while their context is still current."""
-    _cache.clear()
-
-
-def get_module(relpath: str, *, options: tuple = (), **defines):
-    """The compiled pycuda SourceModule of a kernel file (for lab scripts that launch through pycuda), cached."""
-    drv = driver()
-    gpu.at_release(_release_modules)
-    source = build_source(relpath, **defines)
-    options = tuple(COMPILE_OPTIONS) + tuple(options)
-    key = (source, options, cuda.current_context())
-    module = _cache.get(key)
-    if module is None:
-        from pycuda.compiler import SourceModule
-
-        try:
-            module = SourceModule(source, options=list(options), no_extern_c=True)
-        except drv.CompileError as exc:
-            log = exc.stderr or exc.stdout or str(exc)
-            raise KernelCompileError(f"nvcc could not compile kernels/{relpath} with {defines}:\n{log}") from None
-        _cache[key] = module
-    return module, source
+def _compile_error(relpath, defines, exc):
+    log = getattr(exc, "stderr", None) or getattr(exc, "stdout", None) or str(exc)
+    return KernelCompileError(f"nvcc could not compile kernels/{relpath} with {defines}:\n{log}")
 
 
 def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) -> bytes:
-    """nvcc's cubin for `source` (pycuda's compile(): the same on-disk cache SourceModule uses; no context needed)."""
-    drv = gpu.pycuda_driver()
+    """nvcc's cubin for `source`, through pycuda's compile() (SourceModule's nvcc call and disk cache)."""
+    driver.ready()
+    import pycuda.driver as drv
     from pycuda.compiler import compile as nvcc_compile
 
     try:
         return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch)
     except drv.CompileError as exc:
-        log = exc.stderr or exc.stdout or str(exc)
-        raise KernelCompileError(f"nvcc could not compile kernels/{relpath} with {defines}:\n{log}") from None
+        raise _compile_error(relpath, defines, exc) from None
+
+
+_pycuda_threads = threading.local()
+
+
+def pycuda_context(ordinal: int | None = None):
+    """pycuda.driver with device `ordinal`'s primary context (default: NumPy input's device) current on pycuda's
+    stack in this thread, for code that drives pycuda itself (SourceModule, pycuda's GPUArrays and events).  A thread
+    other than the main one pops it before it ends (`pycuda.driver.Context.pop()`)."""
+    driver.ready()
+    import pycuda.driver as drv
+
+    if getattr(_pycuda_threads, "context", None) is None:
+        drv.init()
+        if drv.Context.get_current() is None:
+            context = drv.Device(driver.default_device() if ordinal is None else ordinal).retain_primary_context()
+            context.push()
+            _pycuda_threads.context = context
+            if threading.current_thread() is threading.main_thread():
+                import atexit
+
+                atexit.register(_pop_pycuda_context, context)
+        else:
+            _pycuda_threads.context = drv.Context.get_current()
+    return drv
+
+
+def _pop_pycuda_context(context):
+    import gc
+
+    _cache.clear()
+    gc.collect()
+    try:
+        context.pop()
+    except Exception:  # noqa: BLE001 - at exit; pycuda may have popped it already
+        pass
+
+
+def source_module(relpath: str, *, options: tuple = (), **defines):
+    """pycuda's own `SourceModule` of a kernel file, specialised by `defines` (the loader's #defines and inlined
+    includes): Hands-On ch. 4's `SourceModule` -> `get_function` -> launch, on the files of kernels/.
+
+        mod = pyscan.source_module("basics/scalar_multiply.cu", ELEM_TYPE="float")
+        fn = mod.get_function("scalar_multiply")
+        fn(out_gpu, x_gpu, np.float32(2), np.int64(n), block=(256, 1, 1), grid=(40, 1, 1))
+
+    Made in pycuda's current context (pyscan's pycuda_context() pushes the primary one if there is none)."""
+    drv = pycuda_context()
+    from pycuda.compiler import SourceModule
+
+    source = build_source(relpath, **defines)
+    try:
+        return SourceModule(source, options=list(COMPILE_OPTIONS) + list(options), no_extern_c=True)
+    except drv.CompileError as exc:
+        raise _compile_error(relpath, defines, exc) from None
+
+
+# How each prepare() letter reaches the kernel: as a NumPy scalar of its C type (cuda.core passes those by value;
+# a Python int would go as a 64-bit integer); "P" as the address, an int.
+_CONVERT = {"i": np.int32, "I": np.uint32, "q": np.int64, "Q": np.uint64, "h": np.int16, "H": np.uint16,
+            "b": np.int8, "B": np.uint8, "f": np.float32, "d": np.float64, "?": np.bool_, "P": int}
 
 
 class Kernel:
-    """A compiled `__global__` function, prepared once: `prepared_call` launches it on the stream of the call that
-    is running in this thread (pyscan.streams; the legacy default stream outside a call).
+    """A compiled `__global__` function with its argument types (pycuda's prepared-function interface):
+    `prepared_async_call(grid, block, stream, *args, shared_size=0)` launches it on `stream` (a handle or any stream
+    object pyscan takes) through cuda.core; `prepared_call(...)` on the legacy default stream, as pycuda's does."""
 
-    The interface is pycuda's prepared function's (`prepared_call(grid, block, *args, shared_size=0)`), so the
-    drivers read like PyCUDA code; the launch itself is one cuLaunchKernel with the arguments packed in one buffer
-    with C alignment (as pycuda packs them), which is what lets it go to a CuPy or torch stream.  It goes through
-    the compiled launch of pyscan.native where that builds (one C call), else through ctypes."""
+    __slots__ = ("name", "kernel", "arg_types", "_types", "_configs", "__weakref__")
 
-    __slots__ = ("name", "handle", "arg_types", "_types", "_struct", "_pointer_slots", "context", "__weakref__")
-
-    def __init__(self, name: str, handle: int, arg_types: str, context: int):
-        self.name, self.handle, self.arg_types, self.context = name, handle, arg_types, context
-        self._types = arg_types.encode()
-        self._struct = struct.Struct("@" + arg_types) if arg_types else None
-        self._pointer_slots = tuple(i for i, code in enumerate(arg_types) if code == "P")
-
-    def _pack(self, args) -> int:
-        """Pack the arguments into this thread's launch buffer; returns their size in bytes."""
-        if len(args) != len(self.arg_types):
-            raise TypeError(f"{self.name}: expected {len(self.arg_types)} arguments ({self.arg_types}), "
-                            f"got {len(args)}")
-        if not self._struct:
-            return 0
-        if self._pointer_slots:
-            args = list(args)
-            for i in self._pointer_slots:  # a DeviceAllocation, a np.uintp or an int: the address
-                args[i] = int(args[i])
-        self._struct.pack_into(_launch_buffers().arguments, 0, *args)
-        return self._struct.size
+    def __init__(self, name: str, kernel, arg_types: str):
+        self.name, self.kernel, self.arg_types = name, kernel, arg_types
+        self._types = tuple(_CONVERT[code] for code in arg_types)
+        self._configs: dict = {}  # (grid, block, shared) -> LaunchConfig
 
     def prepared_call(self, grid, block, *args, shared_size: int = 0):
-        self.launch_on(streams.current(), grid, block, args, shared_size)
+        self.launch(0, grid, block, args, shared_size)
 
     def prepared_async_call(self, grid, block, stream, *args, shared_size: int = 0):
-        """pycuda's spelling with an explicit stream (any stream pyscan.streams.handle takes)."""
-        self.launch_on(streams.handle(stream), grid, block, args, shared_size)
+        self.launch(stream if type(stream) is int else driver.handle_of(stream), grid, block, args, shared_size)
 
-    def launch_on(self, stream: int, grid, block, args, shared_size: int = 0):
-        native = _native_launch
-        if native is None:
-            native = _find_native_launch()
-        if native:
-            try:
-                code = native(self.handle, grid, block, shared_size, stream, self._types, *args)
-            except TypeError as exc:
-                raise TypeError(f"{self.name}: {exc}") from None
-        else:
-            code = launch(self.handle, grid, block, self._pack(args), shared_size, stream)
-        if code:
-            self._failed(code, grid, block, shared_size)
+    def launch(self, handle: int, grid, block, args, shared_size: int = 0):
+        """One launch on stream `handle`: the hot path (a dict look-up, the argument conversion, cuda.core.launch)."""
+        key = (grid, block, shared_size)
+        config = self._configs.get(key)
+        if config is None:
+            config = self._config(grid, block, shared_size)
+        types = self._types
+        if len(args) != len(types):
+            raise TypeError(f"{self.name}: expected {len(types)} arguments ({self.arg_types}), got {len(args)}")
+        try:
+            values = [t(a) if type(a) is not t else a for t, a in zip(types, args)]
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise TypeError(f"{self.name}: arguments {args!r} do not fit its types {self.arg_types!r}: {exc}") from None
+        stream = driver._streams.get(handle) or driver.stream(handle)
+        try:
+            driver._core.launch(stream, config, self.kernel, *values)
+        except Exception as exc:  # noqa: BLE001 - cuda.core's CUDAError: say which kernel and geometry
+            if not driver.current_context():  # a thread outside any call: NumPy input's device, then again
+                driver.enter(driver.default_device())
+                return self.launch(handle, grid, block, args, shared_size)
+            raise driver.CudaError(f"launch of {self.name} (grid={grid}, block={block}, shared={shared_size}): {exc}",
+                                   1) from None
 
-    def _failed(self, code: int, grid, block, shared_size: int):
-        cuda.check(code, f"cuLaunchKernel({self.name}, grid={grid}, block={block}, shared={shared_size})")
+    def _config(self, grid, block, shared_size):
+        def dims(value):
+            value = tuple(value) if not isinstance(value, int) else (value,)
+            return tuple(int(v) for v in value)
 
-    def get_attribute(self, attribute) -> int:
-        """A CUfunction_attribute (pycuda's `function_attribute.X` or its int value)."""
-        return cuda.function_attribute(self.handle, int(attribute))
-
-    def set_attribute(self, attribute, value: int) -> None:
-        cuda.set_function_attribute(self.handle, int(attribute), int(value))
+        config = driver._core.LaunchConfig(grid=dims(grid), block=dims(block), shmem_size=int(shared_size))
+        if len(self._configs) < 4096:
+            self._configs[(grid, block, shared_size)] = config
+        return config
 
     @property
     def num_regs(self) -> int:
-        return self.get_attribute(cuda.FUNC_ATTRIBUTE_NUM_REGS)
+        return self.kernel.attributes.num_regs
+
+    def max_active_blocks(self, block: int, shared_size: int = 0) -> int:
+        """Blocks of `block` threads an SM runs at once (the occupancy calculator, on the current device)."""
+        return self.kernel.occupancy.max_active_blocks_per_multiprocessor(block, shared_size)
+
+    def set_max_dynamic_shared(self, nbytes: int) -> None:
+        """Let a launch ask for nbytes of dynamic shared memory (past 48 KB a kernel must opt in)."""
+        _, cu = driver.ready()
+        attribute = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        for ordinal in range(driver.device_count()):
+            driver._check(cu.cuKernelSetAttribute(attribute, nbytes, self.kernel.handle, cu.CUdevice(ordinal)),
+                          "cuKernelSetAttribute")
 
     def __repr__(self):
         return f"<pyscan Kernel {self.name}({self.arg_types})>"
-
-
-_native_launch = None  # pyscan.native's launch once looked up, False where there is none (ctypes then)
-
-
-def _find_native_launch():
-    global _native_launch
-    from . import native
-
-    module = native.launcher()
-    _native_launch = module.launch if module is not None else False
-    return _native_launch
-
-
-_launch_local = threading.local()
-ARGUMENT_BYTES = 4096  # CUDA's limit on a kernel's parameters (sm_70+: 32764 bytes; pyscan's kernels use < 100)
-
-
-class _LaunchBuffers:
-    """Per thread: the packed arguments and cuLaunchKernel's `extra` array pointing at them and at their size."""
-
-    __slots__ = ("arguments", "size", "extra")
-
-    def __init__(self):
-        self.arguments = ctypes.create_string_buffer(ARGUMENT_BYTES)
-        self.size = ctypes.c_size_t()
-        self.extra = (ctypes.c_void_p * 5)(cuda.LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(self.arguments),
-                                           cuda.LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(self.size),
-                                           cuda.LAUNCH_PARAM_END)
-
-
-def _launch_buffers() -> _LaunchBuffers:
-    buffers = getattr(_launch_local, "buffers", None)
-    if buffers is None:
-        buffers = _launch_local.buffers = _LaunchBuffers()
-    return buffers
-
-
-def launch(function: int, grid, block, argument_bytes: int, shared: int, stream: int) -> int:
-    """cuLaunchKernel(function) through ctypes, with the arguments _pack() put in this thread's buffer
-    (CU_LAUNCH_PARAM_BUFFER_*); returns the CUresult."""
-    buffers = _launch_buffers()
-    buffers.size.value = argument_bytes
-    if len(grid) == 3 and len(block) == 3:
-        (gx, gy, gz), (bx, by, bz) = grid, block
-    else:
-        gx, gy, gz = (tuple(grid) + (1, 1))[:3]
-        bx, by, bz = (tuple(block) + (1, 1))[:3]
-    return cuda.lib().cuLaunchKernel(function, gx, gy, gz, bx, by, bz, shared, stream or None, None, buffers.extra)
 
 
 def add_compile_options(*options: str) -> None:
@@ -353,19 +351,17 @@ class _Entry:
         self.kernel, self.files, self.stamps, self.checked = kernel, files, stamps, time.monotonic()
 
 
-def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: str | None = None, **defines):
-    """A prepared kernel function of a kernel file, specialised by `defines`, for the current context; cached, so
-    calls are cheap (a dict look-up).
+def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: str | None = None, device=None,
+               **defines) -> Kernel:
+    """A prepared kernel of a kernel file, specialised by `defines`, for the architecture of `device` (default: NumPy
+    input's device); cached, so calls are cheap (a dict look-up).
 
     `relpath` is relative to kernels/; unknown files raise FileNotFoundError listing the kernel files, unknown
     functions raise AttributeError listing the file's __global__ functions, and nvcc errors raise
     KernelCompileError with nvcc's log.  `arg_types` overrides the argument types read off the signature.
     """
-    context = streams.current_context()
-    if not context:  # outside a call, no context current in this thread: pycuda's default one (tools, tests)
-        driver()
-        context = cuda.current_context()
-    key = ("function", relpath, function, options, arg_types, tuple(sorted(defines.items())), context)
+    arch = driver.architecture(driver.default_device() if device is None else device)
+    key = ("function", relpath, function, options, arg_types, tuple(sorted(defines.items())), arch)
     entry = _cache.get(key)
     if entry is not None:
         now = time.monotonic()
@@ -374,21 +370,20 @@ def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: s
         entry.checked = now
         if _stamps(entry.files) == entry.stamps:
             return entry.kernel
-    gpu.at_release(_release_modules)
     source, files = _build(relpath, defines)
     stamps = _stamps(files)
     functions = global_functions(source)
     if function not in functions:
         raise AttributeError(f"kernels/{relpath} has no __global__ function {function!r}; it has: {', '.join(functions)}")
     all_options = tuple(COMPILE_OPTIONS) + tuple(options)
-    image = _cubin(relpath, source, all_options, gpu.architecture(cuda.context_device()), defines)
+    image = _cubin(relpath, source, all_options, arch, defines)
     with _cache_lock:
-        module_key = ("module", source, all_options, context)
+        module_key = ("module", source, all_options, arch)
         module = _cache.get(module_key)
         if module is None:
-            module = _cache[module_key] = cuda.load_module(image)
-        kernel = Kernel(function, cuda.module_function(module, function),
-                        arg_types if arg_types is not None else signature(source, function), context)
+            module = _cache[module_key] = driver._core.ObjectCode.from_cubin(image)
+        kernel = Kernel(function, module.get_kernel(function),
+                        arg_types if arg_types is not None else signature(source, function))
         _cache[key] = _Entry(kernel, files, stamps)
     return kernel
 

@@ -1,0 +1,496 @@
+"""Arrays in and out: NumPy, pycuda GPUArray, CuPy, torch, Numba, and anything with `__cuda_array_interface__`.
+
+Every public GPU function starts with `begin(x, ...)`, which checks x *before anything touches the GPU* (a message
+that says what was expected and what came) and returns the `Call`, which the drivers are handed explicitly:
+
+    call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
+    with call:                                  # x's device current in this thread for the call
+        out = call.result(x.shape, x.dtype)     # a new array of the caller's kind (or call.expect_out(out, ...))
+        driver(call.x, out, ..., call=call)     # drivers see .gpudata / .shape / .dtype / .size, launch on
+        return call.finish(out)                 #   call.stream; the caller's kind back: CuPy in, CuPy out
+
+Every kind takes this one path; what differs is how a kind is read (`Kind.view`) and made (`Kind.empty`).
+
+* **No copies of device input.**  A device array is used where it is (any offset); one that is not C-contiguous is
+  refused with a ValueError saying how to make it contiguous.  A NumPy array is copied to the device (made
+  contiguous first if it is not), the result copied back.  The input is never modified.
+* **Results in the caller's kind**, allocated by the caller's library on the caller's device: `cupy.empty`,
+  `torch.empty`, `numba.cuda.device_array`; for GPUArray input and other `__cuda_array_interface__` objects a
+  GPUArray over pyscan's stream-ordered memory (pyscan.runtime.driver), which NumPy input and scratch use too.
+* **Streams.**  `stream=None` means: CuPy and torch input on that library's *current* stream (ordered with the
+  caller's work exactly like a CuPy or torch operation), Numba and other `__cuda_array_interface__` input on the
+  stream the array names (v3 of the interface), NumPy and GPUArray input on the legacy default stream.  Any other
+  stream is used as given; ordering it after the producer of x is then the caller's job, as with CuPy's and
+  torch's own `with stream:` blocks.
+* **Devices.**  Device data runs on the device that holds it (its primary context made current in this thread for
+  the call; a GPUArray keeps a context already current on its device); NumPy input on `CUDA_DEVICE` or device 0.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from . import driver
+
+
+class DeviceView:
+    """Contiguous device memory as the drivers see it: an address (`gpudata`), shape, dtype and size, and what owns
+    the memory (`native`: the caller's array or a cuda.core Buffer, kept alive with the view)."""
+
+    __slots__ = ("gpudata", "shape", "dtype", "size", "native")
+
+    def __init__(self, gpudata: int, shape: tuple, dtype, native, size: int | None = None):
+        self.gpudata, self.shape, self.dtype, self.native = gpudata, shape, dtype, native
+        self.size = math.prod(shape) if size is None else size
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def get(self, stream: int = 0) -> np.ndarray:
+        """A NumPy copy, taken on `stream` (waits for it)."""
+        host = np.empty(self.shape, self.dtype)
+        driver.copy_dtoh(host.ctypes.data, self.gpudata, host.nbytes, stream)
+        return host
+
+    def __int__(self):
+        return self.gpudata
+
+    def __repr__(self):
+        return f"DeviceView(0x{self.gpudata:x}, shape={self.shape}, dtype={self.dtype})"
+
+
+def describe(x) -> str:
+    if kind_of(x) is not None:
+        return f"{type(x).__module__}.{type(x).__name__} of dtype {x.dtype} and shape {tuple(x.shape)}"
+    return f"{type(x).__name__} {x!r}"[:200]
+
+
+def _c_contiguous(shape, strides, itemsize) -> bool:
+    if strides is None:
+        return True
+    expected = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent > 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+# --- the kinds of array -------------------------------------------------------------------------------------------
+
+class Kind:
+    """How one library's arrays are read and made.  `view(x)` -> (address, shape, dtype, C-contiguous, device or None
+    to look up from the address); `default_stream(x, device)`; `empty(shape, dtype, device, stream, on_default)` -> a
+    new array of the library's own type usable on `stream` (on_default: `stream` is the one default_stream gave)."""
+
+    name = ""
+    fix_contiguous = "a contiguous copy"
+    keep_any_on_device = False  # run in the thread's current context when it is on the array's device (pycuda)
+
+    def default_stream(self, x, device) -> int:
+        return 0
+
+    def empty(self, shape, dtype, device, stream, on_default=True):
+        buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
+        return DeviceView(int(buffer.handle), shape, dtype, buffer)
+
+    def pointer(self, native) -> int:
+        return native.gpudata
+
+    def zero_d(self, native):
+        return native.reshape(())
+
+
+class _NumPy(Kind):
+    """Host arrays: copied to pyscan's memory on the device and the result copied back."""
+
+    name = "numpy"
+
+    def view(self, x):
+        return 0, x.shape, x.dtype, True, driver.default_device()
+
+
+class _Own(Kind):
+    """pyscan's own device memory (DeviceView): what tools and traces that drive the kernels directly make."""
+
+    name = "pyscan"
+
+    def view(self, x):
+        return x.gpudata, x.shape, x.dtype, True, None
+
+
+class _GPUArray(Kind):
+    """pycuda GPUArrays: used where they are; results GPUArrays over pyscan's memory (no pycuda context needed)."""
+
+    name, fix_contiguous, keep_any_on_device = "pycuda", "x.copy()", True
+
+    def view(self, x):
+        address = x.gpudata  # None for an empty GPUArray
+        return (int(address) if address is not None else 0), x.shape, x.dtype, x.flags.c_contiguous, None
+
+    def empty(self, shape, dtype, device, stream, on_default=True):
+        import pycuda.gpuarray as ga
+
+        buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
+        return ga.GPUArray(shape, dtype, gpudata=int(buffer.handle), base=buffer)
+
+    def pointer(self, native) -> int:
+        return int(native.gpudata) if native.gpudata is not None else 0
+
+
+class _Interface(_GPUArray):
+    """Any other object with __cuda_array_interface__: read through the interface; results are GPUArrays."""
+
+    name, fix_contiguous, keep_any_on_device = "__cuda_array_interface__", "a C-contiguous copy", False
+
+    def view(self, x):
+        cai = x.__cuda_array_interface__
+        dtype = np.dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        return int(cai["data"][0]), shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), None
+
+    def default_stream(self, x, device):
+        return int(x.__cuda_array_interface__.get("stream") or 0)
+
+
+class _Numba(_Interface):
+    """Numba device arrays, read from their own attributes (cheaper than building the interface's dict)."""
+
+    name, fix_contiguous = "numba", "x.copy_to_host() and back, or a C-contiguous device array"
+
+    def view(self, x):
+        return (x.device_ctypes_pointer.value or 0), x.shape, x.dtype, x.is_c_contiguous(), None
+
+    def default_stream(self, x, device):
+        stream = x.stream
+        return int(stream.handle.value or 0) if stream else 0
+
+    def empty(self, shape, dtype, device, stream, on_default=True):
+        from numba import cuda as numba_cuda
+
+        with numba_cuda.gpus[device]:
+            return numba_cuda.device_array(shape, dtype, stream=numba_cuda.external_stream(stream) if stream else 0)
+
+    def pointer(self, native) -> int:
+        return native.device_ctypes_pointer.value or 0
+
+
+class _CuPy(Kind):
+    name, fix_contiguous = "cupy", "cupy.ascontiguousarray(x)"
+    _takes_device = True  # get_current_stream(device): CuPy >= 13
+
+    def view(self, x):
+        data = x.data
+        return data.ptr, x.shape, x.dtype, x.flags.c_contiguous, data.device_id
+
+    def pointer(self, native) -> int:
+        return native.data.ptr
+
+    def default_stream(self, x, device):
+        cupy = sys.modules["cupy"]
+        if self._takes_device:
+            try:
+                return cupy.cuda.get_current_stream(device).ptr
+            except TypeError:  # an older CuPy: one current stream
+                _CuPy._takes_device = False
+        return cupy.cuda.get_current_stream().ptr
+
+    def empty(self, shape, dtype, device, stream, on_default=True):
+        cupy = sys.modules["cupy"]
+        if device != cupy.cuda.runtime.getDevice():
+            with cupy.cuda.Device(device):
+                return self.empty(shape, dtype, device, stream, on_default)
+        if on_default:
+            return cupy.empty(shape, dtype)
+        with cupy.cuda.ExternalStream(stream):  # CuPy's pool keeps the block for this stream
+            return cupy.empty(shape, dtype)
+
+
+class _Torch(Kind):
+    name, fix_contiguous = "torch", "x.contiguous()"
+    _to_numpy: dict = {}
+    _to_torch: dict = {}
+    _devices: dict = {}
+    _current = None  # torch's current raw stream of a device
+
+    @classmethod
+    def _dtypes(cls):
+        torch = sys.modules["torch"]
+        for name in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+                     "float64", "bool"):
+            if hasattr(torch, name):
+                numpy_dtype = np.dtype(np.bool_ if name == "bool" else name)
+                cls._to_numpy[getattr(torch, name)] = numpy_dtype
+                cls._to_torch[numpy_dtype] = getattr(torch, name)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        cls._current = raw or (lambda d: torch.cuda.current_stream(d).cuda_stream)
+
+    def view(self, x):
+        if not self._to_numpy:
+            self._dtypes()
+        if not x.is_cuda:
+            raise TypeError(f"a torch tensor on {x.device}: pyscan takes CUDA tensors (x.cuda()) or NumPy arrays "
+                            "(x.numpy())")
+        dtype = self._to_numpy.get(x.dtype)
+        if dtype is None:
+            raise TypeError(f"unsupported dtype {x.dtype}")
+        return x.data_ptr(), tuple(x.shape), dtype, x.is_contiguous(), x.get_device()
+
+    def pointer(self, native) -> int:
+        return native.data_ptr()
+
+    def default_stream(self, x, device):
+        return self._current(device)
+
+    def empty(self, shape, dtype, device, stream, on_default=True):
+        torch = sys.modules["torch"]
+        where = self._devices.get(device)
+        if where is None:
+            where = self._devices[device] = torch.device("cuda", device)
+        if on_default:
+            return torch.empty(shape, dtype=self._to_torch[dtype], device=where)
+        # the caching allocator ties a block to the stream current at allocation: make it the call's stream
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=where)):
+            return torch.empty(shape, dtype=self._to_torch[dtype], device=where)
+
+
+NUMPY, OWN, GPUARRAY, INTERFACE, NUMBA, CUPY, TORCH = (_NumPy(), _Own(), _GPUArray(), _Interface(), _Numba(), _CuPy(),
+                                                      _Torch())
+_kinds_by_type: dict = {np.ndarray: NUMPY, DeviceView: OWN}
+
+
+def kind_of(x) -> Kind | None:
+    """The Kind of x, or None if pyscan cannot take it."""
+    kind = _kinds_by_type.get(type(x))
+    if kind is not None:
+        return kind
+    root = (type(x).__module__ or "").partition(".")[0]
+    gpuarray = sys.modules.get("pycuda.gpuarray")
+    if isinstance(x, np.ndarray):
+        kind = NUMPY
+    elif gpuarray is not None and isinstance(x, gpuarray.GPUArray):
+        kind = GPUARRAY
+    elif root == "cupy" and hasattr(x, "data") and hasattr(x, "device"):
+        kind = CUPY
+    elif root == "torch" and "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor):
+        kind = TORCH
+    elif root == "numba" and hasattr(x, "device_ctypes_pointer") and hasattr(x, "is_c_contiguous"):
+        kind = NUMBA
+    elif hasattr(x, "__cuda_array_interface__"):
+        kind = INTERFACE
+    else:
+        return None
+    _kinds_by_type[type(x)] = kind
+    return kind
+
+
+EXPECTED_KINDS = ("a numpy.ndarray or a device array (pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba "
+                  "device array, or any object with __cuda_array_interface__)")
+
+
+# --- one call -----------------------------------------------------------------------------------------------------
+
+class Call:
+    """One call on one array (see the module docstring): its kind, device and stream, what the drivers allocate and
+    launch with, and how the result goes back."""
+
+    __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "on_default", "_previous", "_out")
+
+    def __init__(self, kind, x, host, shape, dtype, size, device, stream, on_default):
+        self.kind, self.x, self.host, self.shape, self.dtype, self.size = kind, x, host, shape, dtype, size
+        self.device, self.stream, self.on_default = device, stream, on_default
+        self._out = None
+        self._previous = -1
+
+    @classmethod
+    def tool(cls, device: int | None = None, stream: int = 0) -> Call:
+        """A call for tools and traces that drive the kernels themselves: pyscan's memory (DeviceView) on `device`
+        (default: NumPy input's), `stream` (default: the legacy one); its device's context made current."""
+        driver.ready()
+        device = driver.default_device() if device is None else device
+        driver.enter(device)
+        return cls(OWN, None, None, (), np.dtype(np.uint8), 0, device, stream, True)
+
+    def __enter__(self):
+        self._previous = driver.enter(self.device, self.kind.keep_any_on_device)
+        if self.host is not None and self.x is None:
+            self.x = self.to_device(self.host)
+        return self
+
+    def __exit__(self, *exc):
+        driver.leave(self._previous)
+        self._previous = -1
+        return False
+
+    # memory on the call's device and stream --------------------------------------------------------------------
+    def empty(self, shape, dtype):
+        """A new device array of the caller's kind, as a DeviceView (the GPUArray itself for GPUArray input)."""
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        dtype = np.dtype(dtype)
+        kind = self.kind if self.kind is not NUMPY else OWN
+        native = kind.empty(shape, dtype, self.device, self.stream, self.on_default)
+        if kind is GPUARRAY or kind is OWN:
+            return native
+        return DeviceView(kind.pointer(native), shape, dtype, native)
+
+    def scratch(self, nbytes: int) -> DeviceView:
+        """nbytes of pyscan's memory on the call's stream, freed on it when the view goes."""
+        return OWN.empty((nbytes,), np.dtype(np.uint8), self.device, self.stream)
+
+    def to_device(self, host) -> DeviceView:
+        """A device copy of a NumPy array in pyscan's memory, on the call's stream."""
+        host = np.ascontiguousarray(host)
+        view = OWN.empty(host.shape, host.dtype, self.device, self.stream)
+        driver.copy_htod(view.gpudata, host.ctypes.data, host.nbytes, self.stream)
+        if self.stream not in (0, driver.STREAM_LEGACY):
+            driver.synchronize(self.stream)  # pageable host memory: read before `host` may go
+        return view
+
+    def to_host(self, array) -> np.ndarray:
+        host = np.empty(array.shape, array.dtype)
+        driver.copy_dtoh(host.ctypes.data, int(array.gpudata), host.nbytes, self.stream)
+        return host
+
+    def memset32(self, array, value: int, words: int) -> None:
+        driver.memset32(int(array.gpudata), value, words, self.stream)
+
+    def copy(self, destination, source, nbytes: int) -> None:
+        driver.copy_dtod(int(destination.gpudata), int(source.gpudata), nbytes, self.stream)
+
+    def synchronize(self) -> None:
+        driver.synchronize(self.stream)
+
+    # the result --------------------------------------------------------------------------------------------------
+    def expect_out(self, out, shape, dtype, what="out") -> None:
+        """Check `out` now (before any GPU work): the caller's array of that shape and dtype, C-contiguous, writeable
+        (NumPy), on the input's device, of the input's side.  result() then returns it.  out=None: result()
+        allocates."""
+        if out is None:
+            self._out = None
+            return
+        kind = kind_of(out)
+        dtype = np.dtype(dtype)
+        if kind is None:
+            raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(out)}")
+        if (kind is NUMPY) != (self.kind is NUMPY):
+            raise TypeError(f"{what}: expected {'a NumPy array' if self.kind is NUMPY else 'a device array'} like the "
+                            f"input, got {describe(out)}")
+        try:
+            address, out_shape, out_dtype, contiguous, device = kind.view(out)
+        except TypeError as exc:
+            raise TypeError(f"{what}: {exc}") from None
+        if tuple(out_shape) != tuple(shape) or np.dtype(out_dtype) != dtype:
+            raise ValueError(f"{what}: expected shape {tuple(shape)} and dtype {dtype}, got shape {tuple(out_shape)} "
+                             f"and dtype {np.dtype(out_dtype)}")
+        if kind is NUMPY:
+            if not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError(f"{what}: the NumPy array must be C-contiguous and writeable")
+        elif not contiguous:
+            raise ValueError(f"{what}: the array is not contiguous (pyscan needs C order); pass {kind.fix_contiguous}")
+        if device is not None and kind is not NUMPY and device != self.device:
+            raise ValueError(f"{what}: on device {device}, but the input is on device {self.device}")
+        self._out = (kind, out, address)
+
+    def result(self, shape, dtype):
+        """The array the result goes to: the `out` given to expect_out, or a new one of the caller's kind."""
+        if self._out is None:
+            return self.empty(shape, dtype)
+        kind, out, address = self._out
+        if kind is NUMPY:
+            return _HostOut(out, self.empty(shape, dtype))
+        return out if kind is GPUARRAY else DeviceView(address, tuple(shape), np.dtype(dtype), out)
+
+    def finish(self, result):
+        """The result in the caller's kind (NumPy: copied back, after the call's stream has finished)."""
+        if isinstance(result, _HostOut):
+            driver.copy_dtoh(result.host.ctypes.data, result.device.gpudata, result.host.nbytes, self.stream)
+            return result.host
+        if self.kind is NUMPY:
+            return self.to_host(result)
+        return result if self.kind is GPUARRAY or self.kind is OWN else result.native
+
+    def on_device(self, result):
+        """A device result kept on the device: the caller's kind, a GPUArray over pyscan's memory for NumPy input."""
+        if self.kind is NUMPY:
+            import pycuda.gpuarray as ga
+
+            return ga.GPUArray(result.shape, result.dtype, gpudata=result.gpudata, base=result.native)
+        return result if self.kind is GPUARRAY or self.kind is OWN else result.native
+
+    def finish_scalar(self, result):
+        """A one-element device result as the caller expects a reduction: a NumPy scalar for NumPy input, else a
+        0-d array of the caller's kind."""
+        if self.kind is NUMPY:
+            return self.to_host(result).reshape(-1)[0]
+        native = result if self.kind is GPUARRAY or self.kind is OWN else result.native
+        return native if result.shape == () else self.kind.zero_d(native)
+
+
+class _HostOut:
+    """out= a NumPy array: the device result is copied into it at the end."""
+
+    __slots__ = ("host", "device")
+
+    def __init__(self, host, device):
+        self.host, self.device = host, device
+
+    def __getattr__(self, name):  # drivers see the device buffer
+        return getattr(self.device, name)
+
+
+def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None = None, stream=None) -> Call:
+    """Check x and the stream argument (raising TypeError / ValueError before any GPU work) and return the Call."""
+    kind = _kinds_by_type.get(type(x)) or kind_of(x)
+    if kind is None:
+        raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(x)}")
+    try:
+        address, shape, dtype, contiguous, device = kind.view(x)
+    except TypeError as exc:
+        raise TypeError(f"{what}: {exc}") from None
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    if ndim is not None and len(shape) != ndim:
+        raise ValueError(f"{what}: expected a {ndim}-D array, got shape {shape}")
+    if dtype not in dtypes:  # a dict keyed by dtypes, or a tuple of dtypes or types (np.dtype equals its type)
+        names = ", ".join(str(np.dtype(d)) for d in dtypes)
+        raise TypeError(f"{what}: unsupported dtype {dtype}: expected one of {names}")
+    size = shape[0] if len(shape) == 1 else math.prod(shape)
+    if max_length is not None and size > max_length:
+        raise ValueError(f"{what}: {size} elements is more than the kernels' limit of {max_length}")
+    host = view = None
+    if kind is NUMPY:
+        host = x  # made contiguous (copied only if it is not) when the call uploads it, after every check
+    elif not contiguous:
+        raise ValueError(f"{what}: the {kind.name} array is not contiguous (a strided view; pyscan needs C order); "
+                         f"pass {kind.fix_contiguous}")
+    else:
+        view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, size)
+    handle = driver.handle_of(stream) if stream is not None else None
+    if device is None:
+        driver.ready()
+        device = driver.device_of_pointer(address)
+    default = kind.default_stream(x, device)
+    if handle is None:
+        handle = default
+    return Call(kind, view, host, shape, dtype, size, device, handle, handle == default)
+
+
+def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):
+    """Validate x without a GPU; return (array, on_gpu): NumPy input made C-contiguous (copied only if needed), a
+    device array as it is.  (The models' and tools' checks; public functions use begin().)"""
+    kind = _kinds_by_type.get(type(x)) or kind_of(x)
+    if kind is NUMPY:
+        if ndim is not None and x.ndim != ndim:
+            raise ValueError(f"{what}: expected a {ndim}-D array, got shape {x.shape}")
+        if x.dtype not in dtypes:
+            names = ", ".join(str(np.dtype(d)) for d in dtypes)
+            raise TypeError(f"{what}: unsupported dtype {x.dtype}: expected one of {names}")
+        if max_length is not None and x.size > max_length:
+            raise ValueError(f"{what}: {x.size} elements is more than the kernels' limit of {max_length}")
+        return np.ascontiguousarray(x), False
+    begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length)
+    return x, True

@@ -1,0 +1,62 @@
+"""Device memory a kernel keeps between calls, one buffer per (device, stream).
+
+The fast scan's tile-status words and the fast reduction's block counter must start each launch in a known state,
+and the kernels leave them in that state when they finish (the scan tags its flags with the call's epoch, the
+reduction's last block puts the counter back to 0), so the buffers are zeroed once, not before every call.  Calls
+on one stream run one after the other, so one buffer serves them all; calls on two streams may run at the same
+time, so each stream has its own.  A buffer grows on its stream (the old one is freed on the stream, after the
+launches that read it) and is zeroed there, ahead of the launch that follows.
+
+A stream handle that is destroyed and re-created by its library may name a new stream while the old one still runs
+work on the buffer; pyscan cannot see that.  Keep streams alive while their work runs (CuPy's and torch's are).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from . import driver
+
+
+class Kept:
+    """One (device, stream)'s buffer: `address`, `nbytes`, and `state` for its owner (the scan's epoch)."""
+
+    __slots__ = ("address", "nbytes", "state", "lock", "buffer")
+
+    def __init__(self):
+        self.address, self.nbytes, self.state, self.lock, self.buffer = 0, 0, 0, threading.Lock(), None
+
+
+class StreamWorkspace:
+    """`workspace.get(nbytes, call)` -> the Kept buffer of the call's device and stream, at least nbytes, zero when it
+    was (re)allocated (then `state` is 0 too)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._buffers: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, nbytes: int, call) -> Kept:
+        key = (call.device, call.stream)
+        kept = self._buffers.get(key)
+        if kept is None:
+            with self._lock:
+                kept = self._buffers.setdefault(key, Kept())
+        if kept.nbytes < nbytes:
+            with kept.lock:
+                if kept.nbytes < nbytes:
+                    nbytes = -(-max(nbytes, 2 * kept.nbytes, 4096) // 16) * 16
+                    kept.buffer = driver.allocate(nbytes, call.device, call.stream)  # the old one freed on the stream
+                    kept.address, kept.nbytes, kept.state = int(kept.buffer.handle), nbytes, 0
+                    driver.memset32(kept.address, 0, nbytes // 4, call.stream)
+        return kept
+
+    def kept(self, device: int, stream: int = 0) -> Kept | None:
+        """The buffer of (device, stream), if a call has made one (for tests and tools)."""
+        return self._buffers.get((device, stream))
+
+    def zero(self, kept: Kept, stream: int) -> None:
+        driver.memset32(kept.address, 0, kept.nbytes // 4, stream)
+
+    def __len__(self):
+        return len(self._buffers)
