@@ -8,7 +8,8 @@ NCCL all-gather of the ranks' totals, and each rank combining the total of the r
 Rank 0 then gathers the shards and the distributed result, scans the concatenation on its own GPU with
 pyscan.scan, and prints whether the two agree (integers and max/min exactly, float add within the rounding
 bound), and the times: the distributed call against each GPU scanning only its own shard (median of --repeat,
-CUDA events after a barrier, the slowest rank's).
+CUDA events after a barrier, the slowest rank's).  Without a usable GPU or PyTorch the demo says why on stderr and
+exits with status 3.
 """
 
 import argparse
@@ -69,18 +70,26 @@ def compare(whole, result, single, lengths, op):
     return ok, "is within the rounding bound of" if ok else "is OUTSIDE the rounding bound of"
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=2**24, help="elements on rank 0 (rank r has size - r*size/8)")
     parser.add_argument("--dtype", default="int32", choices=["int32", "int64", "float32", "float64"])
     parser.add_argument("--op", default="add", choices=["add", "max", "min"])
     parser.add_argument("--exclusive", action="store_true")
     parser.add_argument("--repeat", type=int, default=20)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    reason = pyscan.gpu_unavailable_reason()
+    if reason is not None:
+        print(f"no GPU: {reason}", file=sys.stderr)
+        return 3
+    try:
+        import torch
+        import torch.distributed as dist
+    except ImportError as exc:
+        print(f"PyTorch is not installed ({exc}): this demo runs under torchrun, one process per GPU", file=sys.stderr)
+        return 3
     if "LOCAL_RANK" not in os.environ:
         sys.exit("run me under torchrun: torchrun --nproc-per-node 2 demos/distributed_scan.py")
-    import torch
-    import torch.distributed as dist
 
     local_rank = int(os.environ["LOCAL_RANK"])
     device = torch.device("cuda", local_rank)

@@ -9,12 +9,15 @@
 
 The text is the phrase "programming massively parallel processors" unless a text file is named.  Times are
 CUDA-event times of the whole call (result buffer, zeroing, kernel), the median of --repeat runs after a
-warm-up.  Without a GPU the demo says so and draws the chart from the NumPy reference, labelled as such.
+warm-up.  Without a GPU the demo says so and draws the chart from the NumPy reference, labelled as such;
+--compare and --bench need one: without it they say why on stderr and the demo exits with status 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import os
 import sys
 
 import numpy as np
@@ -69,6 +72,19 @@ def draw_chart(counts, title, origin, save):
         plt.show()
 
 
+def pycuda_driver():
+    """pycuda.driver with a context current for the GPUArrays this demo makes: the one already current, else the
+    primary context of CUDA_DEVICE (or 0), the one pyscan's calls run in (pushed here, popped at exit)."""
+    import pycuda.driver as drv
+
+    drv.init()
+    if drv.Context.get_current() is None:
+        context = drv.Device(int(os.environ.get("CUDA_DEVICE", "0"))).retain_primary_context()
+        context.push()
+        atexit.register(context.pop)
+    return drv
+
+
 # ---- timing --------------------------------------------------------------------------------------------
 
 def time_ms(call, repeat):
@@ -78,6 +94,7 @@ def time_ms(call, repeat):
 
 def compare(size, repeat):
     """Every algorithm on `size` text bytes, uniform letters and one repeated letter, times side by side."""
+    pycuda_driver()
     import pycuda.gpuarray as ga
 
     rng = np.random.default_rng(9)
@@ -103,7 +120,7 @@ def compare(size, repeat):
 
 def bench(size, repeat):
     """Every algorithm and cupy.histogram on `size` uint8, 256 bins, uniform and all-equal."""
-    import pycuda.driver as drv
+    drv = pycuda_driver()
     import pycuda.gpuarray as ga
 
     try:
@@ -156,7 +173,7 @@ def bench(size, repeat):
     return ok
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", nargs="?", help="a text file to count (default: the phrase of PMPP ch. 9)")
     parser.add_argument("--save", metavar="FILE", help="write the bar chart to this PNG instead of showing it")
@@ -165,7 +182,12 @@ def main():
     parser.add_argument("--size", type=int, help="input length for --compare (2^26) or --bench (2^28)")
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (median)")
     parser.add_argument("--no-chart", action="store_true", help="print the counts only")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.compare or args.bench:
+        reason = pyscan.gpu_unavailable_reason()
+        if reason is not None:
+            print(f"--compare/--bench need a GPU: {reason}", file=sys.stderr)
+            return 3
 
     if args.file:
         with open(args.file, "rb") as f:
@@ -179,15 +201,10 @@ def main():
     if not args.no_chart:
         draw_chart(counts, title, origin, args.save)
     ok = True
-    if args.compare or args.bench:
-        reason = pyscan.gpu_unavailable_reason()
-        if reason is not None:
-            print(f"--compare/--bench need a GPU: {reason}", file=sys.stderr)
-            return 1
-        if args.compare:
-            ok &= compare(args.size or 2**26, args.repeat)
-        if args.bench:
-            ok &= bench(args.size or 2**28, args.repeat)
+    if args.compare:
+        ok &= compare(args.size or 2**26, args.repeat)
+    if args.bench:
+        ok &= bench(args.size or 2**28, args.repeat)
     return 0 if ok else 1
 
 

@@ -15,11 +15,14 @@ same array measured in the same run:
 
 Float sums are checked against the exact sum (math.fsum) with each algorithm's bound h * eps * sum|x|
 (pyscan/reductions/__init__.py); integer sums (wrapping, as np.sum(x, dtype=x.dtype)) and max/min exactly.
+Without a usable GPU the demo says why on stderr and exits with status 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import os
 import sys
 
 import numpy as np
@@ -27,6 +30,19 @@ import numpy as np
 import pyscan
 from pyscan.reductions.reference import check_result, reference
 from pyscan.timing import median_ms
+
+
+def pycuda_driver():
+    """pycuda.driver with a context current for the GPUArrays this demo makes: the one already current, else the
+    primary context of CUDA_DEVICE (or 0), the one pyscan's calls run in (pushed here, popped at exit)."""
+    import pycuda.driver as drv
+
+    drv.init()
+    if drv.Context.get_current() is None:
+        context = drv.Device(int(os.environ.get("CUDA_DEVICE", "0"))).retain_primary_context()
+        context.push()
+        atexit.register(context.pop)
+    return drv
 
 
 def time_gpu(fn, repeat, warmup=3):
@@ -139,9 +155,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     reason = pyscan.gpu_unavailable_reason()
     if reason is not None:
-        print(f"no GPU: {reason}")
-        return 1
-    import pycuda.gpuarray as ga  # pyscan has made its context current (gpu_unavailable_reason set it up)
+        print(f"no GPU: {reason}", file=sys.stderr)
+        return 3
+    pycuda_driver()
+    import pycuda.gpuarray as ga
 
     x = make_data(args.size, args.dtype)
     x_gpu = ga.to_gpu(x)

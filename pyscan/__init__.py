@@ -10,10 +10,10 @@ from .basics import scalar_multiply
 from .errors import GPUUnavailableError, KernelCompileError, OutOfMemoryError
 from .histograms import HISTOGRAM_ALGORITHMS, histogram, text_histogram
 from .life import LIFE_KERNELS
-from .runtime.driver import gpu_unavailable_reason
-from .runtime.loader import get_kernel, kernel_files, source_module
 from .reductions import REDUCE_ALGORITHMS, reduce
 from .registry import REGISTRIES
+from .runtime.driver import gpu_unavailable_reason
+from .runtime.loader import get_kernel, kernel_files, source_module
 from .scans import SCAN_ALGORITHMS, scan
 
 __version__ = "0.1.0"

@@ -17,32 +17,37 @@ import sys
 EXIT_UNAVAILABLE = 3  # as pyscan_tools.cli: cannot run here (no usable GPU)
 
 
+def _version(module: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(module)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def info() -> int:
+    """Versions, the launch path and the kernel files; the device too where there is one (exit 3 without)."""
+    import numpy
+
     import pyscan
-    from pyscan import gpu
-    from pyscan.loader import KERNEL_ROOT, kernel_files
+    from pyscan.runtime import driver
+    from pyscan.runtime.loader import KERNEL_ROOT, kernel_files
 
-    print(f"pyscan {pyscan.__version__}")
-    files = kernel_files()
-    reason = gpu.gpu_unavailable_reason()
+    print(f"pyscan {pyscan.__version__}, Python {sys.version.split()[0]}, NumPy {numpy.__version__}")
+    print(f"cuda-core {_version('cuda-core')}, cuda-bindings {_version('cuda-bindings')}, pycuda {_version('pycuda')}")
+    print("kernels: compiled by pycuda (pycuda.compiler.compile, its disk cache), loaded by cuda.core "
+          "(ObjectCode.from_cubin), launched by cuda.core.launch on the caller's stream")
+    reason = driver.gpu_unavailable_reason()
     if reason is None:
-        import pycuda
-        import pycuda.driver as drv
-
-        version = drv.get_driver_version()
-        attrs = gpu.device_attributes()
-        print(f"pycuda {pycuda.VERSION_TEXT}")
-        print(f"CUDA driver {version // 1000}.{version % 1000 // 10}, CUDA toolkit pycuda was built against "
-              f"{'.'.join(map(str, drv.get_version()))}")
-        print(f"device {attrs['name']} (PCI {attrs['pci_bus_id']})")
+        attrs = driver.device_attributes()
+        _, cu = driver.ready()
+        version = driver._check(cu.cuDriverGetVersion(), "cuDriverGetVersion")
+        print(f"CUDA driver {version // 1000}.{version % 1000 // 10}; device {attrs['name']} (PCI {attrs['pci_bus_id']})")
         print(f"compute capability {attrs['compute_capability'][0]}.{attrs['compute_capability'][1]}, "
-              f"{attrs['multiprocessors']} SMs")
-        print(f"memory {attrs['total_memory'] / 2**30:.1f} GiB total, {attrs['free_memory'] / 2**30:.1f} GiB free")
-        from pyscan import native
-
-        why = native.why_not()
-        print("kernel launches: " + ("C (pyscan/launch.c, compiled into " + str(native.cache_dir()) + ")"
-                                     if why is None else f"ctypes ({why})"))
+              f"{attrs['multiprocessors']} SMs, memory {attrs['total_memory'] / 2**30:.1f} GiB total, "
+              f"{attrs['free_memory'] / 2**30:.1f} GiB free")
+    files = kernel_files()
     print(f"kernel files ({len(files)}) under {KERNEL_ROOT}:")
     for name in files:
         print(f"  {name}")

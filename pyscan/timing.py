@@ -57,10 +57,10 @@ def event_timer(library: str) -> EventTimer:
         import torch
 
         return EventTimer(lambda: torch.cuda.Event(enable_timing=True), lambda s, e: s.elapsed_time(e), "torch")
-    if library == "pycuda":
-        from . import gpu
+    if library == "pycuda":  # pycuda's events, on the legacy default stream
+        from .runtime.loader import pycuda_context
 
-        drv = gpu.driver()
+        drv = pycuda_context()
         return EventTimer(drv.Event, lambda s, e: s.time_till(e), "pycuda")
     raise ValueError(f"event_timer: unknown library {library!r}: expected pycuda, cupy or torch")
 

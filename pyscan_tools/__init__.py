@@ -6,5 +6,6 @@ runtime only) and share one description per pattern:
                 the check's cases (one module per pattern, PATTERNS in the tools' order)
     bench/      settings, array kinds, pyscan's rows, the peers' rows, measuring, the run, the report, the CLI
     check/      the cases, running them in worker processes, compute-sanitizer, the CLI
+    lab/        tuning sweeps and diagnostics run by hand on a GPU host (not installed with the package)
     cli.py      the vocabulary both commands share (--pattern, --algorithm) and their exit codes
 """

@@ -29,7 +29,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pyscan  # noqa: E402
-from pyscan import gpu  # noqa: E402
 
 CONTENTION_BYTES = 1 << 26
 MODEL_BYTES = 1 << 20  # the atomics per byte are read off the models on a smaller input (they scale with n)
@@ -48,8 +47,12 @@ def _agg():
 
 
 def _device():
-    reason = gpu.gpu_unavailable_reason()
-    return (None, reason) if reason else (gpu.device_attributes()["name"], None)
+    reason = pyscan.gpu_unavailable_reason()
+    if reason:
+        return None, reason
+    from pyscan.runtime.driver import device_attributes
+
+    return device_attributes()["name"], None
 
 
 # --- histogram contention ----------------------------------------------------------------------------------------
@@ -75,20 +78,21 @@ def model_atomics(size=MODEL_BYTES):
 
 def time_contention(size, repeat):
     """{algorithm: {input: ms}}: each driver on device-resident input, checked against NumPy first."""
-    from pyscan import arrays
     from pyscan.histograms import HISTOGRAMS, reference
+    from pyscan.runtime.arrays import Call
     from pyscan.timing import median_ms
 
+    call = Call.tool()  # pyscan's memory on the legacy default stream, where median_ms's events go
     times = {}
     for label, data in contention_inputs(size).items():
-        dev = arrays.to_device(data)
+        dev = call.to_device(data)
         expected = reference.reference_histogram(data, letters=True)
         for algorithm in HISTOGRAMS:
-            got = algorithm.driver(dev, 7, letters=True).get()
+            got = algorithm.driver(dev, 7, call=call, letters=True).get()
             if not np.array_equal(got, expected):
                 raise AssertionError(f"{algorithm.name} on {label}: {got} != {expected}")
             times.setdefault(algorithm.name, {})[label] = median_ms(
-                lambda a=algorithm, d=dev: a.driver(d, 7, letters=True), repeat)
+                lambda a=algorithm, d=dev: a.driver(d, 7, call=call, letters=True), repeat)
     return times
 
 
@@ -187,9 +191,10 @@ def end_to_end(save, max_mb=2048, repeat=3):
         print(f"end_to_end needs a GPU to time: {reason.split(';')[0]}")
         return 1
     plt = _agg()
-    from pyscan import arrays
+    from pyscan.runtime.arrays import Call
     from pyscan.timing import median_ms
 
+    call = Call.tool()  # for the device copies (pyscan's memory) that pyscan.scan takes as they are
     sizes = [mb for mb in END_TO_END_MB if mb <= max_mb]
     rng = np.random.default_rng(5)
     cpu, total, kernel = [], [], []
@@ -203,7 +208,7 @@ def end_to_end(save, max_mb=2048, repeat=3):
         del got
         cpu.append(_median_seconds(lambda x=x: np.cumsum(x, dtype=np.int32), repeat) * 1e3)
         total.append(_median_seconds(lambda x=x: pyscan.scan(x), repeat) * 1e3)
-        dev = arrays.to_device(x)
+        dev = call.to_device(x)
         kernel.append(median_ms(lambda dev=dev: pyscan.scan(dev), max(repeat, 5)))
         dev = x = expected = None  # free the memory before the next size
         print(f"  {mb:>5} MB  CPU np.cumsum {cpu[-1]:9.2f} ms   GPU with transfers {total[-1]:9.2f} ms   "

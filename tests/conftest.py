@@ -1,24 +1,42 @@
-"""Shared test set-up: the `gpu` marker skips (with the reason) when no GPU is usable; `load_script` loads a
-demo or script of the repository as a module, and `run_demo` runs a demo's main() and checks its pictures."""
+"""Shared test set-up: the `gpu` marker skips when no GPU is usable, all such tests on one line of `-rs` with the
+first part of the reason; `load_script` loads a demo or script of the repository as a module, and `run_demo` runs a
+demo's main() and checks its pictures."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pyscan.gpu import gpu_unavailable_reason
+from pyscan import gpu_unavailable_reason
+
+
+def short_reason(reason: str, limit: int = 100) -> str:
+    """"no usable GPU: " and the reason's first sentence (up to its first "; " or ". "), at most `limit` characters:
+    one cause, one line ("pycuda is not installed (No module named 'pycuda')"); `python -m pyscan info` has the
+    whole reason with what to install."""
+    first = re.split(r";\s|\.\s", reason.strip(), maxsplit=1)[0].rstrip(".")
+    text = f"no usable GPU: {first}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 _reason = gpu_unavailable_reason()
+if _reason is None:  # tests that make pycuda GPUArrays themselves need pycuda's context (the primary one)
+    from pyscan.runtime.loader import pycuda_context
+
+    pycuda_context()
+_skip_reason = None if _reason is None else short_reason(_reason)
 
 
-def pytest_collection_modifyitems(config, items):
-    if _reason is None:
-        return
-    skip = pytest.mark.skip(reason=f"no usable GPU: {_reason}")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    # Raised here, not through a skip marker: pytest's `-rs` summary folds skips of one (file, line, reason), and a
+    # marker's skip is placed at each test's own line, so 85 tests would print 85 lines.  Raised from this one line,
+    # they print one: "SKIPPED [85] tests/conftest.py:LINE: no usable GPU: ...".  tryfirst: before the tests' own
+    # skipif markers (a gpu test that also needs torchrun is skipped for the missing GPU, on the same line).
+    if _skip_reason is not None and item.get_closest_marker("gpu") is not None:
+        pytest.skip(_skip_reason)
 
 
 @pytest.fixture

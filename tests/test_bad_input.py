@@ -1,14 +1,14 @@
 """Bad input to every public entry point: a clear TypeError/ValueError that names what was
 expected, raised before the GPU is touched, with the input left as it was.
 
-"Before the GPU is touched" is proven, not assumed: the `no_gpu` fixture replaces pyscan's one door to the GPU
-(pyscan.gpu.driver, and every pyscan module's reference to it) and pycuda's launch methods with a function that
-raises GPUTouched.  A validation error raised before that door is the only way to pass; an API that validates
-after `gpu.driver()` fails here with GPUTouched naming the place.  On this CPU machine (no pycuda) the same
+"Before the GPU is touched" is proven, not assumed: the `no_gpu` fixture replaces pyscan's doors to the GPU
+(pyscan.runtime.driver's ready() and enter(), and the cuda.core and cuda.bindings modules it calls) with ones that
+raise GPUTouched.  A validation error raised before those doors is the only way to pass; an API that validates
+after them fails here with GPUTouched naming the place.  On this CPU machine (no pycuda) the same
 tests also prove the error is not pyscan.GPUUnavailableError.  The control tests show that valid input does
 reach the door, so the fixture does block something.
 
-Accepted, not refused (documented in pyscan.arrays.check_array): non-contiguous and negative-stride NumPy arrays
+Accepted, not refused (documented in pyscan.runtime.arrays.check_array): non-contiguous and negative-stride NumPy arrays
 are copied to a contiguous array first, so they work; the GPU tests check the answers, and that the input is
 untouched.  A GPUArray must be contiguous.
 
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import pyscan
-from pyscan import gpu
+from pyscan.runtime import driver
 
 # ------------------------------------------------------------------------------------------------ fixtures
 
@@ -34,21 +34,29 @@ class GPUTouched(Exception):
 
 
 def _blocker(*args, **kwargs):
-    raise GPUTouched("the GPU was touched (pyscan.gpu.driver() or a pycuda launch) before the input was validated")
+    raise GPUTouched("the GPU was touched (pyscan.runtime.driver, cuda.core or a pycuda launch) before the input was "
+                     "validated")
+
+
+class _Blocked:
+    """Stands for cuda.core and cuda.bindings.driver: any use raises GPUTouched."""
+
+    def __getattr__(self, name):
+        _blocker()
 
 
 @pytest.fixture
 def no_gpu(monkeypatch):
     """Every path to the GPU raises GPUTouched for the duration of the test."""
-    original = gpu.driver
     for name, module in list(sys.modules.items()):
         if (name == "pyscan" or name.startswith("pyscan.")) and module is not None:
             for attr, value in list(vars(module).items()):
-                if value is original:
+                if value is driver.ready or value is driver.enter:
                     monkeypatch.setattr(module, attr, _blocker)
-    monkeypatch.setattr(gpu, "driver", _blocker)
-    monkeypatch.setattr(gpu, "enter_device", _blocker)  # where every public call starts on the GPU
-    monkeypatch.setattr(gpu, "ensure_driver_api", _blocker)
+    monkeypatch.setattr(driver, "ready", _blocker)
+    monkeypatch.setattr(driver, "enter", _blocker)  # where every public call starts on the GPU
+    monkeypatch.setattr(driver, "_core", _Blocked())
+    monkeypatch.setattr(driver, "_cu", _Blocked())
     drv = sys.modules.get("pycuda.driver")
     if drv is not None:  # on a GPU host: launches and allocations too
         for attr in ("__call__", "prepared_call", "prepared_async_call", "prepared_timed_call"):
@@ -97,7 +105,7 @@ def snapshot(x):
     """What the input looked like, to compare after the call."""
     if isinstance(x, np.ndarray):
         return ("ndarray", x.copy(), x.strides, x.dtype, x.flags.writeable)
-    if gpu.is_gpuarray(x):
+    if type(x).__module__ == "pycuda.gpuarray":
         try:
             host = x.get()
         except Exception:  # noqa: BLE001  a pycuda that cannot copy a non-contiguous GPUArray back
@@ -184,9 +192,9 @@ def test_numeric_read_only_and_fortran_inputs_pass_validation(entry, no_gpu):
         assert_untouched(x, snap)
 
 
-@pytest.mark.skipif(gpu.gpu_unavailable_reason() is None, reason="a GPU is usable here")
+@pytest.mark.skipif(pyscan.gpu_unavailable_reason() is None, reason="a GPU is usable here")
 def test_valid_input_without_gpu_says_what_is_missing():
-    with pytest.raises(pyscan.GPUUnavailableError, match="pycuda|driver|device"):
+    with pytest.raises(pyscan.GPUUnavailableError, match="cuda.core|pycuda|driver|device"):
         pyscan.scan(np.arange(5, dtype=np.int32))
 
 
@@ -397,7 +405,7 @@ def test_check_lists_every_registered_algorithm():
 def test_check_without_gpu_says_so(capsys):
     from pyscan_tools.check.cli import main
 
-    if gpu.gpu_unavailable_reason() is None:
+    if pyscan.gpu_unavailable_reason() is None:
         pytest.skip("a GPU is usable here")
     assert main(["--quick"]) == 3
     assert "needs a GPU" in capsys.readouterr().err

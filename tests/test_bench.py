@@ -11,7 +11,7 @@ import types
 import numpy as np
 import pytest
 
-from pyscan.gpu import gpu_unavailable_reason
+from pyscan import gpu_unavailable_reason
 from pyscan.reductions.reference import reference as reduce_reference
 from pyscan.scans.reference import reference as scan_reference
 from pyscan_tools.bench import cli, measure, report, settings

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from pyscan.loader import KERNEL_ROOT, kernel_files
+from pyscan.runtime.loader import KERNEL_ROOT, kernel_files
 
 NVCC = shutil.which("nvcc")
 ARCHS = ("sm_80", "sm_90")

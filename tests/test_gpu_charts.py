@@ -29,7 +29,7 @@ def test_crossover(charts):
     assert charts.crossover(sizes, [1, 2, 4, 8], [2, 1, 5, 7]) == 32
 
 
-@pytest.mark.skipif(__import__("pyscan").gpu.gpu_unavailable_reason() is None, reason="checks the no-GPU paths")
+@pytest.mark.skipif(__import__("pyscan").gpu_unavailable_reason() is None, reason="checks the no-GPU paths")
 def test_without_gpu(charts, tmp_path, capsys):
     assert charts.main(["contention", "--save", str(tmp_path / "c.png")]) == 0
     assert (tmp_path / "c.png").read_bytes()[:8] == PNG_MAGIC

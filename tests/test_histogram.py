@@ -6,7 +6,7 @@ import pytest
 
 import pyscan
 from pyscan.histograms import HISTOGRAMS, LETTER_LABELS, choose_auto, models, reference
-from pyscan.loader import build_source, kernel_files, signature
+from pyscan.runtime.loader import build_source, kernel_files, signature
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -216,8 +216,8 @@ def no_launch(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("the GPU was reached before the input was validated")
 
-    monkeypatch.setattr("pyscan.gpu.driver", forbidden)
-    monkeypatch.setattr("pyscan.gpu.enter_device", forbidden)
+    monkeypatch.setattr("pyscan.runtime.driver.ready", forbidden)
+    monkeypatch.setattr("pyscan.runtime.driver.enter", forbidden)
 
 
 @pytest.mark.parametrize("bad, exc, match", [
@@ -266,8 +266,8 @@ def test_numpy_integer_bins_accepted_up_to_the_gpu(monkeypatch):
         reached.append(True)
         raise pyscan.GPUUnavailableError("test: no GPU")
 
-    monkeypatch.setattr("pyscan.gpu.driver", driver)
-    monkeypatch.setattr("pyscan.gpu.enter_device", driver)  # where every public call starts on the GPU
+    monkeypatch.setattr("pyscan.runtime.driver.ready", driver)
+    monkeypatch.setattr("pyscan.runtime.driver.enter", driver)  # where every public call starts on the GPU
     for call in (lambda: pyscan.histogram(np.zeros(4, np.uint8), np.int64(7)),
                  lambda: pyscan.histogram(b"abc", 1), lambda: pyscan.histogram(bytearray(b"")),
                  lambda: pyscan.histogram(memoryview(b"xyz")), lambda: pyscan.text_histogram("é et à"),

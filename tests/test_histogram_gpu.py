@@ -80,9 +80,12 @@ def test_unaligned_gpuarray_slices(offset, rng):
 def test_fast_variants(copies, block, aggregate, rng):
     import pycuda.gpuarray as ga
 
+    from pyscan.runtime.arrays import Call
+
     for data in (rng.integers(0, 256, 3_000_017, dtype=np.uint8), np.full(3_000_017, 77, np.uint8)):
         for bins in (7, 256):
-            counts = fast.run_fast(ga.to_gpu(data), bins, copies=copies, block=block, aggregate=aggregate).get()
+            counts = fast.run_fast(ga.to_gpu(data), bins, call=Call.tool(), copies=copies, block=block,
+                                   aggregate=aggregate).get()
             np.testing.assert_array_equal(counts, np.histogram(data, bins=bins, range=(0, 256))[0])
 
 
@@ -143,15 +146,16 @@ def test_bad_input_on_the_gpu():
 def test_counts_beyond_32_bits_do_not_wrap():
     """2^32 + 5 copies of one byte would wrap a 32-bit counter.  Needs 4 GiB of device memory: skipped if the
     device has less free."""
-    from pyscan import gpu
+    from pyscan.runtime import driver as rt
+    from pyscan.runtime.loader import pycuda_context
 
     n = 2**32 + 5
-    if gpu.device_attributes()["free_memory"] < n + 2**30:
+    if rt.device_attributes()["free_memory"] < n + 2**30:
         pytest.skip("not enough free device memory for 2^32 + 5 bytes")
     import pycuda.gpuarray as ga
 
     data = ga.empty(n, np.uint8)
-    gpu.driver().memset_d8(data.gpudata, 200, n)
+    pycuda_context().memset_d8(data.gpudata, 200, n)
     for name in ("fast", "aggregated", "coarsened"):
         counts = as_numpy(pyscan.histogram(data, 256, algorithm=name))
         assert counts[200] == n and counts.sum() == n, name
@@ -161,8 +165,11 @@ def test_counts_beyond_32_bits_do_not_wrap():
 def test_registry_drivers_return_gpuarrays(rng):
     import pycuda.gpuarray as ga
 
+    from pyscan.runtime import arrays
+
     data = ga.to_gpu(rng.integers(0, 256, 4097, dtype=np.uint8))
     for algorithm in HISTOGRAMS:
-        out = algorithm.driver(data, 256)
+        with arrays.begin(data, what="data", dtypes=(np.uint8,)) as call:
+            out = algorithm.driver(data, 256, call=call)
         assert isinstance(out, ga.GPUArray) and out.dtype == np.uint64 and out.shape == (256,)
         np.testing.assert_array_equal(out.get(), algorithm.model(data.get(), 256))

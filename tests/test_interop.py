@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import pyscan
-from pyscan import arrays, cuda, gpu, streams
 from pyscan.reductions.registry import REDUCTIONS
+from pyscan.runtime import arrays, driver
 from pyscan.scans.registry import SCANS
 from pyscan.types import identity, ufunc
 
@@ -47,7 +47,7 @@ class FakeDeviceArray:
 class FakeKind(arrays.Kind):
     """The fake library as pyscan sees it: a current stream of its own, results made by it."""
 
-    name, library_streams, fix_contiguous = "fake", True, "fake.ascontiguous(x)"
+    name, fix_contiguous = "fake", "fake.ascontiguous(x)"
     current_stream = 7
     made: list = []
 
@@ -59,10 +59,13 @@ class FakeKind(arrays.Kind):
     def default_stream(self, x, device):
         return self.current_stream
 
-    def empty(self, shape, dtype, device, stream, on_library_stream=True):
+    def empty(self, shape, dtype, device, stream, on_default=True):
         array = FakeDeviceArray(np.full(shape, 99, dtype), device=device)
         self.made.append((shape, np.dtype(dtype), device, stream))
         return array
+
+    def pointer(self, native):
+        return native.host.ctypes.data
 
     def zero_d(self, native):
         return FakeDeviceArray(native.host.reshape(()), device=native.device)
@@ -84,21 +87,21 @@ def fake_gpu(monkeypatch):
     kind.made = []
     monkeypatch.setitem(arrays._kinds_by_type, FakeDeviceArray, kind)
 
-    def enter(ordinal, keep_current=False):
+    def enter(ordinal, keep_any_on_device=False):
         previous = getattr(device_now, "ordinal", None)
         device_now.ordinal = ordinal
-        return previous, 1000 + ordinal  # (what leave_device restores, the device's context handle)
+        return previous  # what leave() restores
 
     def leave(previous):
         device_now.ordinal = previous
 
-    monkeypatch.setattr(gpu, "enter_device", enter)
-    monkeypatch.setattr(gpu, "leave_device", leave)
-    monkeypatch.setattr(cuda, "copy_dtod", lambda dst, src, n, stream: ctypes.memmove(dst, src, n))
-    monkeypatch.setattr(cuda, "memset_d32", lambda ptr, value, n, stream: ctypes.memset(ptr, value, 4 * n))
+    monkeypatch.setattr(driver, "enter", enter)
+    monkeypatch.setattr(driver, "leave", leave)
+    monkeypatch.setattr(driver, "copy_dtod", lambda dst, src, n, stream: ctypes.memmove(dst, src, n))
+    monkeypatch.setattr(driver, "memset32", lambda ptr, value, n, stream: ctypes.memset(ptr, value, 4 * n))
 
-    def scan_driver(x, out, *, op, exclusive):
-        seen.append(("scan", getattr(device_now, "ordinal", None), streams.current()))
+    def scan_driver(x, out, *, op, exclusive, call):
+        seen.append(("scan", getattr(device_now, "ordinal", None), call.stream))
         values = _host(x.gpudata, x.shape, x.dtype).copy()
         result = ufunc(op).accumulate(values, dtype=x.dtype)
         if exclusive:
@@ -106,9 +109,9 @@ def fake_gpu(monkeypatch):
         _host(out.gpudata, out.shape, out.dtype)[...] = result
         return 1
 
-    def reduce_launch(x, *, op, out=None):
-        seen.append(("reduce", getattr(device_now, "ordinal", None), streams.current()))
-        out = arrays.empty((1,), x.dtype) if out is None else out
+    def reduce_launch(x, *, op, call, out=None):
+        seen.append(("reduce", getattr(device_now, "ordinal", None), call.stream))
+        out = call.empty((1,), x.dtype) if out is None else out
         values = _host(x.gpudata, x.shape, x.dtype)
         _host(out.gpudata, (1,), x.dtype)[0] = {"add": np.add, "max": np.maximum, "min": np.minimum}[op].reduce(
             values, dtype=x.dtype)
@@ -233,7 +236,6 @@ def test_threads_see_their_own_stream_and_device(fake_gpu):
 
     def work(i):
         result = pyscan.scan(arrays_by_thread[i], stream=1000 + i)
-        assert streams.current() == 0  # restored after the call
         return i, result
 
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -242,12 +244,3 @@ def test_threads_see_their_own_stream_and_device(fake_gpu):
         np.testing.assert_array_equal(result.host, np.cumsum(np.arange(100) * i))
         assert result.device == i % 3
     assert sorted((device, stream) for _, device, stream in seen) == sorted((i % 3, 1000 + i) for i in range(16))
-
-
-def test_launching_on_nests_and_restores():
-    assert streams.current() == 0
-    with streams.launching_on(5):
-        with streams.launching_on(6):
-            assert streams.current() == 6
-        assert streams.current() == 5
-    assert streams.current() == 0

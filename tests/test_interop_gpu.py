@@ -2,7 +2,6 @@
 the same kind back, on the caller's stream, from any thread.  Each test skips with its reason where the library is
 not installed."""
 
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -19,7 +18,7 @@ KINDS = ["numpy", "pycuda", "cupy", "torch", "numba"]
 
 def _library(kind):
     if kind == "pycuda":
-        pyscan.gpu.driver()
+        pyscan.runtime.loader.pycuda_context()
         import pycuda.gpuarray as ga
 
         return ga
@@ -278,15 +277,13 @@ def test_tensor_on_a_second_device_runs_there(rng):
 @pytest.mark.parametrize("library", ["torch", "cupy"])
 @pytest.mark.parametrize("n", [1, 4097, 100_003, 1 << 20])
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
-def test_default_calls_take_the_direct_path(library, n, dtype, rng, monkeypatch):
-    """A default call on a 1-D contiguous CuPy array or torch tensor (after a first call has set things up) runs
-    without begin(): right results, single tile and look-back alike, on the library's current stream."""
+def test_default_calls_on_the_library_stream(library, n, dtype, rng):
+    """Default calls on a CuPy array or torch tensor under the library's own `with stream:`: right results, single
+    tile and look-back alike, on that stream."""
     lib = pytest.importorskip(library)
     host = rng.integers(-9, 9, n).astype(dtype)
     x = to_kind(host, library)
-    pyscan.scan(x)  # the first call of a process may go through begin(), which registers the kind
     lib.cuda.synchronize() if library == "torch" else lib.cuda.Device().synchronize()  # x ready for any stream
-    monkeypatch.setattr(pyscan.arrays, "begin", lambda *a, **k: pytest.fail("begin() on the direct path"))
     stream = lib.cuda.Stream() if library == "torch" else lib.cuda.Stream(non_blocking=True)
     with (lib.cuda.stream(stream) if library == "torch" else stream):
         scanned = pyscan.scan(x)
@@ -305,82 +302,3 @@ def test_default_calls_take_the_direct_path(library, n, dtype, rng, monkeypatch)
     assert to_numpy(low) == host.min() and to_numpy(total).shape == ()
     assert_kind(scanned, library)
     assert_kind(total, library)
-
-
-@pytest.mark.parametrize("library", ["torch", "cupy"])
-def test_default_reductions_run_whole_in_c(library, rng, monkeypatch):
-    """Once the Python path has made the plan and the workspace, a default reduction of a CuPy array or torch tensor
-    is one call of the C module (pyscan/launch.c reduce_direct): neither begin() nor the Python launch runs."""
-    import dataclasses
-
-    from pyscan import native
-    from pyscan.reductions import REDUCTIONS
-
-    pytest.importorskip(library)
-    host = rng.integers(-9, 9, 1 << 20).astype(np.int32)
-    x = to_kind(host, library)
-    for _ in range(2):  # the first call may go through begin(); the Python direct path makes the plans and the
-        for op in ("add", "max", "min"):  # workspace, then finds the C call
-            pyscan.reduce(x, op=op)
-            pyscan.reduce(x[:1000], op=op)
-    if not pyscan.reductions._whole_call:
-        pytest.skip(f"the C launch is not loaded here: {native.why_not()}")
-    entry = REDUCTIONS._algorithms["fast"]
-    monkeypatch.setitem(REDUCTIONS._algorithms, "fast", dataclasses.replace(
-        entry, direct=lambda *a: pytest.fail("the Python launch ran")))
-    monkeypatch.setattr(pyscan.arrays, "begin", lambda *a, **k: pytest.fail("begin() ran"))
-    for n in (1, 1000, 4097, 100_003, 1 << 20):
-        for op, ufunc in (("add", np.add), ("max", np.maximum), ("min", np.minimum)):
-            total = pyscan.reduce(x[:n], op=op)
-            assert_kind(total, library)
-            assert to_numpy(total) == ufunc.reduce(host[:n], dtype=np.int32), (n, op)
-
-
-@pytest.mark.parametrize("library", ["torch", "cupy"])
-@pytest.mark.parametrize("dtype", [np.int32, np.float64])
-def test_default_scans_run_whole_in_c(library, dtype, rng, monkeypatch):
-    """Once the Python path has built the kernels and the stream's tile-status buffer, a default scan of any length
-    is one call of the C module (pyscan/launch.c scan_direct): neither begin() nor the Python launch runs.  Each
-    call of more than one tile takes its own epoch of the stream's status buffer."""
-    import dataclasses
-
-    from pyscan import native
-    from pyscan.scans import SCANS
-    from pyscan.scans import decoupled_lookback as dl
-
-    pytest.importorskip(library)
-    one_tile = 8192 if dtype == np.int32 else 4096  # the large Config's tile; SMALL's is half of it
-    sizes = (1, 33, 1025, one_tile // 2, one_tile // 2 + 1, one_tile, one_tile + 1, 7 * one_tile + 5,
-             dl.SMALL_MAX_TILES * one_tile // 2 + 1, 1 << 20)
-    host = rng.integers(-9, 9, max(sizes) + 1).astype(dtype)
-    x = to_kind(host, library)
-    for _ in range(2):  # the first calls build the kernels (small and large tile, aligned or not) and the status
-        for n in sizes:  # buffer in Python
-            for start in (0, 1):
-                for exclusive in (False, True):
-                    pyscan.scan(x[start:start + n], exclusive=exclusive, op="max")
-    if not pyscan.scans._whole_call:
-        pytest.skip(f"the C launch is not loaded here: {native.why_not()}")
-    entry = SCANS._algorithms["decoupled_lookback"]
-    monkeypatch.setitem(SCANS._algorithms, "decoupled_lookback", dataclasses.replace(
-        entry, direct=lambda *a: pytest.fail("the Python launch ran")))
-    monkeypatch.setattr(pyscan.arrays, "begin", lambda *a, **k: pytest.fail("begin() ran"))
-    if library == "torch":
-        stream = sys.modules["torch"].cuda.current_stream().cuda_stream
-    else:
-        stream = sys.modules["cupy"].cuda.get_current_stream().ptr
-    kept = dl._status[np.dtype(dtype).itemsize].kept(stream)
-    epoch = kept.state
-    for n in sizes:
-        for start in (0, 1):  # 16-byte aligned, and not
-            for exclusive in (False, True):
-                part = host[start:start + n]
-                result = pyscan.scan(x[start:start + n], exclusive=exclusive, op="max")
-                want = np.maximum.accumulate(part)
-                if exclusive:
-                    low = np.iinfo(dtype).min if dtype == np.int32 else -np.inf
-                    want = np.concatenate([[low], want[:-1]]).astype(dtype)
-                assert_kind(result, library)
-                np.testing.assert_array_equal(to_numpy(result), want)
-    several = sum(-(-n // dl.tile_size(dtype, n)) > 1 for n in sizes)  # arrays of more than one tile
-    assert several == 4 and kept.state == epoch + 4 * several  # aligned or not, inclusive or exclusive

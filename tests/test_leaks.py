@@ -2,7 +2,7 @@
 within 1 MiB of where it began, and compile nothing after the first call.
 
 pyscan keeps a DeviceMemoryPool (pyscan.arrays) for results and scratch, so memory a call gives back stays in
-the pool: every measurement is taken after `pyscan.arrays.free_pool()` and `gc.collect()`, and after a
+the pool: every measurement is taken after `pyscan.rt.trim()` and `gc.collect()`, and after a
 warm-up round, so that the compiled modules (which live as long as the context) are loaded before the first
 measurement.  A leaked GPUArray (a result or a scratch buffer kept alive by a reference cycle, a cache or a
 global) cannot be given back by free_pool(), so it shows in pycuda.driver.mem_get_info().
@@ -36,10 +36,10 @@ N = 1000
 
 
 def _settle():
-    from pyscan import arrays
+    from pyscan.runtime import driver as rt
 
     gc.collect()
-    arrays.free_pool()
+    rt.trim()
     import pycuda.driver as drv
 
     drv.Context.synchronize()
@@ -50,9 +50,9 @@ def _settle():
 def inputs():
     import pycuda.gpuarray as ga
 
-    from pyscan import gpu
+    from pyscan.runtime.loader import pycuda_context
 
-    gpu.driver()
+    pycuda_context()
     rng = np.random.default_rng(8)
     lattice = (rng.random((32, 32)) < 0.3).astype(np.uint8)
     return {
@@ -84,7 +84,7 @@ def _public_calls(inp):
 
 
 def _measure(call, repeats, label):
-    from pyscan import loader
+    from pyscan.runtime import loader
 
     for _ in range(3):  # warm-up: compile and load every module this call uses
         call()

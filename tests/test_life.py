@@ -6,7 +6,7 @@ import pytest
 
 import pyscan
 from pyscan import life
-from pyscan.loader import kernel_files
+from pyscan.runtime.loader import kernel_files
 
 GLIDER = np.array([[0, 1, 0],
                    [0, 0, 1],

@@ -116,7 +116,10 @@ def test_fast_rows_per_thread(rows, shape, rng):
     from pyscan.life.drivers import FastDriver
 
     lattice = (rng.random(shape) < 0.3).astype(np.uint8)
-    driver = FastDriver(life._upload(lattice), rows=rows)
+    from pyscan.runtime.arrays import Call
+
+    call = Call.tool()
+    driver = FastDriver(life._upload(lattice, call), call, rows=rows)
     np.testing.assert_array_equal(driver._current.get(), life.pack_bits(lattice))  # pack.cu == the model, padding 0
     driver.advance(25)
     np.testing.assert_array_equal(driver.cells().get(), life.reference_step(lattice, 25))
@@ -124,12 +127,12 @@ def test_fast_rows_per_thread(rows, shape, rng):
 
 
 def test_tuning_script_smoke():
-    """scripts/time_life.py --smoke: every kernel on small odd sizes against the reference."""
+    """pyscan_tools/lab/time_life.py --smoke: every kernel on small odd sizes against the reference."""
     import subprocess
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parent.parent / "scripts" / "time_life.py"
+    script = Path(__file__).resolve().parent.parent / "pyscan_tools" / "lab" / "time_life.py"
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "MISMATCH" not in result.stdout and "smoke" in result.stdout

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pyscan
-from pyscan import loader
+from pyscan.runtime import loader
 
 
 def test_kernel_files_relative_and_sorted():
@@ -88,7 +88,7 @@ def test_global_functions_listed():
 
 
 def test_import_without_gpu_and_clear_error():
-    reason = pyscan.gpu.gpu_unavailable_reason()
+    reason = pyscan.gpu_unavailable_reason()
     if reason is not None:
         with pytest.raises(pyscan.GPUUnavailableError, match=re.escape(reason[:40])):
             pyscan.scalar_multiply(np.ones(3, np.float32), 2.0)

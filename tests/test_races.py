@@ -11,7 +11,7 @@ import pytest
 matplotlib.use("Agg")
 
 from pyscan import races  # noqa: E402
-from pyscan.loader import build_source, global_functions, kernel_files, signature  # noqa: E402
+from pyscan.runtime.loader import build_source, global_functions, kernel_files, signature  # noqa: E402
 
 
 def test_race_kernels_are_files_with_their_functions():

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import pyscan
-from pyscan.gpu import gpu_unavailable_reason
-from pyscan.loader import KERNEL_ROOT, build_source, signature
+from pyscan import gpu_unavailable_reason
 from pyscan.reductions import REDUCE_ALGORITHMS, REDUCTIONS, book, choose_auto, fast, model_count_work
 from pyscan.reductions._common import block_for
 from pyscan.reductions.reference import check_result, reference
+from pyscan.runtime.loader import KERNEL_ROOT, build_source, signature
 
 DTYPES = [np.int32, np.int64, np.float32, np.float64]
 OPS = ["add", "max", "min"]

@@ -117,7 +117,7 @@ def test_hierarchical_block_scans_selectable(rng):
     """hierarchical_scan with each block scan hierarchical offers (and the other section scans) on three levels."""
     import pycuda.gpuarray as ga
 
-    from pyscan import arrays
+    from pyscan.runtime.arrays import Call
     from pyscan.scans.hierarchical import BLOCK_SCANS, SECTION_SCANS, hierarchical_scan
 
     assert set(BLOCK_SCANS) == {"kogge_stone", "brent_kung", "coarsened"}
@@ -125,12 +125,13 @@ def test_hierarchical_block_scans_selectable(rng):
     x_dev = ga.to_gpu(x)
     expected = np.cumsum(x, dtype=np.int32)
     for name in SECTION_SCANS:
-        out = arrays.empty(x.shape, x.dtype)
-        launches = hierarchical_scan(x_dev, out, op="add", exclusive=False, block_scan=name)
+        call = Call.tool()
+        out = call.empty(x.shape, x.dtype)
+        launches = hierarchical_scan(x_dev, out, op="add", exclusive=False, call=call, block_scan=name)
         assert launches >= 5, f"{name}: {launches} launches for three levels"
         np.testing.assert_array_equal(out.get(), expected, err_msg=name)
     with pytest.raises(ValueError, match="kogge_stone"):
-        hierarchical_scan(x_dev, out, op="add", exclusive=False, block_scan="nope")
+        hierarchical_scan(x_dev, out, op="add", exclusive=False, call=call, block_scan="nope")
 
 
 # -------------------------------------------------------------------------- input checks (no GPU needed)

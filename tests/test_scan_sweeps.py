@@ -13,7 +13,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from pyscan.loader import KERNEL_ROOT, build_source, signature
+from pyscan.runtime.loader import KERNEL_ROOT, build_source, signature
 from pyscan.scans import SCANS
 from pyscan.scans import blelloch as bl
 from pyscan.scans import decoupled_lookback as dl
@@ -319,10 +319,10 @@ def test_kernel_variants_compile(tmp_path):
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 def test_scan_lab_builds_compile(tmp_path):
-    """scripts/scan_lab.py's diagnostic builds (the kernel's loop, scan_tiles, with the lab's probe) still compile."""
+    """pyscan_tools/lab/scan_lab.py's diagnostic builds (the kernel's loop, scan_tiles, with the lab's probe) still compile."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("scan_lab", KERNEL_ROOT.parent / "scripts" / "scan_lab.py")
+    spec = importlib.util.spec_from_file_location("scan_lab", KERNEL_ROOT.parent / "pyscan_tools" / "lab" / "scan_lab.py")
     lab = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(lab)
     procs = []
@@ -482,7 +482,9 @@ def test_gpu_decoupled_small_call_is_one_launch():
 
     x = ga.to_gpu(np.arange(1024, dtype=np.int32))
     out = ga.empty_like(x)
-    assert dl.decoupled_lookback_driver(x, out, op="add", exclusive=False) == 1
+    from pyscan.runtime.arrays import Call
+
+    assert dl.decoupled_lookback_driver(x, out, op="add", exclusive=False, call=Call.tool()) == 1
     np.testing.assert_array_equal(out.get(), np.cumsum(np.arange(1024, dtype=np.int32)))
     np.testing.assert_array_equal(pyscan.scan(x, algorithm="decoupled_lookback").get(), out.get())
 
@@ -505,12 +507,12 @@ def test_gpu_decoupled_status_kept_between_calls(rng):
                 for op, exclusive in (("add", False), ("max", True)):
                     out = pyscan.scan(view, algorithm="decoupled_lookback", op=op, exclusive=exclusive).get()
                     check(out, host, op, exclusive, dl.decoupled_lookback_error_depth(n), f"{dtype} n={n} {op}")
-                kept = dl._status[np.dtype(dtype).itemsize].kept(stream=0)  # the legacy stream's buffer
+                kept = dl._status[np.dtype(dtype).itemsize].kept(0, stream=0)  # the legacy stream's buffer
                 counters = np.empty(2, np.uint32)
                 drv.memcpy_dtoh(counters, kept.address)
                 assert counters.tolist() == [0, 0], f"{dtype} n={n}: counter and finished blocks {counters}"
     words = 2 + dl.status_words(-(-(2**22 + 3) // dl.tile_size(np.int32)), 4)
-    assert dl._status[4].kept(stream=0).nbytes >= 8 * words
+    assert dl._status[4].kept(0, stream=0).nbytes >= 8 * words
 
 
 def test_decoupled_small_config_choice():
@@ -539,7 +541,7 @@ def test_gpu_decoupled_epoch_wraps(rng):
     x = make_input(rng, 2**20 + 5, np.int32, "add")
     x_dev = ga.to_gpu(x)
     pyscan.scan(x_dev, algorithm="decoupled_lookback")
-    kept = dl._status[4].kept(stream=0)
+    kept = dl._status[4].kept(0, stream=0)
     kept.state = dl.EPOCHS - 3
     seen = []
     for _ in range(6):

@@ -36,9 +36,9 @@ def device_kit():
     from pycuda.elementwise import ElementwiseKernel
     from pycuda.reduction import ReductionKernel
 
-    from pyscan import gpu
+    from pyscan.runtime.loader import pycuda_context
 
-    gpu.driver()
+    pycuda_context()
     # (pycuda's reduction kernel has its own parameter `out` and macro parameters `a`, `b`: other names here)
     make = ElementwiseKernel(
         "int *x, const int *x0, unsigned int mul, unsigned int add",
@@ -96,10 +96,10 @@ def test_repeated_scans_on_many_blocks(algorithm, device_kit):
                                           err_msg=f"{algorithm} run {k} n={n}")
         del out
     total = time.perf_counter() - start_all
-    from pyscan import gpu
+    from pyscan.runtime import driver as rt
 
     print(f"\nstress {algorithm}: {RUNS} runs, n = {MIN_N}..{MAX_N} int32 (>= {MIN_N // 4096} blocks even at 4096 "
-          f"elements a block, on {gpu.multiprocessor_count()} SMs), "
+          f"elements a block, on {rt.multiprocessor_count(0)} SMs), "
           f"{elements / 1e9:.2f} G elements checked on the device, {len(bad_runs)} bad runs; "
           f"{total:.1f} s in all, scans {scan_seconds:.2f} s ({elements / scan_seconds / 1e9:.1f} Gelem/s incl. "
           f"launch overhead)")
@@ -121,12 +121,13 @@ def test_hierarchical_scan_at_2_to_the_30():
     import pycuda.driver as drv
     import pycuda.gpuarray as ga
 
-    from pyscan import arrays, gpu
+    from pyscan.runtime import driver as rt
+    from pyscan.runtime.loader import pycuda_context
 
     _registered("hierarchical")
     n = 2**30
-    gpu.driver()
-    arrays.free_pool()
+    pycuda_context()
+    rt.trim()
     free, total = drv.mem_get_info()
     need_device = 2 * 4 * n + 256 * 2**20  # in, out, block sums and slack
     if free < need_device:
@@ -151,7 +152,7 @@ def test_hierarchical_scan_at_2_to_the_30():
     del x_dev
     out = out_dev.get()
     del out_dev
-    arrays.free_pool()
+    rt.trim()
     t2 = time.perf_counter()
     want = np.cumsum(x, dtype=np.int32)
     t3 = time.perf_counter()

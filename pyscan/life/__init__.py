@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import arrays
 from ..registry import Registry
+from ..runtime import arrays
 from .drivers import FastDriver, GlobalDriver, IterativeBlockDriver, SharedDriver, TiledDriver
 from .reference import (
     LATTICE_DTYPES,

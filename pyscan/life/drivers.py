@@ -35,13 +35,14 @@ class _Counter:
 
     def __init__(self, call):
         self.call = call
-        self.total = call.scratch(8)
+        self.total = call.scratch(1, np.uint64)
 
     def count(self, function: str, data, n: int, **defines) -> int:
         self.call.memset32(self.total, 0, 2)
         fn = get_kernel("life/population.cu", function, device=self.call.device, **defines)
-        fn.prepared_async_call(_count_grid(n, self.call), (COUNT_BLOCK, 1, 1), self.call.stream, self.total.gpudata, data.gpudata, np.int64(n))
-        return int(self.call.to_host(self.total).view(np.uint64)[0])
+        fn.prepared_async_call(_count_grid(n, self.call), (COUNT_BLOCK, 1, 1), self.call.stream, self.total.gpudata,
+                               data.gpudata, np.int64(n))
+        return int(self.call.to_host(self.total)[0])
 
 
 class CellDriver:
@@ -109,8 +110,8 @@ class SingleBlockDriver(CellDriver):
         launches = 0
         while generations > 0:
             chunk = min(generations, MAX_LAUNCH_GENERATIONS)
-            fn.prepared_async_call(self._grid, self.block, self.call.stream, self._current.gpudata, np.int32(self.height), np.int32(self.width),
-                             np.int32(chunk))
+            fn.prepared_async_call(self._grid, self.block, self.call.stream, self._current.gpudata,
+                                   np.int32(self.height), np.int32(self.width), np.int32(chunk))
             generations -= chunk
             launches += 1
         return launches
@@ -143,8 +144,8 @@ class FastDriver:
         self._pack_grid = (max(1, min(-(-self.height * self.words_per_row * 32 // self.pack_block),
                                       16 * sms)), 1, 1)
         self._cells = cells  # reused as the unpack target
-        self._current = call.scratch(4 * self.height * self.words_per_row)
-        self._other = call.scratch(4 * self.height * self.words_per_row)
+        self._current = call.scratch((self.height, self.words_per_row), np.uint32)
+        self._other = call.scratch((self.height, self.words_per_row), np.uint32)
         self._cells_valid = True  # _cells holds the current generation
         self._counter = None
         self._step_fn = get_kernel("life/fast.cu", "life_bitpacked", device=call.device)
@@ -169,15 +170,16 @@ class FastDriver:
         fn = self._step_fn
         dims, rows = self._dims(), np.int32(self.rows)
         for _ in range(generations):
-            fn.prepared_async_call(self._grid, (self.block, 1, 1), self.call.stream, self._other.gpudata, self._current.gpudata, *dims, rows)
+            fn.prepared_async_call(self._grid, (self.block, 1, 1), self.call.stream, self._other.gpudata,
+                                   self._current.gpudata, *dims, rows)
             self._current, self._other = self._other, self._current
         self._cells_valid = False
         return generations
 
     def cells(self):
         if not self._cells_valid:
-            self._unpack_fn.prepared_async_call(self._pack_grid, (self.pack_block, 1, 1), self.call.stream, self._cells.gpudata, self._current.gpudata,
-                             *self._dims())
+            self._unpack_fn.prepared_async_call(self._pack_grid, (self.pack_block, 1, 1), self.call.stream,
+                                                self._cells.gpudata, self._current.gpudata, *self._dims())
             self._cells_valid = True
         return self._cells
 

@@ -170,10 +170,13 @@ class _Numba(_Interface):
         return int(stream.handle.value or 0) if stream else 0
 
     def empty(self, shape, dtype, device, stream, on_default=True):
+        """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc)."""
         from numba import cuda as numba_cuda
 
-        with numba_cuda.gpus[device]:
-            return numba_cuda.device_array(shape, dtype, stream=numba_cuda.external_stream(stream) if stream else 0)
+        buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
+        interface = {"shape": shape, "typestr": dtype.str, "data": (int(buffer.handle), False), "version": 3,
+                     "strides": None}
+        return numba_cuda.from_cuda_array_interface(interface, owner=buffer, sync=False)
 
     def pointer(self, native) -> int:
         return native.device_ctypes_pointer.value or 0
@@ -337,9 +340,10 @@ class Call:
             return native
         return DeviceView(kind.pointer(native), shape, dtype, native)
 
-    def scratch(self, nbytes: int) -> DeviceView:
-        """nbytes of pyscan's memory on the call's stream, freed on it when the view goes."""
-        return OWN.empty((nbytes,), np.dtype(np.uint8), self.device, self.stream)
+    def scratch(self, shape, dtype=np.uint8) -> DeviceView:
+        """An array of pyscan's memory (whatever the caller's kind) on the call's stream, freed on it when it goes."""
+        return OWN.empty((shape,) if isinstance(shape, int) else tuple(shape), np.dtype(dtype), self.device,
+                         self.stream)
 
     def to_device(self, host) -> DeviceView:
         """A device copy of a NumPy array in pyscan's memory, on the call's stream."""

@@ -65,6 +65,11 @@ def max_length(name: str):
     return entry.max_length if entry.fast else MAX_LENGTH
 
 
+def _overlaps(a, b) -> bool:
+    a0, b0 = int(a.gpudata), int(b.gpudata)
+    return a0 < b0 + b.size * b.dtype.itemsize and b0 < a0 + a.size * a.dtype.itemsize
+
+
 def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=None):
     """Inclusive (or exclusive) prefix scan of a 1-D array with `op` ("add", "max" or "min").
 
@@ -77,8 +82,10 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
 
     out: an array of x's kind, shape and dtype to write the result into (returned).  out may be x itself (in
     place) with every algorithm: those in IN_PLACE scan in place, the others through a scratch buffer.
-    stream: where the kernels run (a pycuda, CuPy, torch, Numba or cuda.core stream, or a cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the legacy default stream for
-    NumPy and GPUArray.  The call returns without waiting for the GPU unless the result goes to NumPy.
+    stream: where the kernels run (a pycuda, CuPy, torch, Numba or cuda.core stream, or a cudaStream_t int).
+    Default: CuPy's or torch's current stream for their arrays, the stream a Numba or __cuda_array_interface__
+    array names, the legacy default stream for NumPy and GPUArray.  The call returns without waiting for the GPU
+    unless the result goes to NumPy.
     """
     if op not in OPERATOR_NAMES:
         check_op(op)

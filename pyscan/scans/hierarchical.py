@@ -90,8 +90,8 @@ def section_kernel(block_scan: str, dtype, op: str, device=None, **extra):
 
 
 def hierarchical_scan(x, out, *, op: str, exclusive: bool, call, block_scan: str | None = None) -> int:
-    """Scan the contiguous device array x into out on the call's stream (same shape and dtype; may be x itself) with the section kernel
-    SECTION_SCANS[block_scan] (DEFAULT_BLOCK_SCAN if None) and PMPP §11.6's three-kernel scheme, recursively.
+    """Scan the contiguous device array x into out (same shape and dtype; may be x itself) on the call's stream with
+    the section kernel SECTION_SCANS[block_scan] (DEFAULT_BLOCK_SCAN if None) and PMPP §11.6's three-kernel scheme, recursively.
     Returns the number of kernel launches."""
     block_scan = DEFAULT_BLOCK_SCAN if block_scan is None else block_scan
     n = int(x.size)

@@ -101,10 +101,12 @@ class PyCUDAKind(ArrayKind):
     name = module = "pycuda"
 
     def __init__(self):
-        from pyscan import gpu
+        from pyscan.runtime.loader import pycuda_context
 
-        self.drv = gpu.driver()
-        self.ga = gpu.gpuarray()
+        self.drv = pycuda_context()
+        import pycuda.gpuarray as ga
+
+        self.ga = ga
 
     def upload(self, host):
         return self.ga.to_gpu(np.ascontiguousarray(host))
@@ -118,17 +120,17 @@ class PyCUDAKind(ArrayKind):
         return lambda: drv.memcpy_dtod_async(dst.gpudata, src.gpudata, nbytes)
 
     def free(self):
-        from pyscan import arrays
+        from pyscan.runtime import driver
 
-        arrays.free_pool()
+        driver.trim()
 
     def synchronize(self):
         self.drv.Context.synchronize()
 
     def device(self) -> dict:
-        from pyscan import gpu
+        from pyscan.runtime import driver
 
-        attrs = gpu.device_attributes()
+        attrs = driver.device_attributes()
         dev = self.drv.Context.get_device()
         return {"name": attrs["name"], "compute_capability": "%d.%d" % attrs["compute_capability"],
                 "multiprocessors": attrs["multiprocessors"],

@@ -91,13 +91,13 @@ def _versions() -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from pyscan import gpu
+    from pyscan import gpu_unavailable_reason
 
     from .arrays import open_kinds
     from .report import format_table, plot, write_json
     from .run import Bench
 
-    reason = gpu.gpu_unavailable_reason()
+    reason = gpu_unavailable_reason()
     if reason is not None:
         print(f"python -m pyscan bench: {reason}", file=sys.stderr)
         return EXIT_UNAVAILABLE

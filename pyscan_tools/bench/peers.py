@@ -196,7 +196,7 @@ def _cc_one_shot(algorithm: str):
 def _book_life(x, op):
     """conway_ker as printed (kernels/life/global.cu: conway_ker_book): int32 cells, an N x N lattice with N a
     multiple of 32, a grid of (N/32, N/32) blocks of 32 x 32, two buffers swapped by the host."""
-    from pyscan.loader import get_kernel
+    from pyscan.runtime.loader import get_kernel
 
     from ..patterns.life import GENERATIONS_PER_CALL
 

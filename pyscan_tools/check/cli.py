@@ -101,9 +101,9 @@ def main(argv=None) -> int:
         print(f"{len(cases)} cases: " + ", ".join(f"{p}/{a} {n}" for (p, a), n in per.items()))
         return EXIT_OK
 
-    from pyscan import gpu
+    from pyscan import gpu_unavailable_reason
 
-    reason = gpu.gpu_unavailable_reason()
+    reason = gpu_unavailable_reason()
     if reason is not None:
         print(f"python -m pyscan check needs a GPU: {reason}", file=sys.stderr)
         return EXIT_UNAVAILABLE

@@ -22,18 +22,17 @@ def _configure(exact_alloc: bool, lineinfo: bool) -> None:
     """The sanitizer's set-up of pyscan's runtime: line information in the kernels, and every buffer pyscan makes
     allocated exactly (a pool rounds sizes up, so an overrun of a few elements would land inside the rounded-up
     block where memcheck cannot see it)."""
-    from pyscan import arrays, gpu, loader, memory
+    from pyscan.runtime import driver, loader
 
     if lineinfo:
         loader.add_compile_options("-lineinfo")
     if exact_alloc:
-        memory.exact_allocations(True)
-        arrays.exact_tool_allocations(gpu.driver())
+        driver.exact_allocations(True)
 
 
 def loaded_kernel_files() -> list:
     """The kernel files this process has compiled and prepared a function of (read off the loader's cache)."""
-    from pyscan import loader
+    from pyscan.runtime import loader
 
     return loader.loaded_kernel_files()
 
@@ -41,9 +40,9 @@ def loaded_kernel_files() -> list:
 def exercise(cases, json_path=None, *, exact_alloc=False, lineinfo=False, verbose=False) -> dict:
     """Run the cases; count them by status; write one JSON line per case to json_path, and a last line with the
     kernel files loaded and done=True."""
-    from pyscan import gpu
+    from pyscan.runtime import driver
 
-    drv = gpu.driver()
+    _, cu = driver.ready()
     _configure(exact_alloc, lineinfo)
     sink = open(json_path, "w") if json_path else None  # noqa: SIM115
     counts = {"ok": 0, "mismatch": 0, "skip": 0, "error": 0}
@@ -55,7 +54,8 @@ def exercise(cases, json_path=None, *, exact_alloc=False, lineinfo=False, verbos
             except Exception as exc:  # noqa: BLE001  any failure of a case is reported, then the next case runs
                 status, detail = "error", f"{type(exc).__name__}: {exc}"[:2000]
             try:
-                drv.Context.synchronize()
+                driver.enter(driver.default_device())
+                driver._check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
             except Exception as exc:  # noqa: BLE001  a sticky error (illegal address...) belongs to this case
                 status, detail = "error", f"after the case: {type(exc).__name__}: {exc}"[:2000]
             counts[status] += 1

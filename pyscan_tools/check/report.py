@@ -27,7 +27,7 @@ def summary_table(records, cases) -> list:
 def coverage(cases, records, kernels, *, filtered: bool) -> list:
     """Warnings: registered algorithms with no case that ran, kernel files that no case loaded."""
     import pyscan
-    from pyscan.loader import kernel_files
+    from pyscan.runtime.loader import kernel_files
 
     warnings = []
     ran = {(r["pattern"], r["algorithm"]) for r in records if r["status"] != "error"}

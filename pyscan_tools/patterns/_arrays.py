@@ -21,9 +21,12 @@ def to_numpy(result) -> np.ndarray:
 
 def upload(host: np.ndarray):
     """A pycuda GPUArray holding host (the check's device inputs)."""
-    from pyscan import gpu
+    from pyscan.runtime.loader import pycuda_context
 
-    return gpu.gpuarray().to_gpu(host)
+    pycuda_context()
+    import pycuda.gpuarray as ga
+
+    return ga.to_gpu(host)
 
 
 def kind_problem(out, on_device: bool) -> str:

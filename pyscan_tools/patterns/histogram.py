@@ -89,7 +89,10 @@ def _same(got, expected) -> bool:
 
 def driver_call(algorithm, x, data):
     """The registered driver alone on a uint8 GPUArray (counts into a device array)."""
-    return lambda: algorithm.driver(x, BINS)
+    from pyscan.runtime.arrays import Call
+
+    call = Call.tool()
+    return lambda: algorithm.driver(x, BINS, call=call)
 
 
 PATTERN = Pattern(

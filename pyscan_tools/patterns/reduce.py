@@ -54,7 +54,10 @@ def _same(got, expected) -> bool:
 
 def driver_call(algorithm, x, op):
     """The registered launch alone: the kernels into a one-element device result, nothing copied back."""
-    return lambda: algorithm.launch(x, op=op)
+    from pyscan.runtime.arrays import Call
+
+    call = Call.tool()
+    return lambda: algorithm.launch(x, op=op, call=call)
 
 
 # a reduction reads its input once and writes one value: reads_only

@@ -91,10 +91,11 @@ def _same(got, expected) -> bool:
 
 def driver_call(algorithm, x, op):
     """The registered driver alone, into a preallocated output (no validation, no allocation, no result object)."""
-    from pyscan import arrays
+    from pyscan.runtime.arrays import Call
 
-    out = arrays.empty(x.shape, x.dtype)
-    return lambda: algorithm.driver(x, out, op=op, exclusive=False)
+    call = Call.tool()
+    out = call.empty(x.shape, x.dtype)
+    return lambda: algorithm.driver(x, out, op=op, exclusive=False, call=call)
 
 
 PATTERN = Pattern(

@@ -2,8 +2,8 @@
 generation, in Gcell/s, against the book's conway_ker and a device-to-device copy of the lattice bytes (CUDA events,
 warm-up, the median of the timed runs).
 
-    python scripts/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
-    python scripts/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
+    python pyscan_tools/lab/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
+    python pyscan_tools/lab/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
 
 Each row times `driver.advance(1)` -- one generation, the lattice staying on the device (for `fast`, on its
 packed words: packing happens once, outside the timing) -- in batches of BATCH launches between two CUDA events.
@@ -23,11 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pyscan import arrays, gpu  # noqa: E402
 from pyscan.life import LIFE, LIFE_KERNELS, _upload, reference_step  # noqa: E402
-from pyscan.loader import get_kernel  # noqa: E402
+from pyscan.life.drivers import FastDriver  # noqa: E402
+from pyscan.runtime.arrays import Call  # noqa: E402
+from pyscan.runtime.driver import device_attributes, multiprocessor_count  # noqa: E402
+from pyscan.runtime.loader import get_kernel  # noqa: E402
 from pyscan.timing import event_timer  # noqa: E402
 
 BATCH = 10  # launches between two CUDA events: keeps the GPU's queue full, so the host's launch cost is not timed
@@ -35,7 +37,8 @@ BATCH = 10  # launches between two CUDA events: keeps the GPU's queue full, so t
 
 def time_launches(launch, *, repeats: int, warmup: int, batch: int = BATCH) -> float:
     """Seconds per `launch()`: the median over `repeats` samples, each `batch` back-to-back launches bracketed by
-    CUDA events (pyscan.timing), after `warmup` untimed batches."""
+    CUDA events (pyscan.timing: pycuda's, on the legacy default stream, where Call.tool()'s launches go), after
+    `warmup` untimed batches."""
     timer = event_timer("pycuda")
     for _ in range(warmup * batch):
         launch()
@@ -47,7 +50,8 @@ def random_lattice(size: int, dtype=np.int32, density: float = 0.25, seed: int =
 
 
 def time_kernel(name: str, lattice: np.ndarray, *, repeats: int, warmup: int, **driver_options):
-    driver = LIFE.get(name).driver(_upload(lattice), **driver_options)
+    call = Call.tool()
+    driver = LIFE.get(name).driver(_upload(lattice, call), call, **driver_options)
     seconds = time_launches(lambda: driver.advance(1), repeats=repeats, warmup=warmup)
     return seconds, driver.cells().get()
 
@@ -57,8 +61,9 @@ def time_book(lattice: np.ndarray, *, repeats: int, warmup: int):
     n = lattice.shape[0]
     if lattice.shape != (n, n) or n % 32:
         raise ValueError("the book's kernel needs an N x N lattice with N divisible by 32")
-    fn = get_kernel("life/global.cu", "conway_ker_book")
-    buffers = [_upload(lattice.astype(np.int32)), arrays.empty(lattice.shape, np.int32)]
+    call = Call.tool()
+    fn = get_kernel("life/global.cu", "conway_ker_book", device=call.device)
+    buffers = [_upload(lattice.astype(np.int32), call), call.empty(lattice.shape, np.int32)]
 
     def launch():
         fn.prepared_call((n // 32, n // 32, 1), (32, 32, 1), buffers[1].gpudata, buffers[0].gpudata)
@@ -69,15 +74,15 @@ def time_book(lattice: np.ndarray, *, repeats: int, warmup: int):
 
 
 def time_copy(nbytes: int, *, repeats: int, warmup: int) -> float:
-    drv = gpu.driver()
-    src, dst = arrays.empty((nbytes,), np.uint8), arrays.empty((nbytes,), np.uint8)
-    drv.memset_d8(int(src.gpudata), 1, nbytes)
-    src_ptr, dst_ptr = int(src.gpudata), int(dst.gpudata)
-    return time_launches(lambda: drv.memcpy_dtod_async(dst_ptr, src_ptr, nbytes), repeats=repeats, warmup=warmup)
+    call = Call.tool()
+    src, dst = call.empty((nbytes,), np.uint8), call.empty((nbytes,), np.uint8)
+    call.memset32(src, 0x01010101, nbytes // 4)
+    return time_launches(lambda: call.copy(dst, src, nbytes), repeats=repeats, warmup=warmup)
 
 
 def run(sizes, *, repeats=20, warmup=3, sweep_rows=False, progress=print):
-    info = gpu.device_attributes()
+    device = Call.tool().device
+    info, sms = device_attributes(device), multiprocessor_count(device)
     rows = []
     for size in sizes:
         cells = size * size
@@ -102,9 +107,7 @@ def run(sizes, *, repeats=20, warmup=3, sweep_rows=False, progress=print):
             if options:
                 label += "".join(f" {k}={v}" for k, v in options.items())
             elif name == "fast":
-                from .drivers import FastDriver
-
-                label += f" rows={FastDriver.default_rows(size, -(-size // 32))}"
+                label += f" rows={FastDriver.default_rows(size, -(-size // 32), sms)}"
             entries.append((label, seconds, bool(np.array_equal(out.astype(np.uint8), expected))))
         book = next((s for label, s, _ in entries if label.startswith("book")), None)
         for label, seconds, ok in entries:

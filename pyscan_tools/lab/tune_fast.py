@@ -1,8 +1,8 @@
 """Lab script: sweep the fast kernels' tuning knobs on the GPU, the library's defaults first and last (their spread
 is the run's noise).  It sets the kernels' module settings directly, which the public API does not offer.
 
-    python scripts/tune_fast.py reduction [--size N] [--dtype int32] [--op add] [--repeat 20]
-    python scripts/tune_fast.py histogram [--size N] [--repeat 10]
+    python pyscan_tools/lab/tune_fast.py reduction [--size N] [--dtype int32] [--op add] [--repeat 20]
+    python pyscan_tools/lab/tune_fast.py histogram [--size N] [--repeat 10]
 
 reduction  the fast reduction's threads per block, unroll, load width and blocks per SM (pyscan.reductions.fast)
 histogram  the fast histogram's sub-histogram copies, threads per block, run aggregation and blocks per SM
@@ -60,31 +60,36 @@ def tune_reduction(args, ga) -> int:
     return 0
 
 
-def histogram_candidates():
+def histogram_candidates(call):
+    """(name, run(data, bins)) of each setting, run_fast launching on `call` (its device, its stream)."""
     from pyscan.histograms import fast
 
-    candidates = [("fast (defaults)", lambda d, b: fast.run_fast(d, b))]
+    candidates = [("fast (defaults)", lambda d, b: fast.run_fast(d, b, call=call))]
     for copies in (8, 16, 32):
         for block in (256, 512, 1024):
             for aggregate in (True, False):
                 name = f"fast c{copies} b{block}{'' if aggregate else ' noagg'}"
                 candidates.append((name, lambda d, b, c=copies, k=block, g=aggregate:
-                                   fast.run_fast(d, b, copies=c, block=k, aggregate=g)))
+                                   fast.run_fast(d, b, call=call, copies=c, block=k, aggregate=g)))
     for per_sm in (1, 4):
-        candidates.append((f"fast {per_sm} blocks/SM", lambda d, b, p=per_sm: fast.run_fast(d, b, blocks_per_sm=p)))
+        candidates.append((f"fast {per_sm} blocks/SM",
+                           lambda d, b, p=per_sm: fast.run_fast(d, b, call=call, blocks_per_sm=p)))
     return candidates + candidates[:1]
 
 
-def tune_histogram(args, ga) -> int:
+def tune_histogram(args) -> int:
+    from pyscan.runtime.arrays import Call
+
+    call = Call.tool()  # pyscan's memory on the legacy default stream, where median_ms's events go
     rng = np.random.default_rng(10)
     inputs = {"uniform": rng.integers(0, 256, args.size, dtype=np.uint8),
               "all-equal": np.full(args.size, 97, np.uint8)}
-    on_device = {kind: ga.to_gpu(data) for kind, data in inputs.items()}
+    on_device = {kind: call.to_device(data) for kind, data in inputs.items()}
     expected = {kind: np.bincount(data, minlength=256) for kind, data in inputs.items()}
     print(f"fast histogram knobs, 256 bins, {args.size} uint8, median of {args.repeat}\n")
     print(f"{'variant':<24}" + "".join(f"{kind + ' ms':>14}{'Gelem/s':>10}" for kind in inputs) + "  right")
     wrong = 0
-    for name, run in histogram_candidates():
+    for name, run in histogram_candidates(call):
         line, right = f"{name:<24}", True
         for kind, data_gpu in on_device.items():
             right &= bool(np.array_equal(run(data_gpu, 256).get(), expected[kind]))
@@ -109,10 +114,15 @@ def main(argv=None) -> int:
     if reason is not None:
         print(f"no GPU: {reason}")
         return 1
-    import pycuda.gpuarray as ga  # pyscan has made its context current (gpu_unavailable_reason set it up)
-
     print(f"device: {pyscan.device_name()}")
-    return tune_reduction(args, ga) if args.kernel == "reduction" else tune_histogram(args, ga)
+    if args.kernel == "histogram":
+        return tune_histogram(args)
+    from pyscan.runtime.loader import pycuda_context
+
+    pycuda_context()  # the reduction's input is a GPUArray: pycuda needs a context (the primary one, pyscan's)
+    import pycuda.gpuarray as ga
+
+    return tune_reduction(args, ga)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """Lab: the GPU time of pyscan's kernels per call, beside torch's, read from the CUDA profiler (CUPTI, through
 torch.profiler), so host overhead does not hide it.  Needs a GPU, torch.
 
-    python scripts/kernel_times.py                      # scan and reduce, pyscan against torch, 2^10 .. 2^28
-    python scripts/kernel_times.py --sweep-scan         # decoupled_lookback Configs at the mid sizes
-    python scripts/kernel_times.py --sweep-reduce       # the fast reduction's grid at the mid sizes
+    python pyscan_tools/lab/kernel_times.py                      # scan and reduce, pyscan against torch, 2^10 .. 2^28
+    python pyscan_tools/lab/kernel_times.py --sweep-scan         # decoupled_lookback Configs at the mid sizes
+    python pyscan_tools/lab/kernel_times.py --sweep-reduce       # the fast reduction's grid at the mid sizes
 
 Each row: microseconds of device time per call (every kernel, memset and copy the call ran, summed), the median
 of --reps calls; and the number of device operations per call.
@@ -17,7 +17,7 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
@@ -82,7 +82,10 @@ def compare(args):
 def sweep_scan(args):
     from pyscan.scans import decoupled_lookback as dl
 
-    shipped = dict(dl.CONFIG)
+    shipped, small_max_tiles = dict(dl.CONFIG), dl.SMALL_MAX_TILES
+    # every size runs the candidate as the large-array Config (below SMALL_MAX_TILES tiles the driver would run
+    # SMALL's Config whatever the candidate; "vecs=4" is SMALL's)
+    dl.SMALL_MAX_TILES = 0
     candidates = [dict(), dict(vecs=4), dict(vecs=2), dict(vecs=4, min_blocks=4), dict(threads=128, vecs=8),
                   dict(threads=128, vecs=4), dict(threads=512, vecs=2), dict(threads=128, vecs=2)]
     grids = [None, "tiles"]
@@ -96,10 +99,10 @@ def sweep_scan(args):
                 for grid in grids:
                     config = dataclasses.replace(shipped[size], **fields)
                     dl.CONFIG[size] = config
-                    dl._kernels.clear()
+                    dl._plans.clear()  # plans are made again, with CONFIG[size]
                     original = dl.Config.grid
                     if grid == "tiles":
-                        dl.Config.grid = lambda self, tiles, vector=True, context=0: tiles
+                        dl.Config.grid = lambda self, tiles, vector, device: tiles
                     try:
                         ok = torch.equal(pyscan.scan(x), ref)
                         us, _ = device_us(lambda x=x: pyscan.scan(x), args.reps)
@@ -111,16 +114,19 @@ def sweep_scan(args):
                     label = ",".join(f"{a}={b}" for a, b in fields.items()) or "shipped"
                     line.append((us, label + ("/tiles" if grid else ""), ok))
             dl.CONFIG.update(shipped)
-            dl._kernels.clear()
+            dl._plans.clear()
             line.sort()
             text = "  ".join(f"{label} {us:.2f}{'' if ok else ' WRONG'}" for us, label, ok in line[:6])
             base = next(us for us, label, _ in line if label == "shipped")
             print(f"scan {str(dtype)[6:]:6s} 2^{k:<3d} shipped {base:.2f} | best: {text}", flush=True)
+    dl.SMALL_MAX_TILES = small_max_tiles
 
 
 def sweep_reduce(args):
     from pyscan.reductions import fast
 
+    saved = fast.FAST_BLOCK, fast.FAST_UNROLL  # a plan is made again when a knob changes (fast.plan)
+    shipped = f"block={saved[0]},unroll={saved[1]}"
     for dtype in (torch.int32, torch.float32, torch.int64):
         for k in (14, 16, 18, 20, 22, 24, 26):
             x = tensor(1 << k, dtype)
@@ -136,8 +142,8 @@ def sweep_reduce(args):
                         ok, us = False, float("nan")
                         print("  error", block, unroll, exc)
                     line.append((us, f"block={block},unroll={unroll}", ok))
-            fast.FAST_BLOCK, fast.FAST_UNROLL = 512, 4
-            base = next(us for us, label, _ in line if label == "block=512,unroll=4")
+            fast.FAST_BLOCK, fast.FAST_UNROLL = saved
+            base = next(us for us, label, _ in line if label == shipped)
             line.sort()
             text = "  ".join(f"{label} {us:.2f}{'' if ok else ' WRONG'}" for us, label, ok in line[:5])
             print(f"reduce {str(dtype)[6:]:8s} 2^{k:<3d} shipped {base:.2f} | best: {text}", flush=True)

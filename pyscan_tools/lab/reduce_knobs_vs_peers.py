@@ -2,13 +2,13 @@
 tensors beside torch's own call in the same rounds (CUDA events around batches of back-to-back calls; round r
 times batch r of every row), so a row's ratio to torch holds on a noisy machine.  The shipped setting is first.
 
-    python scripts/reduce_knobs_vs_peers.py [DTYPE:OP:LOG2 ...]     (default: CASES)
+    python pyscan_tools/lab/reduce_knobs_vs_peers.py [DTYPE:OP:LOG2 ...]     (default: CASES)
 """
 import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

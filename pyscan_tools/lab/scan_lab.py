@@ -3,9 +3,9 @@ fields) and diagnostic builds side by side with copies (memcpy_dtod and copy ker
 cupy.cumsum, also with its CUB accelerator), in interleaved rounds, at 2^k elements of one dtype.  Needs a GPU.
 docs/decoupled_lookback_tuning.md has what it measured.
 
-    python scripts/scan_lab.py [--dtype int32] [--k 28] [--rounds 3] [--reps 20] [--variants default,nolookback]
-    python scripts/scan_lab.py --stats default     # also thread 0's clock64() cycles per phase, look-back counts
-    python scripts/scan_lab.py --once NAME          # one call of one variant (for ncu -k regex:decoupled_lookback)
+    python pyscan_tools/lab/scan_lab.py [--dtype int32] [--k 28] [--rounds 3] [--reps 20] [--variants default,nolookback]
+    python pyscan_tools/lab/scan_lab.py --stats default     # also thread 0's clock64() cycles per phase, look-back counts
+    python pyscan_tools/lab/scan_lab.py --once NAME          # one call of one variant (for ncu -k regex:decoupled_lookback)
 
 "x memcpy" = memcpy time / time.  Diagnostics are the lab's own builds of the shipped kernel's loop (scan_tiles in
 kernels/scan/decoupled_lookback.cu) with a probe (LAB_SOURCE below): "nolookback" skips the status and the
@@ -24,9 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pyscan import gpu  # noqa: E402
+from pyscan.runtime import driver  # noqa: E402
+from pyscan.runtime.arrays import Call  # noqa: E402
+from pyscan.runtime.loader import pycuda_context  # noqa: E402
 from pyscan.scans import decoupled_lookback as dl  # noqa: E402
 from pyscan.timing import median_ms  # noqa: E402
 
@@ -113,6 +115,7 @@ extern "C" __global__ void copy_v4(int4* __restrict__ out, const int4* __restric
 
 
 def copy_kernel(streaming: bool, unroll: int):
+    pycuda_context()  # SourceModule loads into pycuda's current context: the primary one, pyscan's
     from pycuda.compiler import SourceModule
 
     load, store = ("__ldcs", "__stcs") if streaming else ("__ldg", "PLAIN_STORE")
@@ -135,71 +138,77 @@ def build(variant: dict, dtype=None):
 
 
 def _compile(b):
-    from pyscan.loader import get_module
+    """In a worker process: compile one build (pycuda's disk cache keeps it for the main process's get_kernel)."""
+    from pyscan.runtime.loader import source_module
 
-    gpu.driver()
-    get_module(b[0], **b[1])
+    source_module(b[0], **b[1])
 
 
-_lab_modules: dict = {}
+_lab_kernels: dict = {}  # lab source -> (cuda.core ObjectCode, Kernel, lab_stats address, lab_stats bytes)
 
 
 def lab_source(variant: dict, lab_defines: dict, dtype=None) -> str:
     """The lab build of a variant: the shipped kernel's source (its #defines included) with LAB_SOURCE appended."""
-    from pyscan.loader import build_source
+    from pyscan.runtime.loader import build_source
 
     kernel_file, defines = build(variant, dtype)
     macros = "".join(f"#define {k} {v}\n" for k, v in sorted(lab_defines.items()))
     return build_source(kernel_file, **defines) + macros + LAB_SOURCE
 
 
-def lab_module(variant: dict, lab_defines: dict):
-    from pycuda.compiler import SourceModule
+def lab_kernel(variant: dict, lab_defines: dict, device: int) -> tuple:
+    """The lab build on `device`, compiled as the loader compiles a kernel file (pycuda's nvcc call, loaded by
+    cuda.core): (ObjectCode, its decoupled_lookback_lab as a pyscan Kernel, address and bytes of lab_stats)."""
+    from pycuda.compiler import compile as nvcc_compile
 
-    from pyscan.loader import COMPILE_OPTIONS
+    from pyscan.runtime.loader import COMPILE_OPTIONS, Kernel
 
     source = lab_source(variant, lab_defines)
-    if source not in _lab_modules:
-        _lab_modules[source] = SourceModule(source, no_extern_c=True, options=list(COMPILE_OPTIONS))
-    return _lab_modules[source]
+    found = _lab_kernels.get(source)
+    if found is None:
+        core, cu = driver.ready()
+        image = nvcc_compile(source, options=list(COMPILE_OPTIONS), no_extern_c=True, arch=driver.architecture(device))
+        module = core.ObjectCode.from_cubin(image)
+        kernel = Kernel("decoupled_lookback_lab", module.get_kernel("decoupled_lookback_lab"), "PPqiPPqI")
+        address, nbytes = driver._check(cu.cuLibraryGetGlobal(module.handle, b"lab_stats"), "cuLibraryGetGlobal")
+        found = _lab_kernels[source] = (module, kernel, int(address), int(nbytes))
+    return found
 
 
-def use(variant: dict, lab_defines: dict | None = None):
-    """Makes the driver launch this variant: its Config, and for a lab build the lab's function in place of the
-    shipped one (same arguments) in the driver's kernel cache for (DTYPE, add, aligned)."""
+def use(variant: dict, call, lab_defines: dict | None = None):
+    """Makes the driver launch this variant: its Config, and for a lab build the lab's kernel in place of the
+    shipped one (same arguments) in the driver's plan for (DTYPE, add, aligned, the large tile) on the call's device;
+    returns lab_kernel()'s tuple for a lab build, else None."""
     config = config_of(variant)
     dl.CONFIG[SIZE] = config
-    dl._kernels.clear()
+    dl._plans.clear()  # plans are made again, with CONFIG[SIZE]
     lab_defines = variant.get("lab") if lab_defines is None else lab_defines
     if lab_defines is None:
         return None
-    module = lab_module(variant, lab_defines)
-    fn = module.get_function("decoupled_lookback_lab")
-    fn.prepare("PPqiPPqI")
+    lab = lab_kernel(variant, lab_defines, call.device)
+    kernel = lab[1]
     shared = config.shared_bytes(True)
-    fn.set_attribute(gpu.driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-    dl._kernels[dl.kernel_key(DTYPE, "add", True)] = (fn, shared)
-    return module
+    if shared > 48 * 1024:
+        kernel.set_max_dynamic_shared(shared)
+    dl.plan(np.dtype(DTYPE), "add", True, False, call.device).kernel = kernel
+    return lab
 
 
 PHASES = ["next index + barrier", "loads landed + block scan", "look-back", "barrier after look-back",
           "rescan + stores"]
 
 
-def stats(names, x, out):
+def stats(names, x, out, call):
     """Each variant once more as a lab build with the probe: thread 0's cycles per phase of an iteration, look-back
     counts."""
-    drv = gpu.driver()
     for name in names:
         lab = {**VARIANTS[name].get("lab", {}), "LAB_STATS": 1}
-        module = use(VARIANTS[name], lab)
-        ptr, size = module.get_global("lab_stats")
-        dl.decoupled_lookback_driver(x, out, op="add", exclusive=False)  # warm-up
-        drv.memset_d32(ptr, 0, size // 4)
-        dl.decoupled_lookback_driver(x, out, op="add", exclusive=False)
-        drv.Context.synchronize()
+        _, _, ptr, size = use(VARIANTS[name], call, lab)
+        dl.decoupled_lookback_driver(x, out, op="add", exclusive=False, call=call)  # warm-up
+        driver.memset32(ptr, 0, size // 4, call.stream)
+        dl.decoupled_lookback_driver(x, out, op="add", exclusive=False, call=call)
         s = np.empty(size // 8, np.uint64)
-        drv.memcpy_dtoh(s, ptr)
+        driver.copy_dtoh(s.ctypes.data, ptr, s.nbytes, call.stream)  # waits for the stream
         its, blocks = max(int(s[5]), 1), max(int(s[8]), 1)
         total = sum(int(v) for v in s[:5])
         print(f"stats {name}: {blocks} blocks, {its} iterations ({its / blocks:.1f} per block), "
@@ -227,8 +236,10 @@ def main(argv=None):
     if SIZE == 8:
         VARIANTS = VARIANTS_64
     args.variants = args.variants or ",".join(VARIANTS)
-    drv = gpu.driver()
-    ga = gpu.gpuarray()
+    drv = pycuda_context()  # the arrays are GPUArrays, the copies pycuda's (on the legacy default stream)
+    import pycuda.gpuarray as ga
+
+    call = Call.tool()  # the drivers' device and stream (the legacy default one)
     n = 1 << args.k
     rng = np.random.default_rng(args.k)
     dtype = np.dtype(args.dtype)
@@ -236,11 +247,14 @@ def main(argv=None):
     host = rng.integers(lo, hi, n).astype(dtype)
     x = ga.to_gpu(host)
     out = ga.empty_like(x)
-    fast = dl.decoupled_lookback_driver
+
+    def fast(x, out):
+        dl.decoupled_lookback_driver(x, out, op="add", exclusive=False, call=call)
+
     if args.once:
-        use(VARIANTS[args.once])
-        fast(x, out, op="add", exclusive=False)
-        drv.Context.synchronize()
+        use(VARIANTS[args.once], call)
+        fast(x, out)
+        call.synchronize()
         return 0
 
     names = [v for v in args.variants.split(",") if v]
@@ -257,13 +271,13 @@ def main(argv=None):
         if VARIANTS[v].get("lab", {}).get("LAB_LOOK_BACK", 1) == 0:
             status[v] = "diagnostic"
             continue
-        use(VARIANTS[v])
-        fast(x[:m], out[:m], op="add", exclusive=False)
+        use(VARIANTS[v], call)
+        fast(x[:m], out[:m])
         ok = np.array_equal(out[:m].get(), ref_small)
-        fast(x, out, op="add", exclusive=False)
+        fast(x, out)
         ok = ok and np.array_equal(out[-4096:].get(), ref_tail)
         status[v] = "ok" if ok else "WRONG"
-        dl._kernels.clear()
+        dl._plans.clear()
 
     calls = {"memcpy_dtod": lambda: drv.memcpy_dtod(out.gpudata, x.gpudata, x.nbytes)}
     keep = []
@@ -271,7 +285,7 @@ def main(argv=None):
         for unroll in (1, 4):
             mod, fn = copy_kernel(streaming, unroll)
             keep.append(mod)
-            grid = gpu.multiprocessor_count() * 8
+            grid = driver.multiprocessor_count(call.device) * 8
             calls[f"copy kernel {'cs' if streaming else 'plain'} x{unroll}"] = (
                 lambda fn=fn, grid=grid: fn.prepared_call((grid, 1, 1), (256, 1, 1), out.gpudata, x.gpudata, x.nbytes // 16))
     tiles = -(-n // dl.tile_size(dtype))
@@ -314,22 +328,22 @@ def main(argv=None):
         order = ["memcpy_dtod"] + [c for c in calls if c != "memcpy_dtod"] + names + list(peers) + ["memcpy_dtod"]
         for name in order:
             if name in VARIANTS:
-                use(VARIANTS[name])
-                call = lambda: fast(x, out, op="add", exclusive=False)  # noqa: E731
+                use(VARIANTS[name], call)
+                run = lambda: fast(x, out)  # noqa: E731
             elif name in peers:
-                call = peers[name][0]
+                run = peers[name][0]
             else:
-                call = calls[name]
-            times.setdefault(name, []).append(median_ms(call, args.reps, warmup=2))
+                run = calls[name]
+            times.setdefault(name, []).append(median_ms(run, args.reps, warmup=2))
         print(f"round {r} done", flush=True)
     for v in names:  # again, after many calls (EPOCH: the epochs moved on)
         if status[v] == "ok":
-            use(VARIANTS[v])
-            fast(x, out, op="add", exclusive=False)
+            use(VARIANTS[v], call)
+            fast(x, out)
             if not np.array_equal(out[-4096:].get(), ref_tail):
                 status[v] = "WRONG after the timed calls"
     memcpy = statistics.median(times["memcpy_dtod"])
-    print(f"\n{gpu.device_attributes()['name']}: {dtype} n = 2^{args.k}; memcpy_dtod median {memcpy:.4f} ms "
+    print(f"\n{driver.device_attributes(call.device)['name']}: {dtype} n = 2^{args.k}; memcpy_dtod median {memcpy:.4f} ms "
           f"(0.90 x = {memcpy / 0.9:.4f} ms); medians over {args.rounds} rounds of {args.reps}-call medians")
     print(f"{'what':>40} {'ms':>8} {'min':>8} {'max':>8} {'x memcpy':>8}  check")
     for name, ts in times.items():
@@ -338,7 +352,7 @@ def main(argv=None):
         label = f"{name} {VARIANTS[name]}" if name in VARIANTS and VARIANTS[name] else name
         print(f"{label[:40]:>40} {med:8.4f} {min(ts):8.4f} {max(ts):8.4f} {memcpy / med:8.3f}  {check}")
     if args.stats:
-        stats(args.stats.split(","), x, out)
+        stats(args.stats.split(","), x, out, call)
     return 0
 
 

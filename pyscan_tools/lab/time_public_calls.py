@@ -1,6 +1,6 @@
 """Per-call time of the public functions on torch tensors, beside torch's and CuPy's own calls and a device copy.
 
-    python scripts/time_public_calls.py [--log2n 10 16 20 22 24 26 28] [--dtype int32] [--calls 200]
+    python pyscan_tools/lab/time_public_calls.py [--log2n 10 16 20 22 24 26 28] [--dtype int32] [--calls 200]
 
 Each figure is the time of a batch of back-to-back calls between two CUDA events on torch's current stream, divided
 by the number of calls (so host and launch overhead show at small sizes), the median of 5 batches.  A lab script:

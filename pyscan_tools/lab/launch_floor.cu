@@ -2,7 +2,7 @@
 // CuPy's).  Batches of 200 launches of a kernel with the fast scan's argument list (8 arguments, 48 bytes), fewer
 // than the launch queue holds, timed on the host before a synchronize; the best batch's time per launch.
 //
-//   nvcc -O2 -o /tmp/launch_floor scripts/launch_floor.cu && /tmp/launch_floor
+//   nvcc -O2 -o /tmp/launch_floor pyscan_tools/lab/launch_floor.cu && /tmp/launch_floor
 // (the driver's functions come from the runtime's entry-point query, so nothing links against libcuda)
 #include <cuda.h>
 #include <cuda_runtime.h>

@@ -1,14 +1,14 @@
 """Timing of the decoupled look-back scan (and the other single-pass / Blelloch scans) against a device-to-device
 copy and cupy.cumsum, and the cost of a small call against pycuda's InclusiveScanKernel.  Needs a GPU.
 
-    python scripts/time_scan.py [--sizes 24,28] [--reps 20] [--others] [--small]
-    python scripts/time_scan.py --check           # the current CONFIG on all dtypes, many lengths (exact)
-    python scripts/time_scan.py --tune            # time candidate geometries of decoupled_lookback for 32-bit
-                                                  # types against the current one (last line: the JSON for
-                                                  # PYSCAN_DECOUPLED_CONFIG)
-    python scripts/time_scan.py --prewarm         # compile every build the tests use, in parallel processes
-    python scripts/time_scan.py --exercise        # small odd sizes of every kernel of blelloch, blelloch_block,
-                                                  # single_pass, decoupled_lookback, checked (for compute-sanitizer)
+    python pyscan_tools/lab/time_scan.py [--sizes 24,28] [--reps 20] [--others] [--small]
+    python pyscan_tools/lab/time_scan.py --check           # the current CONFIG on all dtypes, many lengths (exact)
+    python pyscan_tools/lab/time_scan.py --tune            # time candidate geometries of decoupled_lookback for 32-bit
+                                                           # types against the current one (last line: the JSON for
+                                                           # PYSCAN_DECOUPLED_CONFIG)
+    python pyscan_tools/lab/time_scan.py --prewarm         # compile every build the tests use, in parallel processes
+    python pyscan_tools/lab/time_scan.py --exercise        # small odd sizes of every kernel of blelloch, blelloch_block,
+                                                           # single_pass, decoupled_lookback, checked (for compute-sanitizer)
     (--prewarm / --exercise with --only decoupled_lookback: that algorithm only)
 
 Times are CUDA-event medians of --reps runs after a warm-up; "x copy" = copy time / scan time (a scan reads and
@@ -26,12 +26,23 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pyscan  # noqa: E402
-from pyscan import arrays, gpu  # noqa: E402
+from pyscan.runtime import driver  # noqa: E402
+from pyscan.runtime.arrays import Call  # noqa: E402
+from pyscan.runtime.loader import pycuda_context  # noqa: E402
 from pyscan.scans import SCANS  # noqa: E402
 from pyscan.timing import median_ms  # noqa: E402
+
+
+def pycuda_arrays():
+    """(pycuda.driver, pycuda.gpuarray) with the primary context of pyscan's device current in pycuda: the arrays
+    here are GPUArrays, the copies and events pycuda's (on the legacy default stream, as Call.tool()'s launches)."""
+    drv = pycuda_context()
+    import pycuda.gpuarray as ga
+
+    return drv, ga
 
 
 def event_ms(fn, reps):
@@ -39,8 +50,8 @@ def event_ms(fn, reps):
 
 
 def time_one(k, dtype, args, cp):
-    drv = gpu.driver()
-    ga = gpu.gpuarray()
+    drv, ga = pycuda_arrays()
+    call = Call.tool()  # the drivers' device and stream (the legacy default one)
     n = 1 << k
     rng = np.random.default_rng(k)
     host = (rng.integers(-100, 100, n) if dtype.kind == "i" else rng.standard_normal(n)).astype(dtype)
@@ -54,10 +65,11 @@ def time_one(k, dtype, args, cp):
     row("copy (memcpy_dtod)", copy_ms)
     fast = SCANS.get("decoupled_lookback").driver
     for op in ("add", "max") if args.ops else ("add",):
-        row(f"decoupled_lookback {op} (driver)", event_ms(lambda op=op: fast(x, out, op=op, exclusive=False), args.reps))
+        ms = event_ms(lambda op=op: fast(x, out, op=op, exclusive=False, call=call), args.reps)
+        row(f"decoupled_lookback {op} (driver)", ms)
     row("decoupled_lookback (scan())", event_ms(lambda: pyscan.scan(x, algorithm="decoupled_lookback"), args.reps))
     if dtype.kind == "i":
-        fast(x, out, op="add", exclusive=False)
+        fast(x, out, op="add", exclusive=False, call=call)
         if not np.array_equal(out.get(), np.cumsum(host, dtype=dtype)):
             print("   !!! decoupled_lookback result differs from np.cumsum")
     if cp is not None:
@@ -68,7 +80,7 @@ def time_one(k, dtype, args, cp):
     if args.others and k <= 24:
         for name in ("single_pass", "blelloch_block", "hierarchical", "blelloch"):
             fn = SCANS.get(name).driver
-            row(name, event_ms(lambda fn=fn: fn(x, out, op="add", exclusive=False), max(3, args.reps // 4)))
+            row(name, event_ms(lambda fn=fn: fn(x, out, op="add", exclusive=False, call=call), max(3, args.reps // 4)))
 
 
 def table(args):
@@ -76,19 +88,20 @@ def table(args):
         import cupy as cp
     except ImportError:
         cp = None
-    print(f"device: {gpu.device_attributes()['name']}")
+    print(f"device: {driver.device_attributes()['name']}")
     print(f"{'n':>10} {'dtype':>8} {'what':>32} {'ms':>9} {'Gelem/s':>9} {'x copy':>7}")
     for k in [int(s) for s in args.sizes.split(",")]:
         for dtype in [np.dtype(d) for d in args.dtypes.split(",")]:
             time_one(k, dtype, args, cp)
-            arrays.free_pool()
+            driver.trim()
 
 
 def small(args):
     """Per-call cost at 2^10 int32 on a GPUArray: host wall time per call, synchronised every call."""
-    drv = gpu.driver()
-    ga = gpu.gpuarray()
+    drv, ga = pycuda_arrays()
     from pycuda.scan import InclusiveScanKernel
+
+    call = Call.tool()
 
     x = ga.to_gpu(np.arange(1 << 10, dtype=np.int32))
     knl = InclusiveScanKernel(np.int32, "a+b")
@@ -98,7 +111,8 @@ def small(args):
         "pycuda InclusiveScanKernel": lambda: knl(y),
         "pyscan.scan(auto)": lambda: pyscan.scan(x),
         "pyscan.scan(decoupled_lookback)": lambda: pyscan.scan(x, algorithm="decoupled_lookback"),
-        "decoupled driver (out given)": lambda: SCANS.get("decoupled_lookback").driver(x, out, op="add", exclusive=False),
+        "decoupled driver (out given)": lambda: SCANS.get("decoupled_lookback").driver(x, out, op="add", exclusive=False,
+                                                                                       call=call),
     }
     results = {}
     for name, fn in calls.items():
@@ -121,7 +135,7 @@ def small(args):
 def exercise(only=None):
     """Every kernel of the four algorithms (or only one) on small odd sizes, checked against the models (for the
     sanitizers)."""
-    ga = gpu.gpuarray()
+    _, ga = pycuda_arrays()
     rng = np.random.default_rng(7)
     bad = 0
     for name in [only] if only else ("blelloch", "blelloch_block", "single_pass", "decoupled_lookback"):
@@ -177,10 +191,10 @@ def prewarm_builds() -> list:
 
 
 def _compile(build):
-    from pyscan.loader import get_module
+    """In a worker process: compile one build (pycuda's disk cache keeps it for the main process's get_kernel)."""
+    from pyscan.runtime.loader import source_module
 
-    gpu.driver()
-    get_module(build[0], **build[1])
+    source_module(build[0], **build[1])
     return build[0]
 
 
@@ -235,7 +249,7 @@ class _Data:
     """One 2^k array of a 32-bit dtype on the GPU, its output, and the references for the correctness checks."""
 
     def __init__(self, dtype, k):
-        ga = gpu.gpuarray()
+        _, ga = pycuda_arrays()
         rng = np.random.default_rng(k)
         lo, hi = (-100, 100) if dtype.kind == "i" else (-1, 2)  # float32: partial sums stay exact (< 2^24)
         host = rng.integers(lo, hi, 1 << k).astype(dtype)
@@ -253,13 +267,14 @@ def _time_candidate(c, d, args):
     from pyscan.scans import decoupled_lookback as dl
 
     fn = dl.decoupled_lookback_driver
+    call = Call.tool()
     dl.CONFIG[4] = c
-    dl._kernels.clear()
+    dl._plans.clear()  # plans are made again, with CONFIG[4]
     try:
-        fn(d.xs, d.outs, op="add", exclusive=False)
+        fn(d.xs, d.outs, op="add", exclusive=False, call=call)
         ok = np.array_equal(d.outs.get(), d.ref)
-        ms = event_ms(lambda: fn(d.x, d.out, op="add", exclusive=False), args.reps)
-        fn(d.x, d.out, op="add", exclusive=False)
+        ms = event_ms(lambda: fn(d.x, d.out, op="add", exclusive=False, call=call), args.reps)
+        fn(d.x, d.out, op="add", exclusive=False, call=call)
         ok = ok and np.array_equal(d.out[-4096:].get(), d.ref_tail)  # a wrong tile prefix spreads to the end
     except Exception as e:  # noqa: BLE001 -- a candidate that cannot run is reported, not fatal
         return float("inf"), f"ERROR {type(e).__name__}: {str(e)[:120]}"
@@ -271,7 +286,8 @@ def _tune32(args):
     rounds, the copy timed in every round; returns the fastest correct candidate (by the sum of the medians)."""
     from pyscan.scans import decoupled_lookback as dl
 
-    drv = gpu.driver()
+    drv, _ = pycuda_arrays()
+    device = Call.tool().device
     base = _config({})
     entries = [("baseline", base)] + [(f"c{i}", _config(c)) for i, c in enumerate(CANDIDATES)] + [("baseline'", base)]
     data = [_Data(np.dtype(np.int32), 28), _Data(np.dtype(np.float32), 28)]
@@ -303,10 +319,10 @@ def _tune32(args):
             med = statistics.median(ts)
             cells.append(f"{med:9.4f} ({min(ts):.4f}-{max(ts):.4f}) {copy_ms / med:6.3f}")
         dl.CONFIG[4] = c
-        dl._kernels.clear()
+        dl._plans.clear()
         try:
-            f, shared = dl._kernel(np.dtype(np.int32), "add", True)
-            regs = f"r{f.num_regs} {shared // 1024}K"
+            plan = dl.plan(np.dtype(np.int32), "add", True, False, device)  # aligned, the large tile (2^28)
+            regs = f"r{plan.kernel.num_regs} {plan.shared // 1024}K"
         except Exception:  # noqa: BLE001
             regs = "?"
         oks = [status[(name, d.dtype.name)] for d in data]
@@ -324,7 +340,7 @@ def _tune32(args):
           f"{gain * 100:+.1f} % vs the better baseline (int32 + float32); switch threshold {threshold * 100:.1f} %")
     print(f"DECISION: {'SWITCH to ' + best if gain > threshold and best_config != base else 'KEEP the baseline'}")
     dl.CONFIG[4] = base
-    dl._kernels.clear()
+    dl._plans.clear()
     return best_config.as_dict()
 
 
@@ -352,7 +368,7 @@ def check(args):
 
     with mp.get_context("spawn").Pool(14) as pool:
         pool.map(_compile, _check_builds(), chunksize=1)
-    ga = gpu.gpuarray()
+    _, ga = pycuda_arrays()
     rng = np.random.default_rng(11)
     bad = 0
     for dtype, op, aligned in CHECKED:
@@ -378,7 +394,7 @@ def check(args):
                     first = int(np.flatnonzero(got != ref)[0])
                     print(f"  MISMATCH {dtype} {op} aligned={aligned} n={n} exclusive={exclusive} first at {first}")
             del x
-            arrays.free_pool()
+            driver.trim()
     print(f"check {json.dumps({k: v.as_dict() for k, v in dl.CONFIG.items()})}: {bad} mismatches",
           flush=True)
     return 1 if bad else 0
@@ -395,7 +411,7 @@ def tune(args):
     with mp.get_context("spawn").Pool(14) as pool:
         pool.map(_compile, _tune_builds(), chunksize=1)
     best = {"4": _tune32(args), "8": dl.CONFIG[8].as_dict()}
-    arrays.free_pool()
+    driver.trim()
     print(json.dumps(best))
 
 
