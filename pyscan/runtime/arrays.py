@@ -28,6 +28,7 @@ Every kind takes this one path; what differs is how a kind is read (`Kind.view`)
 
 from __future__ import annotations
 
+import ctypes
 import math
 import sys
 
@@ -169,14 +170,32 @@ class _Numba(_Interface):
         stream = x.stream
         return int(stream.handle.value or 0) if stream else 0
 
-    def empty(self, shape, dtype, device, stream, on_default=True):
-        """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc)."""
-        from numba import cuda as numba_cuda
+    _contexts: dict = {}  # device -> (numba's context of it, numba's device-pointer type)
 
-        buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
-        interface = {"shape": shape, "typestr": dtype.str, "data": (int(buffer.handle), False), "version": 3,
-                     "strides": None}
-        return numba_cuda.from_cuda_array_interface(interface, owner=buffer, sync=False)
+    def empty(self, shape, dtype, device, stream, on_default=True):
+        """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc; its
+        from_cuda_array_interface looks the context up twice a call): numba's context of the device kept."""
+        from numba.cuda.cudadrv import devicearray
+        from numba.cuda.cudadrv import driver as numba_driver
+
+        nbytes = math.prod(shape) * dtype.itemsize
+        buffer = driver.allocate(nbytes, device, stream)
+        known = self._contexts.get(device)
+        if known is None:
+            from numba import cuda as numba_cuda
+
+            with numba_cuda.gpus[device]:
+                context = numba_cuda.current_context()
+            binding = getattr(numba_driver, "binding", None)
+            pointer = binding.CUdeviceptr if getattr(numba_driver, "USE_NV_BINDING", False) else ctypes.c_void_p
+            known = self._contexts[device] = (context, pointer)
+        context, pointer = known
+        strides, step = [], dtype.itemsize
+        for extent in reversed(shape):
+            strides.append(step)
+            step *= max(extent, 1)
+        data = numba_driver.MemoryPointer(context, pointer(int(buffer.handle)), nbytes, owner=buffer)
+        return devicearray.DeviceNDArray(shape, tuple(reversed(strides)), dtype, gpu_data=data)
 
     def pointer(self, native) -> int:
         return native.device_ctypes_pointer.value or 0

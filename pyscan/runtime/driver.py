@@ -278,12 +278,12 @@ def pool(ordinal: int):
 def allocate(nbytes: int, ordinal: int, handle: int):
     """A cuda.core Buffer of nbytes (at least 1) on device `ordinal`, allocated on stream `handle` and freed on it when
     the buffer goes.  OutOfMemoryError names what was asked and what is free."""
-    resource = _pools.get(ordinal) or pool(ordinal)
     try:
         if _exact:
             synchronize(handle)
             address = int(_check(_cu.cuMemAlloc(max(1, nbytes)), "cuMemAlloc"))
             return _core.Buffer.from_handle(address, max(1, nbytes), owner=_Exact(address))
+        resource = _pools.get(ordinal) or pool(ordinal)
         return resource.allocate(max(1, nbytes), stream=stream(handle))
     except Exception as exc:  # noqa: BLE001 - cuda.core raises CUDAError; anything else goes on as it is
         if "OUT_OF_MEMORY" not in str(exc):
