@@ -142,11 +142,13 @@ def launch_into(out: int, x: int, n: int, dtype, op: str, call, blocks=None) -> 
         fn, blocks = p.choose(n)
     else:
         fn = p.small if unroll_for(n, dtype, blocks) == SMALL_UNROLL else p.large
+    stream = driver._streams.get(call.stream) or driver.stream(call.stream)
     if blocks == 1:
-        fn.launch(call.stream, (1, 1, 1), (FAST_BLOCK, 1, 1), (out, 0, 0, x, n))
+        fn.launch_typed(stream, fn.config((1, 1, 1), (FAST_BLOCK, 1, 1)), out, 0, 0, x, n)
         return
     kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, call)
-    fn.launch(call.stream, (blocks, 1, 1), (FAST_BLOCK, 1, 1), (out, kept.address + PARTIALS_OFFSET, kept.address, x, n))
+    fn.launch_typed(stream, fn.config((blocks, 1, 1), (FAST_BLOCK, 1, 1)), out, kept.address + PARTIALS_OFFSET,
+                    kept.address, x, n)
 
 
 def launch(x, *, op, call, blocks=None, out=None):

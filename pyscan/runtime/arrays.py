@@ -237,6 +237,7 @@ class _Torch(Kind):
     _to_numpy: dict = {}
     _to_torch: dict = {}
     _devices: dict = {}
+    _zero_d: dict = {}  # (dtype, device) -> a 0-d tensor that 0-d results are made like (empty_like is cheapest)
     _current = None  # torch's current raw stream of a device
 
     @classmethod
@@ -267,6 +268,18 @@ class _Torch(Kind):
 
     def default_stream(self, x, device):
         return self._current(device)
+
+    def empty_like(self, x, shape, dtype, device, stream, on_default=True):
+        """torch.empty_like: half the host time of torch.empty's dtype and device arguments (a scan's result is
+        like x; a reduction's like a 0-d tensor kept per dtype and device)."""
+        if not on_default:
+            return self.empty(shape, dtype, device, stream, on_default)
+        if shape == ():
+            like = self._zero_d.get((dtype, device))
+            if like is None:
+                like = self._zero_d[(dtype, device)] = self.empty((), dtype, device, stream)
+            return sys.modules["torch"].empty_like(like)
+        return sys.modules["torch"].empty_like(x)
 
     def empty(self, shape, dtype, device, stream, on_default=True):
         torch = sys.modules["torch"]
@@ -351,10 +364,15 @@ class Call:
     # memory on the call's device and stream --------------------------------------------------------------------
     def empty(self, shape, dtype):
         """A new device array of the caller's kind, as a DeviceView (the GPUArray itself for GPUArray input)."""
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        dtype = np.dtype(dtype)
+        if type(shape) is not tuple:
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if dtype is not self.dtype:
+            dtype = np.dtype(dtype)
         kind = self.kind if self.kind is not NUMPY else OWN
-        native = kind.empty(shape, dtype, self.device, self.stream, self.on_default)
+        if kind is TORCH and dtype == self.dtype and (shape == () or shape == self.shape):
+            native = kind.empty_like(self.x.native, shape, dtype, self.device, self.stream, self.on_default)
+        else:
+            native = kind.empty(shape, dtype, self.device, self.stream, self.on_default)
         if kind is GPUARRAY or kind is OWN:
             return native
         return DeviceView(kind.pointer(native), shape, dtype, native)

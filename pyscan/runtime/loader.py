@@ -261,10 +261,11 @@ def source_module(relpath: str, *, options: tuple = (), **defines):
         raise _compile_error(relpath, defines, exc) from None
 
 
-# How each prepare() letter reaches the kernel: as a NumPy scalar of its C type (cuda.core passes those by value;
-# a Python int would go as a 64-bit integer); "P" as the address, an int.
+# How each prepare() letter reaches the kernel: as a NumPy scalar of its C type, which cuda.core passes by value.  A
+# Python int goes as a 64-bit integer, so for "P" (an address) and "q" (long long) an int is passed as it is.
 _CONVERT = {"i": np.int32, "I": np.uint32, "q": np.int64, "Q": np.uint64, "h": np.int16, "H": np.uint16,
             "b": np.int8, "B": np.uint8, "f": np.float32, "d": np.float64, "?": np.bool_, "P": int}
+_INT_AS_IS = frozenset("Pq")
 
 
 class Kernel:
@@ -272,11 +273,12 @@ class Kernel:
     `prepared_async_call(grid, block, stream, *args, shared_size=0)` launches it on `stream` (a handle or any stream
     object pyscan takes) through cuda.core; `prepared_call(...)` on the legacy default stream, as pycuda's does."""
 
-    __slots__ = ("name", "kernel", "arg_types", "_types", "_configs", "__weakref__")
+    __slots__ = ("name", "kernel", "arg_types", "_convert", "_configs", "__weakref__")
 
     def __init__(self, name: str, kernel, arg_types: str):
         self.name, self.kernel, self.arg_types = name, kernel, arg_types
-        self._types = tuple(_CONVERT[code] for code in arg_types)
+        # (position, C type, an int passes as it is) of every argument: only those not already right are converted
+        self._convert = tuple((i, _CONVERT[code], code in _INT_AS_IS) for i, code in enumerate(arg_types))
         self._configs: dict = {}  # (grid, block, shared) -> LaunchConfig
 
     def prepared_call(self, grid, block, *args, shared_size: int = 0):
@@ -291,22 +293,43 @@ class Kernel:
         config = self._configs.get(key)
         if config is None:
             config = self._config(grid, block, shared_size)
-        types = self._types
-        if len(args) != len(types):
-            raise TypeError(f"{self.name}: expected {len(types)} arguments ({self.arg_types}), got {len(args)}")
-        try:
-            values = [t(a) if type(a) is not t else a for t, a in zip(types, args)]
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise TypeError(f"{self.name}: arguments {args!r} do not fit its types {self.arg_types!r}: {exc}") from None
+        if len(args) != len(self._convert):
+            raise TypeError(f"{self.name}: expected {len(self._convert)} arguments ({self.arg_types}), got {len(args)}")
+        values = None
+        for i, t, int_as_is in self._convert:
+            a = args[i]
+            if type(a) is not t and not (int_as_is and type(a) is int):
+                if values is None:
+                    values = list(args)
+                try:
+                    values[i] = t(a)
+                except (TypeError, ValueError, OverflowError) as exc:
+                    raise TypeError(f"{self.name}: argument {i} ({a!r}) does not fit its type "
+                                    f"{self.arg_types[i]!r}: {exc}") from None
         stream = driver._streams.get(handle) or driver.stream(handle)
         try:
-            driver._core.launch(stream, config, self.kernel, *values)
+            driver._core.launch(stream, config, self.kernel, *(args if values is None else values))
         except Exception as exc:  # noqa: BLE001 - cuda.core's CUDAError: say which kernel and geometry
             if not driver.current_context():  # a thread outside any call: NumPy input's device, then again
                 driver.enter(driver.default_device())
                 return self.launch(handle, grid, block, args, shared_size)
             raise driver.CudaError(f"launch of {self.name} (grid={grid}, block={block}, shared={shared_size}): {exc}",
                                    1) from None
+
+    def launch_typed(self, stream, config, *args):
+        """A plan's launch: a cuda.core Stream and LaunchConfig it keeps, and arguments already of the kernel's C types
+        (ints for pointers and long long, NumPy scalars for the rest): no look-up, no conversion."""
+        try:
+            driver._core.launch(stream, config, self.kernel, *args)
+        except Exception as exc:  # noqa: BLE001 - as launch(): the kernel and geometry named
+            if not driver.current_context():
+                driver.enter(driver.default_device())
+                return self.launch_typed(stream, config, *args)
+            raise driver.CudaError(f"launch of {self.name} ({config}): {exc}", 1) from None
+
+    def config(self, grid, block, shared_size: int = 0):
+        """The cuda.core LaunchConfig of a geometry (made once)."""
+        return self._configs.get((grid, block, shared_size)) or self._config(grid, block, shared_size)
 
     def _config(self, grid, block, shared_size):
         def dims(value):

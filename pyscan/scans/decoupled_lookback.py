@@ -253,15 +253,18 @@ class Plan:
     """What one launch needs for a (dtype, op, aligned or not, large or SMALL tile) on one device architecture: the
     kernel, its Config and tile, and its dynamic shared memory.  Built once and cached (plan())."""
 
-    __slots__ = ("kernel", "policy", "tile", "shared", "vector")
+    __slots__ = ("kernel", "policy", "tile", "shared", "vector", "block", "most_blocks", "one_tile")
 
     def __init__(self, dtype, op, vector: bool, small: bool, device: int):
         self.policy = SMALL[dtype.itemsize] if small else config(dtype)
         self.tile, self.vector = _tile(self.policy, dtype.itemsize), vector
+        self.block = (self.policy.threads, 1, 1)
+        self.most_blocks = self.policy.grid(1 << 62, vector, device)  # the persistent grid's cap (Config.grid)
         self.kernel = get_kernel(KERNEL, FUNCTION, device=device, **kernel_defines(dtype, op, vector, self.policy))
         self.shared = self.policy.shared_bytes(vector)
         if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
             self.kernel.set_max_dynamic_shared(self.shared)
+        self.one_tile = self.kernel.config((1, 1, 1), self.block, self.shared)
 
 
 _plans: dict = {}  # (dtype, op, vector, small, device) -> Plan
@@ -317,13 +320,16 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, call) -> N
     small = _policy(dtype.itemsize, n)[2]
     p = _plans.get((dtype, op, vector, small, call.device)) or plan(dtype, op, vector, small, call.device)
     tiles = -(-n // p.tile)
-    threads = p.policy.threads
-    if tiles == 1:
-        p.kernel.launch(call.stream, (1, 1, 1), (threads, 1, 1), (out, x, n, int(exclusive), 0, 0, 1, 0), p.shared)
+    stream = driver._streams.get(call.stream) or driver.stream(call.stream)
+    if tiles == 1:  # no look-back: no status words, no epoch
+        p.kernel.launch_typed(stream, p.one_tile, out, x, n, _FLAGS[1 if exclusive else 0], 0, 0, 1, _NO_EPOCH)
         return
     base, epoch = next_status(tiles, dtype.itemsize, call)
-    p.kernel.launch(call.stream, (p.policy.grid(tiles, vector, call.device), 1, 1), (threads, 1, 1),
-                    (out, x, n, int(exclusive), base, base + 16, tiles, epoch), p.shared)
+    p.kernel.launch_typed(stream, p.kernel.config((min(tiles, p.most_blocks), 1, 1), p.block, p.shared), out, x, n,
+                          _FLAGS[1 if exclusive else 0], base, base + 16, tiles, np.uint32(epoch))
+
+
+_FLAGS, _NO_EPOCH = (np.int32(0), np.int32(1)), np.uint32(0)  # the kernel's `int exclusive`, `unsigned int epoch`
 
 
 def decoupled_lookback_driver(x, out, *, op, exclusive, call):

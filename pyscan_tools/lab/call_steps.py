@@ -1,0 +1,70 @@
+"""The steps of pyscan.scan and pyscan.reduce timed inside one loop of back-to-back calls (each step's share of the
+host time, measured in place rather than alone).  Run on a GPU host: python pyscan_tools/lab/call_steps.py"""
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import pyscan  # noqa: E402
+from pyscan.reductions import fast  # noqa: E402
+from pyscan.runtime import arrays  # noqa: E402
+from pyscan.scans import decoupled_lookback as dl  # noqa: E402
+from pyscan.types import ELEMENT_TYPES  # noqa: E402
+
+N = 20000
+
+
+def steps(x, reduce):
+    clock = time.perf_counter
+    total = [0.0] * 5
+    for _ in range(N + 500):
+        t0 = clock()
+        call = arrays.begin(x, what="x", dtypes=ELEMENT_TYPES)
+        t1 = clock()
+        call.__enter__()
+        t2 = clock()
+        out = call.empty((), call.dtype) if reduce else call.result(call.shape, call.dtype)
+        t3 = clock()
+        if reduce:
+            fast.launch_into(out.gpudata, call.x.gpudata, call.size, call.dtype, "add", call)
+        else:
+            dl.launch(out.gpudata, call.x.gpudata, call.size, call.dtype, "add", False, call)
+        t4 = clock()
+        call.finish_scalar(out) if reduce else call.finish(out)
+        call.__exit__(None, None, None)
+        t5 = clock()
+        for i, (a, b) in enumerate(((t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5))):
+            total[i] += b - a
+    return [v / (N + 500) * 1e6 for v in total]
+
+
+def whole(fn, x):
+    for _ in range(500):
+        fn(x)
+    t0 = time.perf_counter()
+    for _ in range(N):
+        fn(x)
+    return (time.perf_counter() - t0) / N * 1e6
+
+
+def main():
+    import cupy
+    import torch
+
+    for name, x in (("torch", torch.arange(1024, dtype=torch.int32, device="cuda")),
+                    ("cupy", cupy.arange(1024, dtype=cupy.int32))):
+        for reduce in (False, True):
+            parts = steps(x, reduce)
+            fn = pyscan.reduce if reduce else pyscan.scan
+            label = "reduce" if reduce else "scan"
+            print(f"{name} {label}: begin {parts[0]:.2f}, enter {parts[1]:.2f}, result {parts[2]:.2f}, launch "
+                  f"{parts[3]:.2f}, finish+exit {parts[4]:.2f}; sum {sum(parts):.2f}; whole call {whole(fn, x):.2f} us")
+            torch.cuda.synchronize()
+    t = torch.arange(1024, dtype=torch.int32, device="cuda")
+    print(f"torch.cumsum {whole(lambda a: torch.cumsum(a, 0), t):.2f} us, torch.sum {whole(torch.sum, t):.2f} us")
+
+
+if __name__ == "__main__":
+    main()
