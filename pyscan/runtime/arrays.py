@@ -520,6 +520,29 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     return Call(kind, view, host, shape, dtype, size, device, handle, handle == default)
 
 
+def ready_call(x, dtypes) -> Call | None:
+    """The Call of the commonest call, made without begin()'s checks and messages: a 1-D C-contiguous device array
+    of one of `dtypes` on its library's default stream, whose device's primary context is already current in this
+    thread (so the call needs no `with`).  None for anything else, which begin() then takes (and says what is
+    wrong, if anything is).  The plan is the same either way: the same drivers, launches and results."""
+    kind = _kinds_by_type.get(type(x))
+    if kind is None or kind is NUMPY or driver._cu is None:
+        return None
+    try:
+        address, shape, dtype, contiguous, device = kind.view(x)
+    except TypeError:
+        return None
+    if len(shape) != 1 or not contiguous or dtype not in dtypes:
+        return None
+    if device is None:
+        device = driver.device_of_pointer(address)
+    if driver._primary.get(device) != int(driver._cu.cuCtxGetCurrent()[1]):
+        return None
+    n = shape[0]
+    view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, n)
+    return Call(kind, view, None, shape, dtype, n, device, kind.default_stream(x, device), True)
+
+
 def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):
     """Validate x without a GPU; return (array, on_gpu): NumPy input made C-contiguous (copied only if needed), a
     device array as it is.  (The models' and tools' checks; public functions use begin().)"""

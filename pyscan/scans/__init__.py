@@ -87,6 +87,14 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     array names, the legacy default stream for NumPy and GPUArray.  The call returns without waiting for the GPU
     unless the result goes to NumPy.
     """
+    if algorithm == "auto" and out is None and stream is None and op in OPERATOR_NAMES and (
+            exclusive is False or exclusive is True):
+        call = arrays.ready_call(x, ELEMENT_TYPES)  # the commonest call: no `with`, no copy back
+        if call is not None:
+            result = call.empty(call.shape, call.dtype)
+            if call.size:
+                SCANS.get(choose_auto(call.size)).driver(call.x, result, op=op, exclusive=exclusive, call=call)
+            return call.finish(result)
     if op not in OPERATOR_NAMES:
         check_op(op)
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):

@@ -66,5 +66,36 @@ def main():
     print(f"torch.cumsum {whole(lambda a: torch.cumsum(a, 0), t):.2f} us, torch.sum {whole(torch.sum, t):.2f} us")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and "--bench-like" not in sys.argv:
     main()
+
+
+def bench_like():
+    """The bench's own timing (pyscan.timing event timers, batches of about 2 ms, median of 5) for the same calls,
+    with the garbage collector on and off, and with the bench's short warm-up against a long one."""
+    import gc
+
+    import cupy
+    import torch
+
+    from pyscan.timing import event_timer
+
+    c = cupy.arange(1024, dtype=cupy.int32)
+    t = torch.arange(1024, dtype=torch.int32, device="cuda")
+    rows = (("pyscan.reduce(cupy)", "cupy", lambda: pyscan.reduce(c)), ("pyscan.scan(cupy)", "cupy", lambda: pyscan.scan(c)),
+            ("pyscan.reduce(torch)", "torch", lambda: pyscan.reduce(t)), ("torch.sum", "torch", lambda: torch.sum(t)),
+            ("cupy.sum", "cupy", lambda: c.sum()))
+    for name, library, fn in rows:
+        timer = event_timer(library)
+        for label, setup in (("gc on", gc.enable), ("gc off", gc.disable)):
+            setup()
+            for _ in range(3):
+                fn()
+            batches = sorted(timer.per_call_ms(fn, 80) * 1e3 for _ in range(7))
+            gc.enable()
+            print(f"{name:<24}{label:<8} batches of 80: median {batches[3]:.2f} us, min {batches[0]:.2f}, "
+                  f"max {batches[-1]:.2f}")
+
+
+if __name__ == "__main__" and "--bench-like" in sys.argv:
+    bench_like()
