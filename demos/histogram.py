@@ -5,7 +5,7 @@
                                                           uniform letters, then one repeated letter
     python demos/histogram.py --bench [--size N]          every algorithm and cupy.histogram on N uint8
                                                           (default 2^28), 256 bins, uniform and all-equal
-                                                          (scripts/tune_fast.py histogram: the fast kernel's knobs)
+                                                          (pyscan_tools/lab/tune_fast.py histogram: the fast kernel's knobs)
 
 The text is the phrase "programming massively parallel processors" unless a text file is named.  Times are
 CUDA-event times of the whole call (result buffer, zeroing, kernel), the median of --repeat runs after a

@@ -3,7 +3,7 @@
     python demos/reduction.py [--size N] [--dtype float32] [--op add] [--repeat 20]
     python demos/reduction.py --versus --size 268435456 --dtype int32     # fast vs copy vs cupy.sum
 
-(scripts/tune_fast.py reduction sweeps the fast kernel's knobs.)
+(pyscan_tools/lab/tune_fast.py reduction sweeps the fast kernel's knobs.)
 
 Times are CUDA-event times (pycuda.driver.Event) of whole calls on a GPUArray already on the device, after
 warm-up calls, the median of --repeat.  `pyscan.reduce` of a GPUArray returns a 0-d GPUArray, as cupy.sum

@@ -17,7 +17,7 @@ def scalar_multiply(x, a, *, out=None, stream=None):
     x: a 1-D NumPy array (non-contiguous ones are copied) or device array (pycuda GPUArray, CuPy, torch CUDA
     tensor, Numba, any __cuda_array_interface__ object; C-contiguous) of int32, int64, float32 or float64.
     a: a number, cast to x's dtype (an integer array takes only an integral a).  Returns an array of x's kind
-    (pyscan.arrays); out: one of x's kind, shape and dtype to write into (may be x).  stream: as for pyscan.scan.
+    (pyscan.runtime.arrays); out: one of x's kind, shape and dtype to write into (may be x).  stream: as for pyscan.scan.
     """
     call = arrays.begin(x, what="scalar_multiply: x", dtypes=ELEMENT_TYPES, stream=stream)
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.integer, np.floating)):

@@ -157,7 +157,7 @@ __device__ __forceinline__ int take_tile(unsigned int* tile_counter, long long n
 
 // ---- the loop over tiles ------------------------------------------------------------------------------------
 
-// What scan_tiles reports as it goes: nothing here.  scripts/scan_lab.py instantiates scan_tiles with a probe
+// What scan_tiles reports as it goes: nothing here.  pyscan_tools/lab/scan_lab.py instantiates scan_tiles with a probe
 // of its own (per-phase clock64() cycles of thread 0, look-back windows and polls; a build without the look-back
 // to time the rest): the shipped kernel compiles these empty calls away.
 struct NoProbe {

@@ -11,10 +11,11 @@ unsigned long long atomicAdd.
 Each algorithm is registered in HISTOGRAMS (pyscan.registry) with its driver, kernel files and NumPy model
 (pyscan.histograms.models).  A driver has the signature
 
-    driver(data, bins: int, *, letters: bool = False, out=None) -> the `bins` uint64 counts (into `out`, zeroed
-                                                                      there, or a new device array)
+    driver(data, bins: int, *, call, letters: bool = False, out=None) -> the `bins` uint64 counts (into `out`,
+                                                            zeroed there, or a new device array of the call's kind)
 
-and is only called with a validated, contiguous, non-empty 1-D uint8 GPUArray and 1 <= bins <= 256; with
+and is only called with a validated, contiguous, non-empty 1-D uint8 device array, the Call whose device and
+stream it launches on (pyscan.runtime.arrays.Call), and 1 <= bins <= 256; with
 letters=True, bins is 7 and the kernels use the letter mapping (compiled with LETTERS=1).  A model has the
 signature
 
@@ -61,7 +62,7 @@ def _check_bins(bins) -> int:
 
 
 def _begin(data, what: str, stream):
-    """The Call for NumPy uint8, a uint8 device array of any kind (pyscan.arrays), or bytes / bytearray / a
+    """The Call for NumPy uint8, a uint8 device array of any kind (pyscan.runtime.arrays), or bytes / bytearray / a
     memoryview of bytes.  Raises before anything is launched."""
     if isinstance(data, str):
         raise TypeError(f"{what}: expected bytes or a uint8 array, got a str; encode it (or use text_histogram)")

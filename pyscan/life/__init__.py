@@ -108,7 +108,7 @@ def _upload(cells: np.ndarray, call):
 
 def _begin(lattice, what: str, stream):
     """(Call, dtype) for a lattice: a NumPy array checked by check_lattice (bool travels as uint8, the same bytes), or
-    a 2-D C-contiguous device array of bool, uint8 or int32 (pyscan.arrays), all checked before any launch (the
+    a 2-D C-contiguous device array of bool, uint8 or int32 (pyscan.runtime.arrays), all checked before any launch (the
     0/1 values of a device lattice inside the call, see _check_device_values)."""
     if arrays.kind_of(lattice) in (arrays.NUMPY, None):
         cells = check_lattice(lattice, what)  # its messages for what is not an array, too

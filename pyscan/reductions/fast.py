@@ -4,11 +4,11 @@ per-block results (as a second one-block pass would).  The order of the addition
 the array's alignment (only the ticket that elects the last block is an atomic), so float sums are reproducible,
 and the NumPy model below (same index arithmetic, same order) gives the GPU's float result bit for bit when it is
 given the same grid and alignment.  The per-block results and the ticket counter live in a buffer kept per stream
-(pyscan.workspace): a call allocates nothing but its one-element result.
+(pyscan.runtime.workspace): a call allocates nothing but its one-element result.
 
 Tuning knobs (module globals, read at every call): FAST_BLOCK threads per block, FAST_UNROLL vector loads in
 flight per thread, FAST_LOAD (0: __ldg, 1: __ldcs), BLOCKS_PER_SM (None: as many as fit at once, from the
-kernel's registers).  scripts/tune_fast.py reduction times the combinations.
+kernel's registers).  pyscan_tools/lab/tune_fast.py reduction times the combinations.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from ._common import ceil_div, check_model_input, log2, scalar_result
 from .registry import REDUCTIONS
 
 KERNEL = "reduction/fast.cu"
-# FAST_BLOCK: 512 won 4 of 4 tuning runs (scripts/tune_fast.py reduction) on an H100 at 2^28 (float32 0.389-0.399
+# FAST_BLOCK: 512 won 4 of 4 tuning runs (pyscan_tools/lab/tune_fast.py reduction) on an H100 at 2^28 (float32 0.389-0.399
 # ms, int32 0.413, against 0.408-0.425 for 256 at the same occupancy, 1024 threads per SM; unroll and load kind
 # mattered less; a block-contiguous load layout was no faster).  The one-launch form (the last block reduces the
 # partials) measured within 3 % of two launches at 2^28 and saves a launch per call; `bench all` gives it
 # 1.00 x copy bandwidth for int32 and float32 at 2^28 (benchmarks/bench.txt).
 FAST_BLOCK = 512
 # FAST_UNROLL 2: timed as the public call on torch tensors beside torch's own call in the same rounds
-# (scripts/reduce_knobs_vs_peers.py, docs/reduction.md), it beat 4 in 13 of 14 cases from 2^22 to 2^28 and tied
+# (pyscan_tools/lab/reduce_knobs_vs_peers.py, docs/reduction.md), it beat 4 in 13 of 14 cases from 2^22 to 2^28 and tied
 # in the other: 3-9 % faster at 2^24-2^26, where 4 was 1-2 % behind torch for 64-bit max/min, and 1.5 % for
 # float64 max at 2^28.  Every resident thread with two 16-byte loads in flight already covers the memory latency;
 # more accumulators only lengthen the loop.  FAST_LOAD stays __ldg: __ldcs (evict-first) gained 0-2 % from 2^24
@@ -40,7 +40,7 @@ FAST_BLOCK = 512
 FAST_UNROLL = 2
 # Arrays of at most one 16-byte vector per thread of the resident grid run a build without the unrolled loop
 # (FAST_UNROLL=1): its shorter code costs ~3 us less of device time on an H100 at 2^12-2^20 elements, where a call
-# is latency, not bandwidth (scripts/kernel_times.py --sweep-reduce: 6.2-8.8 us against 9.0-11.9).
+# is latency, not bandwidth (pyscan_tools/lab/kernel_times.py --sweep-reduce: 6.2-8.8 us against 9.0-11.9).
 SMALL_UNROLL = 1
 FAST_LOAD = 0  # 0: __ldg, 1: __ldcs
 BLOCKS_PER_SM = None
@@ -56,7 +56,7 @@ def vector_width(dtype) -> int:
 def grid_for(n: int, dtype, max_blocks: int, block: int | None = None, unroll: int | None = None) -> int:
     """Blocks for n elements: one 16-byte vector per thread, at most the device's resident blocks (then each thread
     loops, FAST_UNROLL vectors at a time).  Spreading a mid-size array over every SM beats giving fewer threads
-    FAST_UNROLL vectors each (scripts/kernel_times.py --sweep-reduce on an H100: 2^14-2^20 elements in 6.2-8.8 us
+    FAST_UNROLL vectors each (pyscan_tools/lab/kernel_times.py --sweep-reduce on an H100: 2^14-2^20 elements in 6.2-8.8 us
     of device time against 9.7-10.4 us).  `unroll` is accepted for the tuning scripts and does not change the grid."""
     block = block or FAST_BLOCK
     return max(1, min(max_blocks, ceil_div(n, block * vector_width(dtype))))

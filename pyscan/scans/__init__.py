@@ -75,7 +75,7 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
 
     x: a NumPy array (the result is a NumPy array) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA
     tensor, Numba device array, or any object with __cuda_array_interface__ -- used where it is, with the result a
-    new array of the same kind on the same device (pyscan.arrays).  dtypes: int32, int64, float32, float64.  A
+    new array of the same kind on the same device (pyscan.runtime.arrays).  dtypes: int32, int64, float32, float64.  A
     NumPy array that is not contiguous is copied first; a device array must be C-contiguous.  Integer add wraps
     like np.cumsum(x, dtype=x.dtype).  An exclusive scan starts from the operator's identity (0; the dtype's lowest
     value or -inf for max; its highest or +inf for min).  Every algorithm accepts every length, 0 included.

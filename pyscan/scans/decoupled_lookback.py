@@ -110,14 +110,14 @@ class Config:
 SHIPPED = {4: Config(threads=256, vecs=8, min_blocks=3), 8: Config(threads=256, vecs=8, min_blocks=3)}
 CONFIG = dict(SHIPPED)
 # PYSCAN_DECOUPLED_CONFIG='{"4": {"vecs": 4, "min_blocks": 5}}' overrides fields by name, for tuning
-# (`scripts/time_scan.py --tune` prints such a line for its fastest candidate).
+# (`pyscan_tools/lab/time_scan.py --tune` prints such a line for its fastest candidate).
 if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
     CONFIG.update(Config.from_json(os.environ["PYSCAN_DECOUPLED_CONFIG"]))
 
 
 # Below SMALL_MAX_TILES tiles of its own, an array runs with half the tile (4 vectors per thread: 4096 elements
 # for 32-bit types, 2048 for 64-bit): a tile's latency is its threads' serial loads and scans, and at these sizes
-# latency, not bandwidth, is the time.  Device time on an H100 (scripts/kernel_times.py --sweep-scan), shipped
+# latency, not bandwidth, is the time.  Device time on an H100 (pyscan_tools/lab/kernel_times.py --sweep-scan), shipped
 # tile against this one: int32 2^12 5.31 -> 4.10 us, 2^14 8.83 -> 7.74, 2^16 9.09 -> 8.51; int64 2^14 9.60 ->
 # 8.26, 2^16 10.37 -> 9.41; from 2^18 (int32) the shipped tile is as fast or faster.  An array the shipped tile
 # covers in one tile while this one needs two keeps the shipped tile (one tile needs no look-back at all).
@@ -296,7 +296,7 @@ EPOCHS = 1 << 30  # the flags hold the epoch in 30 bits
 # flags, so the words of earlier calls read as X and need no memset; the kernel's last block puts the counter back
 # to 0.  Layout (64-bit words): [0] the tile counter and the count of finished blocks (32 bits each), [1] unused
 # (16-byte alignment), [2:] the status words of the tiles (status_words).  Calls on one stream run one after the
-# other, so one buffer serves them; each stream has its own (pyscan.workspace), so streams may run at once.
+# other, so one buffer serves them; each stream has its own (pyscan.runtime.workspace), so streams may run at once.
 _status = {4: StreamWorkspace("decoupled look-back status, 32-bit types"),
            8: StreamWorkspace("decoupled look-back status, 64-bit types")}
 
