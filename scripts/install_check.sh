@@ -6,7 +6,7 @@
 #                                             python -m pyscan info
 #                                             python demos/game_of_life.py   (no display: writes game_of_life.gif)
 #   bash scripts/install_check.sh tests     in that environment, the README's test command:
-#                                             python -m pytest -q -n auto -rs   (QUICK=1: -m "not slow")
+#                                             python -m pytest -q -rs -n 2   (QUICK=1: -m "not slow")
 # Carried files: pycuda's sdist and the wheels its build needs (setuptools, wheel, numpy) in .install-check/
 # (pip download --no-binary pycuda --no-deps pycuda; pip download --only-binary :all: --python-version 3.12
 # setuptools wheel packaging numpy markupsafe typing_extensions), and pycuda's pure-Python needs in .gpu-host/wheels/
@@ -50,11 +50,11 @@ case ${1:-install} in
     if [ -f "$venv/bin/activate" ]; then . "$venv/bin/activate"
     elif ! python3 -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then exit 3  # no environment installed
     fi                                               # else: python3's own virtual environment, installed into
-    echo "== python -m pytest -q -n auto -rs ${QUICK:+-m \"not slow\"}"
+    echo "== python -m pytest -q -rs -n 2 ${QUICK:+-m \"not slow\"}"
     if [ -n "${QUICK:-}" ]; then
-      python -m pytest -q -n auto -rs -m "not slow" > "$out/pytest.log" 2>&1
+      python -m pytest -q -rs -n 2 -m "not slow" > "$out/pytest.log" 2>&1
     else
-      python -m pytest -q -n auto -rs > "$out/pytest.log" 2>&1
+      python -m pytest -q -rs -n 2 > "$out/pytest.log" 2>&1
     fi
     rc=$?; tail -25 "$out/pytest.log"; exit $rc ;;
   *) echo "usage: bash scripts/install_check.sh install|tests" >&2; exit 2 ;;

@@ -1,11 +1,11 @@
 """Leaks: 10 000 calls of each public function on GPUArrays leave the device's free memory
 within 1 MiB of where it began, and compile nothing after the first call.
 
-pyscan keeps a DeviceMemoryPool (pyscan.arrays) for results and scratch, so memory a call gives back stays in
-the pool: every measurement is taken after `pyscan.rt.trim()` and `gc.collect()`, and after a
+pyscan keeps a stream-ordered pool (pyscan.runtime.driver) for results and scratch, so memory a call gives back
+stays in the pool: every measurement is taken after `pyscan.runtime.driver.trim()` and `gc.collect()`, and after a
 warm-up round, so that the compiled modules (which live as long as the context) are loaded before the first
 measurement.  A leaked GPUArray (a result or a scratch buffer kept alive by a reference cycle, a cache or a
-global) cannot be given back by free_pool(), so it shows in pycuda.driver.mem_get_info().
+global) cannot be given back by trim(), so it shows in pycuda.driver.mem_get_info().
 
 Besides the 10 000 calls of each public function with algorithm="auto", every registered algorithm of every
 registry runs PER_ALGORITHM times (a leak of one result of 1000 int32 elements per call is 4 KB; 1000 calls

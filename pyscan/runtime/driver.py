@@ -81,8 +81,8 @@ def _setup():
             _check(cu.cuInit(0), "cuInit")
             count = _check(cu.cuDeviceGetCount(), "cuDeviceGetCount")
         except Exception as exc:  # noqa: BLE001 - no libcuda (cuda.pathfinder's error) or cuInit failing
-            raise GPUUnavailableError(f"no CUDA driver: {str(exc).splitlines()[0]} pyscan's GPU functions need an "
-                                      "NVIDIA GPU and its driver.") from None
+            raise GPUUnavailableError(f"no CUDA driver: {str(exc).splitlines()[0].rstrip('.')}. pyscan's GPU functions "
+                                      "need an NVIDIA GPU and its driver.") from None
         if count == 0:
             raise GPUUnavailableError("no CUDA device: the driver is loaded but sees no GPU.")
     except GPUUnavailableError as exc:
