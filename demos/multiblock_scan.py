@@ -20,8 +20,8 @@ import sys
 
 import numpy as np
 
-from pyscan import visual
 from pyscan.scans import multiblock
+from pyscan_tools.pictures import visual
 
 
 def main(argv=None) -> int:

@@ -6,7 +6,7 @@ counted against NumPy, one wrong result drawn beside the right one, and then the
     life       Hands-On ch. 4's one-block iterative Game of Life without __syncthreads()
 
 A race does not strike on every run: the count says how often it did on this GPU.  Every run is also checked
-for what cannot go wrong (nothing written outside the output; the bounds of pyscan.races.check_invariants).
+for what cannot go wrong (nothing written outside the output; the bounds of pyscan_tools.pictures.races.check_invariants).
 With no GPU the demo runs nothing and draws one interleaving of each race from the NumPy race model, and says so.
 
     python demos/races.py                         # 100 runs of each, the picture on screen
@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from pyscan import races, visual
+from pyscan_tools.pictures import races, visual
 
 
 def run(names, runs, seed, on_gpu):
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
         print(f"  {race.title} -- {race.source}")
         if on_gpu:
             print(f"    {count.line()}")
-            print("    every racy run wrote only its output and kept the invariants of pyscan.races.check_invariants")
+            print("    every racy run wrote only its output and kept the invariants of races.check_invariants")
         else:
             _, bad, right, _ = count.example
             print(f"    the model's interleaving gets {int(np.count_nonzero(bad != right))} of {right.size} outputs wrong")

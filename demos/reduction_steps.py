@@ -24,8 +24,8 @@ import sys
 
 import numpy as np
 
-from pyscan import visual
 from pyscan.reductions import steps as rsteps
+from pyscan_tools.pictures import visual
 
 TREE_SIZES = {"simple": 16, "convergent": 16, "shared_memory": 16, "coarsened": 32}
 ACTIVITY_SIZES = {"simple": 256, "convergent": 256, "shared_memory": 256, "coarsened": 1024}  # 128 threads each

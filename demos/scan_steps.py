@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 import pyscan
-from pyscan import visual
 from pyscan.scans import SCANS
 from pyscan.scans.reference import reference
+from pyscan_tools.pictures import visual
 
 DEFAULT_ALGORITHMS = ("kogge_stone", "brent_kung", "blelloch")
 TITLES = {

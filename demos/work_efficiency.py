@@ -19,9 +19,9 @@ import sys
 import numpy as np
 
 import pyscan
-from pyscan import visual
 from pyscan.reductions import REDUCTIONS
 from pyscan.scans import SCANS
+from pyscan_tools.pictures import visual
 
 DEFAULT_ALGORITHMS = ("kogge_stone", "brent_kung", "blelloch_block")
 REDUCTION_KERNELS = ("simple", "convergent")

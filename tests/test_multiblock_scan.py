@@ -12,8 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch  # noqa: E402
 
-from pyscan import visual  # noqa: E402
 from pyscan.scans import multiblock  # noqa: E402
+from pyscan_tools.pictures import visual  # noqa: E402
 
 
 @pytest.mark.parametrize("n", [2, 5, 16])

@@ -1,4 +1,4 @@
-"""The books' races (pyscan.races, kernels/races/): the race models and the counting logic without a GPU; on the
+"""The books' races (pyscan_tools.pictures.races, kernels/races/): the race models and the counting logic without a GPU; on the
 GPU what is certain on every run (the fixed kernels are right; the racy kernels write only their output and keep
 their invariants).  Nothing asserts that a race strikes: it need not on every run."""
 
@@ -10,8 +10,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from pyscan import races  # noqa: E402
 from pyscan.runtime.loader import build_source, global_functions, kernel_files, signature  # noqa: E402
+from pyscan_tools.pictures import races  # noqa: E402
 
 
 def test_race_kernels_are_files_with_their_functions():

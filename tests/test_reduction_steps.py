@@ -13,10 +13,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-from pyscan import visual  # noqa: E402
 from pyscan.reductions import book  # noqa: E402
 from pyscan.reductions import steps as rsteps  # noqa: E402
 from pyscan.scans.steps import Step  # noqa: E402
+from pyscan_tools.pictures import visual  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SIZES = {"simple": 16, "convergent": 16, "shared_memory": 16, "coarsened": 32}

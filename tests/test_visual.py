@@ -18,9 +18,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-from pyscan import visual  # noqa: E402
 from pyscan.reductions import REDUCTIONS  # noqa: E402
 from pyscan.scans import SCANS  # noqa: E402
+from pyscan_tools.pictures import visual  # noqa: E402
 
 NS = [1 << k for k in range(4, 12)]  # 16 ... 2048
 # The scans with a book formula (visual.FORMULA_OF), and the mode their formula counts.

@@ -30,9 +30,47 @@ def counted(x, dtypes):
 
 
 arrays.ready_call = counted
+
+def epilogue():
+    """After the bench, in its process: the same calls on a fresh small array and on a prefix view of a large one,
+    timed as the bench times them (event batches of about 2 ms), with and without the bench's state."""
+    import cupy
+    import torch
+
+    import pyscan
+    from pyscan.timing import event_timer
+
+    fresh_c, big_c = cupy.arange(1024, dtype=cupy.int32), cupy.arange(1 << 28, dtype=cupy.int32)
+    fresh_t, big_t = torch.arange(1024, dtype=torch.int32, device="cuda"), torch.arange(1 << 28, dtype=torch.int32,
+                                                                                       device="cuda")
+    rows = [("reduce fresh cupy", "cupy", lambda: pyscan.reduce(fresh_c)),
+            ("reduce view cupy", "cupy", lambda v=big_c[:1024]: pyscan.reduce(v)),
+            ("reduce fresh torch", "torch", lambda: pyscan.reduce(fresh_t)),
+            ("reduce view torch", "torch", lambda v=big_t[:1024]: pyscan.reduce(v)),
+            ("torch.sum view", "torch", lambda v=big_t[:1024]: torch.sum(v)),
+            ("scan fresh cupy", "cupy", lambda: pyscan.scan(fresh_c)),
+            ("scan view torch", "torch", lambda v=big_t[:1024]: pyscan.scan(v)),
+            ("torch.cumsum view", "torch", lambda v=big_t[:1024]: torch.cumsum(v, 0))]
+    for name, library, fn in rows:
+        timer = event_timer(library)
+        for _ in range(3):
+            fn()
+        batches = sorted(timer.per_call_ms(fn, 100) * 1e3 for _ in range(7))
+        print(f"{name:<22} median {batches[3]:6.2f} us  min {batches[0]:6.2f}")
+    from pyscan_tools.bench.measure import Timed, measure_together
+
+    timed = [Timed(fn, event_timer(library)) for _, library, fn in rows]
+    measure_together(timed)
+    for (name, _, _), row in zip(rows, timed):
+        result = row.result()
+        print(f"{name:<22} in rounds: median {result.ms * 1e3:6.2f} us  min {result.ms_min * 1e3:6.2f} "
+              f"({result.calls} calls x {result.batches})")
+
+
 if __name__ == "__main__":
     from pyscan_tools.bench.cli import main
 
     main(sys.argv[1:] or ["scan", "reduce", "--sizes", "1024", "--dtype", "int32"])
     for why, count in counts.most_common(12):
         print(f"{count:8d}  {why}")
+    epilogue()

@@ -85,7 +85,7 @@ def count_additions(steps) -> int:
 
 def sequential_model(x, *, return_steps=True):
     """The sequential scan (PMPP Fig. 11.1) as steps: one combine a step, N - 1 in all.  The work baseline."""
-    from .scans.steps import Step
+    from pyscan.scans.steps import Step
 
     a = np.array(x, copy=True)
     steps = [Step("load", a.copy(), [])]
@@ -105,7 +105,7 @@ def reduction_warp_slots(kernel: str, n: int) -> tuple[int, list]:
     The counts are the kernels' NumPy models' (pyscan.reductions.model_count_work), read off the same index
     arithmetic the kernels use.
     """
-    from .reductions import model_count_work
+    from pyscan.reductions import model_count_work
 
     if kernel not in ("simple", "convergent"):
         raise ValueError(f"unknown reduction kernel {kernel!r}: expected 'simple' or 'convergent'")
@@ -453,7 +453,7 @@ def gpu_or_model(use_model: bool = False, without: str = "drawing the NumPy step
     no GPU is usable, which it says on stdout as "no GPU (<first part of the reason>): <without>"."""
     if use_model:
         return None
-    from . import device_name, gpu_unavailable_reason
+    from pyscan import device_name, gpu_unavailable_reason
 
     reason = gpu_unavailable_reason()
     if reason is not None:

@@ -91,10 +91,10 @@ def reference(name, x) -> np.ndarray:
     if name == "scan":
         return np.cumsum(x)
     if name == "histogram":
-        from .histograms.reference import LETTER_BINS, reference_histogram
+        from pyscan.histograms.reference import LETTER_BINS, reference_histogram
 
         return reference_histogram(x, LETTER_BINS, letters=True)
-    from .life.reference import reference_step
+    from pyscan.life.reference import reference_step
 
     return reference_step(x, LIFE_GENERATIONS)
 
@@ -142,8 +142,8 @@ def race_model(name, x) -> np.ndarray:
             iter_ *= 2
         return buf
     if name == "histogram":
-        from .histograms.models import atomic_block_config
-        from .histograms.reference import LETTER_BINS, bin_of
+        from pyscan.histograms.models import atomic_block_config
+        from pyscan.histograms.reference import LETTER_BINS, bin_of
 
         data = np.asarray(x, np.uint8)
         n = data.size
@@ -157,7 +157,7 @@ def race_model(name, x) -> np.ndarray:
         warp_iteration = (thread[keep] // WARP) * section + k[keep]
         survivors = np.unique(warp_iteration * LETTER_BINS + bins[keep])
         return np.bincount(survivors % LETTER_BINS, minlength=LETTER_BINS).astype(np.uint64)
-    from .life.reference import reference_step
+    from pyscan.life.reference import reference_step
 
     cells = np.array(x, dtype=np.int32)
     flat = cells.reshape(-1)
@@ -194,8 +194,8 @@ def _read_guarded(name, buf, padded, shape) -> np.ndarray:
 def run_racy(name, x) -> np.ndarray:
     """One launch of the racy kernel on `x` (an input of make_input's kind); the result as NumPy.  Raises
     RuntimeError if the kernel wrote outside its output."""
-    from .runtime.arrays import Call
-    from .runtime.loader import get_kernel
+    from pyscan.runtime.arrays import Call
+    from pyscan.runtime.loader import get_kernel
 
     race = _race(name)
     call = Call.tool()
@@ -209,9 +209,9 @@ def run_racy(name, x) -> np.ndarray:
         fn.prepared_call((1, 1, 1), (SCAN_SIZE, 1, 1), vec.gpudata, out)
         return _read_guarded(name, buf, padded, (SCAN_SIZE,))
     if name == "histogram":
-        from .histograms.launch import sms
-        from .histograms.models import atomic_block_config
-        from .histograms.reference import LETTER_BINS
+        from pyscan.histograms.launch import sms
+        from pyscan.histograms.models import atomic_block_config
+        from pyscan.histograms.reference import LETTER_BINS
 
         data = np.ascontiguousarray(x, np.uint8).reshape(-1)
         if data.size == 0:
