@@ -16,8 +16,6 @@ warm-up.  Without a GPU the demo says so and draws the chart from the NumPy refe
 from __future__ import annotations
 
 import argparse
-import atexit
-import os
 import sys
 
 import numpy as np
@@ -72,19 +70,6 @@ def draw_chart(counts, title, origin, save):
         plt.show()
 
 
-def pycuda_driver():
-    """pycuda.driver with a context current for the GPUArrays this demo makes: the one already current, else the
-    primary context of CUDA_DEVICE (or 0), the one pyscan's calls run in (pushed here, popped at exit)."""
-    import pycuda.driver as drv
-
-    drv.init()
-    if drv.Context.get_current() is None:
-        context = drv.Device(int(os.environ.get("CUDA_DEVICE", "0"))).retain_primary_context()
-        context.push()
-        atexit.register(context.pop)
-    return drv
-
-
 # ---- timing --------------------------------------------------------------------------------------------
 
 def time_ms(call, repeat):
@@ -94,7 +79,7 @@ def time_ms(call, repeat):
 
 def compare(size, repeat):
     """Every algorithm on `size` text bytes, uniform letters and one repeated letter, times side by side."""
-    pycuda_driver()
+    pyscan.pycuda_context()
     import pycuda.gpuarray as ga
 
     rng = np.random.default_rng(9)
@@ -120,7 +105,7 @@ def compare(size, repeat):
 
 def bench(size, repeat):
     """Every algorithm and cupy.histogram on `size` uint8, 256 bins, uniform and all-equal."""
-    drv = pycuda_driver()
+    drv = pyscan.pycuda_context()
     import pycuda.gpuarray as ga
 
     try:

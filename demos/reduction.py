@@ -21,8 +21,6 @@ Without a usable GPU the demo says why on stderr and exits with status 3.
 from __future__ import annotations
 
 import argparse
-import atexit
-import os
 import sys
 
 import numpy as np
@@ -30,19 +28,6 @@ import numpy as np
 import pyscan
 from pyscan.reductions.reference import check_result, reference
 from pyscan.timing import median_ms
-
-
-def pycuda_driver():
-    """pycuda.driver with a context current for the GPUArrays this demo makes: the one already current, else the
-    primary context of CUDA_DEVICE (or 0), the one pyscan's calls run in (pushed here, popped at exit)."""
-    import pycuda.driver as drv
-
-    drv.init()
-    if drv.Context.get_current() is None:
-        context = drv.Device(int(os.environ.get("CUDA_DEVICE", "0"))).retain_primary_context()
-        context.push()
-        atexit.register(context.pop)
-    return drv
 
 
 def time_gpu(fn, repeat, warmup=3):
@@ -157,7 +142,7 @@ def main(argv=None):
     if reason is not None:
         print(f"no GPU: {reason}", file=sys.stderr)
         return 3
-    pycuda_driver()
+    pyscan.pycuda_context()
     import pycuda.gpuarray as ga
 
     x = make_data(args.size, args.dtype)

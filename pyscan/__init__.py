@@ -13,7 +13,7 @@ from .life import LIFE_KERNELS
 from .reductions import REDUCE_ALGORITHMS, reduce
 from .registry import REGISTRIES
 from .runtime.driver import gpu_unavailable_reason
-from .runtime.loader import get_kernel, kernel_files, source_module
+from .runtime.loader import get_kernel, kernel_files, pycuda_context, source_module
 from .scans import SCAN_ALGORITHMS, scan
 
 __version__ = "0.1.0"
@@ -32,6 +32,6 @@ def device_name() -> str | None:
 __all__ = [
     "GPUUnavailableError", "KernelCompileError", "OutOfMemoryError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
     "REGISTRIES", "SCAN_ALGORITHMS", "distributed", "get_kernel", "gpu_unavailable_reason", "histogram", "kernel_files",
-    "device_name", "life", "reduce",
+    "device_name", "life", "pycuda_context", "reduce",
     "scalar_multiply", "scan", "source_module", "text_histogram",
 ]

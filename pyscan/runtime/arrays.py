@@ -502,22 +502,25 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     size = shape[0] if len(shape) == 1 else math.prod(shape)
     if max_length is not None and size > max_length:
         raise ValueError(f"{what}: {size} elements is more than the kernels' limit of {max_length}")
-    host = view = None
-    if kind is NUMPY:
-        host = x  # made contiguous (copied only if it is not) when the call uploads it, after every check
-    elif not contiguous:
+    if kind is not NUMPY and not contiguous:
         raise ValueError(f"{what}: the {kind.name} array is not contiguous (a strided view; pyscan needs C order); "
                          f"pass {kind.fix_contiguous}")
-    else:
-        view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, size)
     handle = driver.handle_of(stream) if stream is not None else None
     if device is None:
         driver.ready()
         device = driver.device_of_pointer(address)
+    if kind is NUMPY:  # x is made contiguous (copied only if it is not) when the call uploads it, after every check
+        return Call(kind, None, x, shape, dtype, size, device, handle or 0, True)
+    return _device_call(kind, x, address, shape, dtype, size, device, handle)
+
+
+def _device_call(kind, x, address, shape, dtype, size, device, handle) -> Call:
+    """The Call of a checked device array: x itself for the kinds the drivers take as they are, else a DeviceView;
+    on `handle`, or the stream the kind says is its default (None)."""
+    view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, size)
     default = kind.default_stream(x, device)
-    if handle is None:
-        handle = default
-    return Call(kind, view, host, shape, dtype, size, device, handle, handle == default)
+    handle = default if handle is None else handle
+    return Call(kind, view, None, shape, dtype, size, device, handle, handle == default)
 
 
 def ready_call(x, dtypes) -> Call | None:
@@ -538,23 +541,11 @@ def ready_call(x, dtypes) -> Call | None:
         device = driver.device_of_pointer(address)
     if driver._primary.get(device) != int(driver._cu.cuCtxGetCurrent()[1]):
         return None
-    n = shape[0]
-    view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, n)
-    return Call(kind, view, None, shape, dtype, n, device, kind.default_stream(x, device), True)
+    return _device_call(kind, x, address, shape, dtype, shape[0], device, None)
 
 
 def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):
     """Validate x without a GPU; return (array, on_gpu): NumPy input made C-contiguous (copied only if needed), a
     device array as it is.  (The models' and tools' checks; public functions use begin().)"""
-    kind = _kinds_by_type.get(type(x)) or kind_of(x)
-    if kind is NUMPY:
-        if ndim is not None and x.ndim != ndim:
-            raise ValueError(f"{what}: expected a {ndim}-D array, got shape {x.shape}")
-        if x.dtype not in dtypes:
-            names = ", ".join(str(np.dtype(d)) for d in dtypes)
-            raise TypeError(f"{what}: unsupported dtype {x.dtype}: expected one of {names}")
-        if max_length is not None and x.size > max_length:
-            raise ValueError(f"{what}: {x.size} elements is more than the kernels' limit of {max_length}")
-        return np.ascontiguousarray(x), False
-    begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length)
-    return x, True
+    call = begin(x, what=what, dtypes=dtypes, ndim=ndim, max_length=max_length)  # NumPy input needs no GPU
+    return (np.ascontiguousarray(x), False) if call.host is not None else (x, True)

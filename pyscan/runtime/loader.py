@@ -234,8 +234,7 @@ def pycuda_context(ordinal: int | None = None):
 def _pop_pycuda_context(context):
     import gc
 
-    _cache.clear()
-    gc.collect()
+    gc.collect()  # GPUArrays nobody holds are freed while their context is still current
     try:
         context.pop()
     except Exception:  # noqa: BLE001 - at exit; pycuda may have popped it already
@@ -288,11 +287,8 @@ class Kernel:
         self.launch(stream if type(stream) is int else driver.handle_of(stream), grid, block, args, shared_size)
 
     def launch(self, handle: int, grid, block, args, shared_size: int = 0):
-        """One launch on stream `handle`: the hot path (a dict look-up, the argument conversion, cuda.core.launch)."""
-        key = (grid, block, shared_size)
-        config = self._configs.get(key)
-        if config is None:
-            config = self._config(grid, block, shared_size)
+        """One launch on stream `handle`: the geometry's LaunchConfig, the arguments made the kernel's C types, then
+        launch_typed()."""
         if len(args) != len(self._convert):
             raise TypeError(f"{self.name}: expected {len(self._convert)} arguments ({self.arg_types}), got {len(args)}")
         values = None
@@ -306,26 +302,19 @@ class Kernel:
                 except (TypeError, ValueError, OverflowError) as exc:
                     raise TypeError(f"{self.name}: argument {i} ({a!r}) does not fit its type "
                                     f"{self.arg_types[i]!r}: {exc}") from None
-        stream = driver._streams.get(handle) or driver.stream(handle)
+        self.launch_typed(driver._streams.get(handle) or driver.stream(handle), self.config(grid, block, shared_size),
+                          *(args if values is None else values))
+
+    def launch_typed(self, stream, config, *args):
+        """cuda.core.launch with a Stream and LaunchConfig the caller keeps (a plan's) and arguments already of the
+        kernel's C types (ints for pointers and long long, NumPy scalars for the rest): no look-up, no conversion."""
         try:
-            driver._core.launch(stream, config, self.kernel, *(args if values is None else values))
+            driver._core.launch(stream, config, self.kernel, *args)
         except Exception as exc:  # noqa: BLE001 - cuda.core's CUDAError: say which kernel and geometry
             if not driver.current_context():  # a thread outside any call: NumPy input's device, then again
                 driver.enter(driver.default_device())
-                return self.launch(handle, grid, block, args, shared_size)
-            raise driver.CudaError(f"launch of {self.name} (grid={grid}, block={block}, shared={shared_size}): {exc}",
-                                   1) from None
-
-    def launch_typed(self, stream, config, *args):
-        """A plan's launch: a cuda.core Stream and LaunchConfig it keeps, and arguments already of the kernel's C types
-        (ints for pointers and long long, NumPy scalars for the rest): no look-up, no conversion."""
-        try:
-            driver._core.launch(stream, config, self.kernel, *args)
-        except Exception as exc:  # noqa: BLE001 - as launch(): the kernel and geometry named
-            if not driver.current_context():
-                driver.enter(driver.default_device())
                 return self.launch_typed(stream, config, *args)
-            raise driver.CudaError(f"launch of {self.name} ({config}): {exc}", 1) from None
+            raise RuntimeError(f"launch of {self.name} ({config}) failed: {exc}") from exc
 
     def config(self, grid, block, shared_size: int = 0):
         """The cuda.core LaunchConfig of a geometry (made once)."""
