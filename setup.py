@@ -1,5 +1,9 @@
-"""For tools that still call setup.py; the metadata is pyproject.toml's (`pip install -e ".[gpu,test]"`)."""
+"""The metadata is pyproject.toml's (`pip install -e ".[gpu,test]"`).  This file adds the one C extension: the kernel
+launcher pyscan/runtime/_launch.c (mechanism only: it packs a plan's arguments and calls cuLaunchKernel; libcuda is
+opened at run time, so it builds without CUDA).  Optional: where no C compiler is found pyscan still installs, and
+launches through cuda.core (`python -m pyscan info` says which)."""
 
-from setuptools import setup
+from setuptools import Extension, setup
 
-setup()
+setup(ext_modules=[Extension("pyscan.runtime._launch", ["pyscan/runtime/_launch.c"], libraries=["dl"],
+                             optional=True)])

@@ -32,12 +32,13 @@ def info() -> int:
 
     import pyscan
     from pyscan.runtime import driver
-    from pyscan.runtime.loader import KERNEL_ROOT, kernel_files
+    from pyscan.runtime.loader import KERNEL_ROOT, kernel_files, launch_path
 
     print(f"pyscan {pyscan.__version__}, Python {sys.version.split()[0]}, NumPy {numpy.__version__}")
     print(f"cuda-core {_version('cuda-core')}, cuda-bindings {_version('cuda-bindings')}, pycuda {_version('pycuda')}")
     print("kernels: compiled by pycuda (pycuda.compiler.compile, its disk cache), loaded by cuda.core "
-          "(ObjectCode.from_cubin), launched by cuda.core.launch on the caller's stream")
+          "(ObjectCode.from_cubin), launched on the caller's stream")
+    print(f"launch path: {launch_path()}")
     reason = driver.gpu_unavailable_reason()
     if reason is None:
         attrs = driver.device_attributes()

@@ -28,6 +28,9 @@ class Algorithm:
     model: Callable | None = None  # the NumPy step-model, where the pattern has them
     fast: bool = False  # a beyond-the-book kernel tuned for speed
     max_length: int | None = None  # the most elements (life: cells) it takes; None: any length
+    # ready(kind, x, address, n, dtype, device, stream, op[, exclusive]) -> the result: the commonest call (a 1-D
+    # C-contiguous device array on its library's stream, read by arrays.ready) made whole, for `auto`'s first choice
+    ready: Callable | None = None
     pattern: str = ""  # set by Registry.register
 
     def takes(self, n: int) -> bool:

@@ -86,6 +86,7 @@ def fake_gpu(monkeypatch):
     kind = FakeKind()
     kind.made = []
     monkeypatch.setitem(arrays._kinds_by_type, FakeDeviceArray, kind)
+    monkeypatch.setitem(arrays.READY, FakeDeviceArray, kind)  # its ready() is None: every call takes begin()
 
     def enter(ordinal, keep_any_on_device=False):
         previous = getattr(device_now, "ordinal", None)

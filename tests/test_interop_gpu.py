@@ -302,3 +302,74 @@ def test_default_calls_on_the_library_stream(library, n, dtype, rng):
     assert to_numpy(low) == host.min() and to_numpy(total).shape == ()
     assert_kind(scanned, library)
     assert_kind(total, library)
+
+
+class _Interface:
+    """Any object with __cuda_array_interface__ (here over a CuPy array), as a library pyscan does not know."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__cuda_array_interface__ = array.__cuda_array_interface__
+
+
+@pytest.mark.parametrize("kind", ["pycuda", "cupy", "torch", "numba", "interface"])
+@pytest.mark.parametrize("n", [1000, 100_003])
+def test_the_commonest_call_launches_what_the_general_path_launches(kind, n, monkeypatch, rng):
+    """pyscan.scan(x) / pyscan.reduce(x) of a 1-D device array take the auto algorithm's ready() (no begin(), no
+    Call); with stream= the same stream they take begin().  Both must launch the same kernels with the same
+    geometry and the same non-address arguments, and give the same results."""
+    from pyscan.runtime import arrays, driver, loader
+
+    host = rng.integers(-9, 9, n).astype(np.int32)
+    x = to_kind(host, "cupy" if kind == "interface" else kind)
+    if kind == "interface":
+        x = _Interface(x)
+    pyscan.scan(x), pyscan.reduce(x)  # the type is seen once: later calls may take ready()
+    default = arrays.kind_of(x).default_stream(x, 0)
+    launches, begun = [], []
+    launch_typed, begin = loader.Kernel.launch_typed, arrays.begin
+
+    def record(self, context, handle, geometry, *args):
+        kept = tuple(a for a, letter in zip(args, self.arg_types) if letter not in "PI")  # no addresses, no epoch
+        launches.append((self.name, geometry, handle, kept))
+        return launch_typed(self, context, handle, geometry, *args)
+
+    monkeypatch.setattr(loader.Kernel, "launch_typed", record)
+    monkeypatch.setattr(arrays, "begin", lambda *a, **k: begun.append(1) or begin(*a, **k))
+    results = {}
+    for path, options in (("ready", {}), ("general", {"stream": default})):
+        launches.clear(), begun.clear()
+        scanned = pyscan.scan(x, **options)
+        total = pyscan.reduce(x, **options)
+        results[path] = (list(launches), len(begun), to_numpy(scanned), to_numpy(total))
+    assert results["ready"][1] == 0 and results["general"][1] == 2
+    assert results["ready"][0] == results["general"][0] and len(results["ready"][0]) == 2
+    for path in results:
+        np.testing.assert_array_equal(results[path][2], np.cumsum(host, dtype=np.int32))
+        assert results[path][3] == host.sum(dtype=np.int32)
+    assert driver.current_context() in (0, driver.primary(0))
+
+
+def test_cuda_core_launches_where_the_c_launcher_is_not_used():
+    """PYSCAN_LAUNCH=cuda.core: kernels launch through cuda.core.launch (the path of an install without a C
+    compiler), with the same results."""
+    import os
+    import subprocess
+    import sys
+
+    program = """
+import numpy as np, pyscan
+from pyscan.runtime import loader
+assert loader._c_launch is None and loader.launch_path().startswith("cuda.core.launch"), loader.launch_path()
+rng = np.random.default_rng(5)
+for n in (1, 1000, 100_003, 1 << 20):
+    x = rng.integers(-9, 9, n).astype(np.int64)
+    assert (pyscan.scan(x) == np.cumsum(x)).all() and pyscan.reduce(x, op="max") == x.max()
+    for algorithm in pyscan.SCAN_ALGORITHMS:
+        if pyscan.scans.max_length(algorithm) is None or n <= pyscan.scans.max_length(algorithm):
+            assert (pyscan.scan(x, algorithm=algorithm) == np.cumsum(x)).all(), algorithm
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", program], env=dict(os.environ, PYSCAN_LAUNCH="cuda.core"),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

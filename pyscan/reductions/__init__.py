@@ -96,11 +96,11 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       order they arrive, so their float sums can differ between runs (within the bound); the others are
       reproducible.
     """
-    if algorithm == "auto" and stream is None and op in OPERATOR_NAMES:
-        call = arrays.ready_call(x, ELEMENT_TYPES)  # the commonest call: no `with`, no copy back
-        if call is not None and call.size:
-            launch = REDUCTIONS.get(choose_auto(call.size)).launch
-            return call.finish_scalar(launch(call.x, op=op, call=call, out=call.empty((), call.dtype)))
+    kind = arrays.READY.get(type(x))
+    if kind is not None and algorithm == "auto" and stream is None and op in OPERATOR_NAMES:
+        read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
+        if read is not None and read[1]:
+            return _auto_ready(kind, x, *read, op)
     if op not in OPERATOR_NAMES:
         check_op(op)
     if algorithm == "auto":
@@ -120,6 +120,15 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
     with call:
         # a 0-d result (one element: what the kernels write), so the caller's 0-d array needs no reshape
         return call.finish_scalar(launch(call.x, op=op, call=call, out=call.empty((), call.dtype)))
+
+
+def _auto_ready(kind, x, address, n, dtype, device, stream, op):
+    global _auto_ready
+    first = REDUCTIONS.get(REDUCTIONS.choose())  # auto's first choice; it takes every length: auto's for every n
+    if first.max_length is not None or first.ready is None:
+        raise RuntimeError(f"reduce: auto's first algorithm {first.name!r} must take any length and have ready()")
+    _auto_ready = first.ready
+    return _auto_ready(kind, x, address, n, dtype, device, stream, op)
 
 
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):

@@ -6,9 +6,9 @@ and the NumPy model below (same index arithmetic, same order) gives the GPU's fl
 given the same grid and alignment.  The per-block results and the ticket counter live in a buffer kept per stream
 (pyscan.runtime.workspace): a call allocates nothing but its one-element result.
 
-Tuning knobs (module globals, read at every call): FAST_BLOCK threads per block, FAST_UNROLL vector loads in
-flight per thread, FAST_LOAD (0: __ldg, 1: __ldcs), BLOCKS_PER_SM (None: as many as fit at once, from the
-kernel's registers).  pyscan_tools/lab/tune_fast.py reduction times the combinations.
+Tuning knobs (module globals, read when a plan is made; set them with retune()): FAST_BLOCK threads per block,
+FAST_UNROLL vector loads in flight per thread, FAST_LOAD (0: __ldg, 1: __ldcs), BLOCKS_PER_SM (None: as many as
+fit at once, from the kernel's registers).  pyscan_tools/lab/tune_fast.py reduction times the combinations.
 """
 
 from __future__ import annotations
@@ -81,24 +81,32 @@ def unroll_for(n: int, dtype, blocks: int, block: int | None = None) -> int:
     return SMALL_UNROLL if n <= blocks * (block or FAST_BLOCK) * vector_width(dtype) else FAST_UNROLL
 
 
-def _knobs() -> tuple:
-    """The tuning knobs as they are now (a plan is made again when they change)."""
-    return (FAST_BLOCK, FAST_UNROLL, SMALL_UNROLL, FAST_LOAD, BLOCKS_PER_SM)
+def retune(**knobs) -> None:
+    """Set tuning knobs by name (FAST_BLOCK=..., FAST_UNROLL=..., FAST_LOAD=..., BLOCKS_PER_SM=...; the lab's
+    tuning scripts) and drop the plans made with the old ones."""
+    unknown = sorted(set(knobs) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"unknown knobs {unknown}: the knobs are {list(KNOBS)}")
+    globals().update(knobs)
+    _plans.clear()
+
+
+KNOBS = ("FAST_BLOCK", "FAST_UNROLL", "SMALL_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM")
 
 
 class Plan:
     """What a launch needs for (dtype, op) on one device: the small and large builds, the blocks of each the device
-    runs at once, the elements a block covers at one vector per thread, and the knobs it was made for."""
+    runs at once, the elements a block covers at one vector per thread, and the primary context it launches in."""
 
-    __slots__ = ("knobs", "small", "most_small", "large", "most_large", "per_block")
+    __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context")
 
     def __init__(self, dtype, op, device: int):
-        self.knobs = _knobs()
         self.small, self.large = (get_kernel(KERNEL, "reduce_fast", device=device, **macros)
                                   for _, macros in (kernel_builds(dtype, op, unroll)[0]
                                                     for unroll in (SMALL_UNROLL, FAST_UNROLL)))
         self.most_small, self.most_large = max_blocks(self.small, device), max_blocks(self.large, device)
         self.per_block = FAST_BLOCK * vector_width(dtype)
+        self.context = driver.primary(device)
 
     def choose(self, n: int) -> tuple:
         """(build, blocks) for n elements: one vector per thread on the small build while the resident blocks hold
@@ -112,8 +120,8 @@ _plans: dict = {}  # (dtype, op, device) -> Plan
 
 def plan(dtype, op, device: int) -> Plan:
     found = _plans.get((dtype, op, device))
-    if found is None or found.knobs != _knobs():
-        found = _plans[(dtype, op, device)] = Plan(dtype, op, device)  # new, or the knobs changed
+    if found is None:
+        found = _plans[(dtype, op, device)] = Plan(dtype, op, device)
     return found
 
 
@@ -134,20 +142,20 @@ _workspace = StreamWorkspace("fast reduction")
 PARTIALS_OFFSET = 16
 
 
-def launch_into(out: int, x: int, n: int, dtype, op: str, call, blocks=None) -> None:
+def launch_into(out: int, x: int, n: int, dtype, op: str, device: int, stream: int, context: int = 0,
+                blocks=None) -> None:
     """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x into the one element at
-    out, on the call's stream."""
-    p = plan(dtype, op, call.device)
+    out, on `stream` of `device` in `context` (0: the current one)."""
+    p = _plans.get((dtype, op, device)) or plan(dtype, op, device)
     if blocks is None:
         fn, blocks = p.choose(n)
     else:
         fn = p.small if unroll_for(n, dtype, blocks) == SMALL_UNROLL else p.large
-    stream = driver._streams.get(call.stream) or driver.stream(call.stream)
     if blocks == 1:
-        fn.launch_typed(stream, fn.config((1, 1, 1), (FAST_BLOCK, 1, 1)), out, 0, 0, x, n)
+        fn.launch_typed(context, stream, fn.config(1, FAST_BLOCK), out, 0, 0, x, n)
         return
-    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, call)
-    fn.launch_typed(stream, fn.config((blocks, 1, 1), (FAST_BLOCK, 1, 1)), out, kept.address + PARTIALS_OFFSET,
+    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, device, stream)
+    fn.launch_typed(context, stream, fn.config(blocks, FAST_BLOCK), out, kept.address + PARTIALS_OFFSET,
                     kept.address, x, n)
 
 
@@ -155,8 +163,16 @@ def launch(x, *, op, call, blocks=None, out=None):
     """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
     if out is None:
         out = call.empty((1,), x.dtype)
-    launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, call, blocks)
+    launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, call.device, call.stream, call.context, blocks)
     return out
+
+
+def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str):
+    """The commonest call, pyscan.reduce(x) of a non-empty 1-D C-contiguous device array on its library's stream,
+    made whole: the 0-d result allocated by x's library (kind), one launch in the device's primary context."""
+    native, out = kind.new(x, (), dtype, device, stream)
+    launch_into(out, address, n, dtype, op, device, stream, driver._primary.get(device) or driver.primary(device))
+    return native
 
 
 def driver_(x, *, op, call):
@@ -279,5 +295,5 @@ REDUCTIONS.register(
     "fast", driver_, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",
     summary="one launch: grid-stride over a device-sized grid, 16-byte loads, independent accumulators, warp "
             "shuffles, the last block reduces the per-block results",
-    model=model, fast=True, launch=launch, error_depth=error_depth,
+    model=model, fast=True, launch=launch, ready=ready, error_depth=error_depth,
     builds=kernel_builds)

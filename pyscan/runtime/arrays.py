@@ -34,6 +34,7 @@ import sys
 
 import numpy as np
 
+from ..types import ELEMENT_TYPES as READY_DTYPES
 from . import driver
 
 
@@ -105,6 +106,22 @@ class Kind:
     def zero_d(self, native):
         return native.reshape(())
 
+    def ready(self, x):
+        """(address, length, dtype, device, stream) of a 1-D C-contiguous array of this kind that the commonest call
+        takes as it is (its library's stream, pyscan's kernels launched in the device's primary context), or None
+        (begin() then takes x, and says what is wrong if anything is).  Pool kinds: only while the device's primary
+        context is current, where the pool allocates and the caller's memory lives."""
+        return None
+
+    def new(self, x, shape, dtype, device, stream):
+        """(a new array of this kind, its address) on the default stream ready() gave."""
+        native = self.empty(shape, dtype, device, stream)
+        return native, self.pointer(native)
+
+    @staticmethod
+    def _on_primary(device) -> bool:
+        return driver._primary.get(device) == int(driver._cu.cuCtxGetCurrent()[1])
+
 
 class _NumPy(Kind):
     """Host arrays: copied to pyscan's memory on the device and the result copied back."""
@@ -142,6 +159,13 @@ class _GPUArray(Kind):
     def pointer(self, native) -> int:
         return int(native.gpudata) if native.gpudata is not None else 0
 
+    def ready(self, x):
+        if len(x.shape) != 1 or not x.flags.c_contiguous or x.gpudata is None or x.dtype not in READY_DTYPES:
+            return None
+        address = int(x.gpudata)
+        device = driver.device_of_pointer(address)
+        return (address, x.shape[0], x.dtype, device, 0) if self._on_primary(device) else None
+
 
 class _Interface(_GPUArray):
     """Any other object with __cuda_array_interface__: read through the interface; results are GPUArrays."""
@@ -157,6 +181,18 @@ class _Interface(_GPUArray):
     def default_stream(self, x, device):
         return int(x.__cuda_array_interface__.get("stream") or 0)
 
+    def ready(self, x):
+        cai = x.__cuda_array_interface__
+        shape, strides = cai["shape"], cai.get("strides")
+        if len(shape) != 1 or (shape[0] > 1 and strides is not None and strides[0] != int(cai["typestr"][2:])):
+            return None
+        dtype = np.dtype(cai["typestr"])
+        address = int(cai["data"][0])
+        device = driver.device_of_pointer(address)
+        if dtype not in READY_DTYPES or not self._on_primary(device):
+            return None
+        return address, shape[0], dtype, device, int(cai.get("stream") or 0)
+
 
 class _Numba(_Interface):
     """Numba device arrays, read from their own attributes (cheaper than building the interface's dict)."""
@@ -169,6 +205,15 @@ class _Numba(_Interface):
     def default_stream(self, x, device):
         stream = x.stream
         return int(stream.handle.value or 0) if stream else 0
+
+    def ready(self, x):
+        if x.ndim != 1 or not x.is_c_contiguous() or x.dtype not in READY_DTYPES:
+            return None
+        address = x.device_ctypes_pointer.value or 0
+        device = driver.device_of_pointer(address)
+        stream = x.stream
+        return (address, x.shape[0], x.dtype, device, int(stream.handle.value or 0) if stream else 0) if \
+            self._on_primary(device) else None
 
     _contexts: dict = {}  # device -> (numba's context of it, numba's device-pointer type)
 
@@ -211,6 +256,13 @@ class _CuPy(Kind):
 
     def pointer(self, native) -> int:
         return native.data.ptr
+
+    def ready(self, x):
+        if x.ndim != 1 or not x.flags.c_contiguous or x.dtype not in READY_DTYPES:
+            return None
+        data = x.data
+        device = data.device_id
+        return data.ptr, x.size, x.dtype, device, self.default_stream(x, device)
 
     def default_stream(self, x, device):
         cupy = sys.modules["cupy"]
@@ -269,6 +321,20 @@ class _Torch(Kind):
     def default_stream(self, x, device):
         return self._current(device)
 
+    def ready(self, x):
+        if x.dim() != 1 or not x.is_cuda or not x.is_contiguous():
+            return None
+        dtype = self._to_numpy.get(x.dtype)
+        if dtype not in READY_DTYPES:
+            return None
+        device = x.get_device()
+        return x.data_ptr(), x.shape[0], dtype, device, self._current(device)
+
+    def new(self, x, shape, dtype, device, stream):
+        """torch.empty_like: x's shape, or 0-d (empty_like of a 0-d tensor kept per dtype and device)."""
+        native = self.empty_like(x, shape, dtype, device, stream)
+        return native, native.data_ptr()
+
     def empty_like(self, x, shape, dtype, device, stream, on_default=True):
         """torch.empty_like: half the host time of torch.empty's dtype and device arguments (a scan's result is
         like x; a reduction's like a 0-d tensor kept per dtype and device)."""
@@ -296,6 +362,7 @@ class _Torch(Kind):
 NUMPY, OWN, GPUARRAY, INTERFACE, NUMBA, CUPY, TORCH = (_NumPy(), _Own(), _GPUArray(), _Interface(), _Numba(), _CuPy(),
                                                       _Torch())
 _kinds_by_type: dict = {np.ndarray: NUMPY, DeviceView: OWN}
+READY: dict = {}  # type -> Kind of the device arrays seen: the public calls' first look-up (Kind.ready)
 
 
 def kind_of(x) -> Kind | None:
@@ -319,7 +386,11 @@ def kind_of(x) -> Kind | None:
         kind = INTERFACE
     else:
         return None
+    if kind is TORCH and not TORCH._to_numpy:
+        TORCH._dtypes()
     _kinds_by_type[type(x)] = kind
+    if kind is not NUMPY:
+        READY[type(x)] = kind
     return kind
 
 
@@ -333,11 +404,13 @@ class Call:
     """One call on one array (see the module docstring): its kind, device and stream, what the drivers allocate and
     launch with, and how the result goes back."""
 
-    __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "on_default", "_previous", "_out")
+    __slots__ = ("kind", "x", "host", "shape", "dtype", "size", "device", "stream", "on_default", "context", "_previous",
+                 "_out")
 
     def __init__(self, kind, x, host, shape, dtype, size, device, stream, on_default):
         self.kind, self.x, self.host, self.shape, self.dtype, self.size = kind, x, host, shape, dtype, size
         self.device, self.stream, self.on_default = device, stream, on_default
+        self.context = 0  # kernels launch in the context current inside `with call:`
         self._out = None
         self._previous = -1
 
@@ -521,27 +594,6 @@ def _device_call(kind, x, address, shape, dtype, size, device, handle) -> Call:
     default = kind.default_stream(x, device)
     handle = default if handle is None else handle
     return Call(kind, view, None, shape, dtype, size, device, handle, handle == default)
-
-
-def ready_call(x, dtypes) -> Call | None:
-    """The Call of the commonest call, made without begin()'s checks and messages: a 1-D C-contiguous device array
-    of one of `dtypes` on its library's default stream, whose device's primary context is already current in this
-    thread (so the call needs no `with`).  None for anything else, which begin() then takes (and says what is
-    wrong, if anything is).  The plan is the same either way: the same drivers, launches and results."""
-    kind = _kinds_by_type.get(type(x))
-    if kind is None or kind is NUMPY or driver._cu is None:
-        return None
-    try:
-        address, shape, dtype, contiguous, device = kind.view(x)
-    except TypeError:
-        return None
-    if len(shape) != 1 or not contiguous or dtype not in dtypes:
-        return None
-    if device is None:
-        device = driver.device_of_pointer(address)
-    if driver._primary.get(device) != int(driver._cu.cuCtxGetCurrent()[1]):
-        return None
-    return _device_call(kind, x, address, shape, dtype, shape[0], device, None)
 
 
 def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):

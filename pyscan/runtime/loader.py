@@ -27,6 +27,7 @@ Hands-On ch. 4 (`SourceModule` -> `get_function` -> launch).
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -260,25 +261,46 @@ def source_module(relpath: str, *, options: tuple = (), **defines):
         raise _compile_error(relpath, defines, exc) from None
 
 
-# How each prepare() letter reaches the kernel: as a NumPy scalar of its C type, which cuda.core passes by value.  A
-# Python int goes as a 64-bit integer, so for "P" (an address) and "q" (long long) an int is passed as it is.
+# How each prepare() letter reaches the kernel when cuda.core launches it (the C launcher is not built): as a NumPy
+# scalar of its C type, which cuda.core passes by value.  A Python int goes as a 64-bit integer, so for "P" (an
+# address) and "q" (long long) an int is passed as it is.
 _CONVERT = {"i": np.int32, "I": np.uint32, "q": np.int64, "Q": np.uint64, "h": np.int16, "H": np.uint16,
             "b": np.int8, "B": np.uint8, "f": np.float32, "d": np.float64, "?": np.bool_, "P": int}
 _INT_AS_IS = frozenset("Pq")
+
+try:  # the launcher setup.py builds (pyscan/runtime/_launch.c); without it, or with PYSCAN_LAUNCH=cuda.core, cuda.core
+    from ._launch import launch as _c_launch  # launches
+except ImportError:
+    _c_launch = None
+if os.environ.get("PYSCAN_LAUNCH") == "cuda.core":
+    _c_launch = None
+
+
+def launch_path() -> str:
+    """How kernels are launched in this process (`python -m pyscan info` prints it)."""
+    if _c_launch is not None:
+        return "cuLaunchKernel from C (pyscan.runtime._launch), kernels loaded by cuda.core"
+    return "cuda.core.launch (the C launcher pyscan/runtime/_launch.c is not built: `pip install -e .` builds it)"
+
+
+_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
 
 
 class Kernel:
     """A compiled `__global__` function with its argument types (pycuda's prepared-function interface):
     `prepared_async_call(grid, block, stream, *args, shared_size=0)` launches it on `stream` (a handle or any stream
-    object pyscan takes) through cuda.core; `prepared_call(...)` on the legacy default stream, as pycuda's does."""
+    object pyscan takes); `prepared_call(...)` on the legacy default stream, as pycuda's does.  Plans keep a
+    geometry (`config()`) and call `launch_typed()` with it."""
 
-    __slots__ = ("name", "kernel", "arg_types", "_convert", "_configs", "__weakref__")
+    __slots__ = ("name", "kernel", "function", "arg_types", "_convert", "_configs", "_core_configs", "__weakref__")
 
     def __init__(self, name: str, kernel, arg_types: str):
         self.name, self.kernel, self.arg_types = name, kernel, arg_types
-        # (position, C type, an int passes as it is) of every argument: only those not already right are converted
+        self.function = int(kernel.handle)  # a CUkernel: cuLaunchKernel launches it in the current context
+        # (position, C type, an int passes as it is) of every argument, for cuda.core's launch
         self._convert = tuple((i, _CONVERT[code], code in _INT_AS_IS) for i, code in enumerate(arg_types))
-        self._configs: dict = {}  # (grid, block, shared) -> LaunchConfig
+        self._configs: dict = {}  # (grid, block, shared) -> geometry tuple
+        self._core_configs: dict = {}  # geometry -> cuda.core LaunchConfig
 
     def prepared_call(self, grid, block, *args, shared_size: int = 0):
         self.launch(0, grid, block, args, shared_size)
@@ -287,48 +309,73 @@ class Kernel:
         self.launch(stream if type(stream) is int else driver.handle_of(stream), grid, block, args, shared_size)
 
     def launch(self, handle: int, grid, block, args, shared_size: int = 0):
-        """One launch on stream `handle`: the geometry's LaunchConfig, the arguments made the kernel's C types, then
-        launch_typed()."""
+        """One launch on stream `handle` in the current context."""
+        self.launch_typed(0, handle, self.config(grid, block, shared_size), *args)
+
+    def launch_typed(self, context: int, handle: int, geometry: tuple, *args):
+        """One launch in `context` (a primary context's handle, driver.primary(); 0: the thread's current one) on
+        stream `handle`, with a geometry from config(): a plan's launch, with nothing looked up."""
+        if _c_launch is None:
+            return self._core_launch(context, handle, geometry, args)
+        try:
+            code = _c_launch(context, self.function, handle, geometry, self.arg_types, *args)
+        except TypeError as exc:
+            raise TypeError(f"{self.name}: {exc}") from None
+        if code:
+            self._failed(code, context, handle, geometry, args)
+
+    def _failed(self, code, context, handle, geometry, args):
+        if code == _INVALID_CONTEXT and not context and not driver.current_context():
+            # a thread outside any call: NumPy input's device, then again
+            return self.launch_typed(driver.primary(driver.default_device()), handle, geometry, *args)
+        _, cu = driver.ready()
+        raise RuntimeError(f"launch of {self.name} (grid {geometry[:3]}, block {geometry[3:6]}, {geometry[6]} bytes "
+                           f"of shared memory, stream {handle:#x}) failed: {cu.CUresult(code).name} ({code})")
+
+    def _core_launch(self, context, handle, geometry, args):
         if len(args) != len(self._convert):
             raise TypeError(f"{self.name}: expected {len(self._convert)} arguments ({self.arg_types}), got {len(args)}")
-        values = None
+        values = list(args)
         for i, t, int_as_is in self._convert:
             a = args[i]
             if type(a) is not t and not (int_as_is and type(a) is int):
-                if values is None:
-                    values = list(args)
                 try:
                     values[i] = t(a)
                 except (TypeError, ValueError, OverflowError) as exc:
                     raise TypeError(f"{self.name}: argument {i} ({a!r}) does not fit its type "
                                     f"{self.arg_types[i]!r}: {exc}") from None
-        self.launch_typed(driver._streams.get(handle) or driver.stream(handle), self.config(grid, block, shared_size),
-                          *(args if values is None else values))
-
-    def launch_typed(self, stream, config, *args):
-        """cuda.core.launch with a Stream and LaunchConfig the caller keeps (a plan's) and arguments already of the
-        kernel's C types (ints for pointers and long long, NumPy scalars for the rest): no look-up, no conversion."""
+        config = self._core_configs.get(geometry)
+        if config is None:
+            config = self._core_configs[geometry] = driver._core.LaunchConfig(
+                grid=geometry[:3], block=geometry[3:6], shmem_size=geometry[6])
+        previous = -1
+        if context and context != driver.current_context():
+            previous = driver.current_context()
+            driver._check(driver._cu.cuCtxSetCurrent(context), "cuCtxSetCurrent")
         try:
-            driver._core.launch(stream, config, self.kernel, *args)
+            driver._core.launch(driver._streams.get(handle) or driver.stream(handle), config, self.kernel, *values)
         except Exception as exc:  # noqa: BLE001 - cuda.core's CUDAError: say which kernel and geometry
-            if not driver.current_context():  # a thread outside any call: NumPy input's device, then again
-                driver.enter(driver.default_device())
-                return self.launch_typed(stream, config, *args)
-            raise RuntimeError(f"launch of {self.name} ({config}) failed: {exc}") from exc
+            if "INVALID_CONTEXT" in str(exc) and not context and not driver.current_context():
+                return self._core_launch(driver.primary(driver.default_device()), handle, geometry, args)
+            raise RuntimeError(f"launch of {self.name} (grid {geometry[:3]}, block {geometry[3:6]}, {geometry[6]} "
+                               f"bytes of shared memory, stream {handle:#x}) failed: {exc}") from exc
+        finally:
+            if previous != -1:
+                driver._cu.cuCtxSetCurrent(previous)
 
-    def config(self, grid, block, shared_size: int = 0):
-        """The cuda.core LaunchConfig of a geometry (made once)."""
+    def config(self, grid, block, shared_size: int = 0) -> tuple:
+        """The geometry (grid x, y, z, block x, y, z, shared bytes) of a launch, made once."""
         return self._configs.get((grid, block, shared_size)) or self._config(grid, block, shared_size)
 
     def _config(self, grid, block, shared_size):
         def dims(value):
             value = tuple(value) if not isinstance(value, int) else (value,)
-            return tuple(int(v) for v in value)
+            return tuple(int(v) for v in value) + (1,) * (3 - len(value))
 
-        config = driver._core.LaunchConfig(grid=dims(grid), block=dims(block), shmem_size=int(shared_size))
+        geometry = dims(grid) + dims(block) + (int(shared_size),)
         if len(self._configs) < 4096:
-            self._configs[(grid, block, shared_size)] = config
-        return config
+            self._configs[(grid, block, shared_size)] = geometry
+        return geometry
 
     @property
     def num_regs(self) -> int:

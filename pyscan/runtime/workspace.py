@@ -28,16 +28,16 @@ class Kept:
 
 
 class StreamWorkspace:
-    """`workspace.get(nbytes, call)` -> the Kept buffer of the call's device and stream, at least nbytes, zero when it
-    was (re)allocated (then `state` is 0 too)."""
+    """`workspace.get(nbytes, device, stream)` -> the Kept buffer of that device and stream, at least nbytes, zero
+    when it was (re)allocated (then `state` is 0 too)."""
 
     def __init__(self, name: str):
         self.name = name
         self._buffers: dict = {}
         self._lock = threading.Lock()
 
-    def get(self, nbytes: int, call) -> Kept:
-        key = (call.device, call.stream)
+    def get(self, nbytes: int, device: int, stream: int) -> Kept:
+        key = (device, stream)
         kept = self._buffers.get(key)
         if kept is None:
             with self._lock:
@@ -46,9 +46,13 @@ class StreamWorkspace:
             with kept.lock:
                 if kept.nbytes < nbytes:
                     nbytes = -(-max(nbytes, 2 * kept.nbytes, 4096) // 16) * 16
-                    kept.buffer = driver.allocate(nbytes, call.device, call.stream)  # the old one freed on the stream
-                    kept.address, kept.nbytes, kept.state = int(kept.buffer.handle), nbytes, 0
-                    driver.memset32(kept.address, 0, nbytes // 4, call.stream)
+                    previous = driver.enter(device)  # a call made without entering its device's context
+                    try:
+                        kept.buffer = driver.allocate(nbytes, device, stream)  # the old one freed on the stream
+                        kept.address, kept.nbytes, kept.state = int(kept.buffer.handle), nbytes, 0
+                        driver.memset32(kept.address, 0, nbytes // 4, stream)
+                    finally:
+                        driver.leave(previous)
         return kept
 
     def kept(self, device: int, stream: int = 0) -> Kept | None:

@@ -87,14 +87,12 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
     array names, the legacy default stream for NumPy and GPUArray.  The call returns without waiting for the GPU
     unless the result goes to NumPy.
     """
-    if algorithm == "auto" and out is None and stream is None and op in OPERATOR_NAMES and (
+    kind = arrays.READY.get(type(x))
+    if kind is not None and algorithm == "auto" and out is None and stream is None and op in OPERATOR_NAMES and (
             exclusive is False or exclusive is True):
-        call = arrays.ready_call(x, ELEMENT_TYPES)  # the commonest call: no `with`, no copy back
-        if call is not None:
-            result = call.empty(call.shape, call.dtype)
-            if call.size:
-                SCANS.get(choose_auto(call.size)).driver(call.x, result, op=op, exclusive=exclusive, call=call)
-            return call.finish(result)
+        read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
+        if read is not None:
+            return _auto_ready(kind, x, *read, op, exclusive)
     if op not in OPERATOR_NAMES:
         check_op(op)
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
@@ -124,6 +122,15 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
             if target is not result:
                 call.copy(result, target, result.size * result.dtype.itemsize)
         return call.finish(result)
+
+
+def _auto_ready(kind, x, address, n, dtype, device, stream, op, exclusive):
+    global _auto_ready
+    first = SCANS.get(SCANS.choose())  # auto's first choice; it takes every length, so it is auto's for every n
+    if first.max_length is not None or first.ready is None:
+        raise RuntimeError(f"scan: auto's first algorithm {first.name!r} must take any length and have ready()")
+    _auto_ready = first.ready
+    return _auto_ready(kind, x, address, n, dtype, device, stream, op, exclusive)
 
 
 __all__ = ["SCANS", "SCAN_ALGORITHMS", "SUPPORTED_DTYPES", "scan"]

@@ -253,18 +253,18 @@ class Plan:
     """What one launch needs for a (dtype, op, aligned or not, large or SMALL tile) on one device architecture: the
     kernel, its Config and tile, and its dynamic shared memory.  Built once and cached (plan())."""
 
-    __slots__ = ("kernel", "policy", "tile", "shared", "vector", "block", "most_blocks", "one_tile")
+    __slots__ = ("kernel", "policy", "tile", "shared", "vector", "block", "most_blocks", "one_tile", "context")
 
     def __init__(self, dtype, op, vector: bool, small: bool, device: int):
         self.policy = SMALL[dtype.itemsize] if small else config(dtype)
         self.tile, self.vector = _tile(self.policy, dtype.itemsize), vector
-        self.block = (self.policy.threads, 1, 1)
+        self.block, self.context = self.policy.threads, driver.primary(device)
         self.most_blocks = self.policy.grid(1 << 62, vector, device)  # the persistent grid's cap (Config.grid)
         self.kernel = get_kernel(KERNEL, FUNCTION, device=device, **kernel_defines(dtype, op, vector, self.policy))
         self.shared = self.policy.shared_bytes(vector)
         if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
             self.kernel.set_max_dynamic_shared(self.shared)
-        self.one_tile = self.kernel.config((1, 1, 1), self.block, self.shared)
+        self.one_tile = self.kernel.config(1, self.block, self.shared)
 
 
 _plans: dict = {}  # (dtype, op, vector, small, device) -> Plan
@@ -301,39 +301,46 @@ _status = {4: StreamWorkspace("decoupled look-back status, 32-bit types"),
            8: StreamWorkspace("decoupled look-back status, 64-bit types")}
 
 
-def next_status(tiles: int, itemsize: int, call) -> tuple:
-    """(base address, epoch) of the call's stream for a scan of `tiles` tiles."""
+def next_status(tiles: int, itemsize: int, device: int, stream: int) -> tuple:
+    """(base address, epoch) of the device's stream for a scan of `tiles` tiles."""
     workspace = _status[itemsize]
-    kept = workspace.get(8 * (2 + status_words(tiles, itemsize)), call)
+    kept = workspace.get(8 * (2 + status_words(tiles, itemsize)), device, stream)
     with kept.lock:
         kept.state += 1
         if kept.state == EPOCHS:  # after 2^30 - 1 calls: zero the flags again and start over
-            workspace.zero(kept, call.stream)
+            workspace.zero(kept, stream)
             kept.state = 1
         return kept.address, kept.state
 
 
-def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, call) -> None:
-    """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, on the call's stream: the
-    policy's choice, the plan's look-up and one launch."""
+def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: int, stream: int,
+           context: int = 0) -> None:
+    """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, on `stream` of `device` in
+    `context` (0: the current one): the policy's choice, the plan's look-up and one launch."""
     vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
     small = _policy(dtype.itemsize, n)[2]
-    p = _plans.get((dtype, op, vector, small, call.device)) or plan(dtype, op, vector, small, call.device)
+    p = _plans.get((dtype, op, vector, small, device)) or plan(dtype, op, vector, small, device)
     tiles = -(-n // p.tile)
-    stream = driver._streams.get(call.stream) or driver.stream(call.stream)
     if tiles == 1:  # no look-back: no status words, no epoch
-        p.kernel.launch_typed(stream, p.one_tile, out, x, n, _FLAGS[1 if exclusive else 0], 0, 0, 1, _NO_EPOCH)
+        p.kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)
         return
-    base, epoch = next_status(tiles, dtype.itemsize, call)
-    p.kernel.launch_typed(stream, p.kernel.config((min(tiles, p.most_blocks), 1, 1), p.block, p.shared), out, x, n,
-                          _FLAGS[1 if exclusive else 0], base, base + 16, tiles, np.uint32(epoch))
+    base, epoch = next_status(tiles, dtype.itemsize, device, stream)
+    p.kernel.launch_typed(context, stream, p.kernel.config(min(tiles, p.most_blocks), p.block, p.shared), out, x, n,
+                          exclusive, base, base + 16, tiles, epoch)
 
 
-_FLAGS, _NO_EPOCH = (np.int32(0), np.int32(1)), np.uint32(0)  # the kernel's `int exclusive`, `unsigned int epoch`
+def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, exclusive: bool):
+    """The commonest call, pyscan.scan(x) of a 1-D C-contiguous device array on its library's stream, made whole:
+    the result allocated by x's library (kind), one launch in the device's primary context.  Nothing is entered."""
+    native, out = kind.new(x, (n,), dtype, device, stream)
+    if n:
+        launch(out, address, n, dtype, op, exclusive, device, stream, driver._primary.get(device) or
+               driver.primary(device))
+    return native
 
 
 def decoupled_lookback_driver(x, out, *, op, exclusive, call):
-    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, call)
+    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, call.device, call.stream, call.context)
     return 1
 
 
@@ -343,6 +350,6 @@ SCANS.register(
     summary="one pass: 256-thread tiles of 8192 (32-bit) or 4096 (64-bit) elements, persistent blocks with the next "
             "tile's copies in flight, warp-shuffle block scan, epoch-tagged status words, a warp looking back over 32 "
             "predecessors at once; any length",
-    model=decoupled_lookback_model, trace=None, count_work=None, error_depth=decoupled_lookback_error_depth,
+    model=decoupled_lookback_model, ready=ready, trace=None, count_work=None, error_depth=decoupled_lookback_error_depth,
     fast=True,
 )

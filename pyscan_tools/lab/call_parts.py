@@ -38,10 +38,15 @@ def main():
     fn = get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="int")
     config = core.LaunchConfig(grid=(4, 1, 1), block=(256, 1, 1), shmem_size=0)
     stream = driver.stream(0)
+    context, geometry = driver.primary(0), fn.config(4, 256)
     args = (out.data_ptr(), t.data_ptr(), np.int32(2), np.int64(1024))
     rows = [
         ("cuda.core launch, config and args ready", lambda: core.launch(stream, config, fn.kernel, *args)),
         ("pyscan Kernel.launch", lambda: fn.launch(0, (4, 1, 1), (256, 1, 1), args)),
+        ("pyscan Kernel.launch_typed, geometry ready", lambda: fn.launch_typed(context, 0, geometry, *args)),
+        ("arrays.TORCH.ready / CUPY.ready", lambda: (arrays.TORCH.ready(t), arrays.CUPY.ready(c))),
+        ("arrays.TORCH.new(0-d)", lambda: arrays.TORCH.new(t, (), np.dtype(np.int32), 0, 0)),
+        ("arrays.CUPY.new(0-d)", lambda: arrays.CUPY.new(c, (), np.dtype(np.int32), 0, 0)),
         ("cuCtxGetCurrent (cuda.bindings)", lambda: cu.cuCtxGetCurrent()),
         ("driver.enter + leave", lambda: driver.leave(driver.enter(0))),
         ("begin(torch)", lambda: arrays.begin(t, what="x", dtypes=(np.int32,))),
@@ -72,9 +77,10 @@ def main():
             (f"{name}: call.result", lambda call=call: call.result(call.shape, call.dtype)),
             (f"{name}: call.empty(())", lambda call=call: call.empty((), call.dtype)),
             (f"{name}: dl.launch", lambda call=call, r=result: dl.launch(r.gpudata, call.x.gpudata, call.size,
-                                                                           call.dtype, "add", False, call)),
+                                                                           call.dtype, "add", False, call.device,
+                                                                           call.stream)),
             (f"{name}: fast.launch_into", lambda call=call, r=scalar: fast.launch_into(
-                r.gpudata, call.x.gpudata, call.size, call.dtype, "add", call)),
+                r.gpudata, call.x.gpudata, call.size, call.dtype, "add", call.device, call.stream)),
             (f"{name}: call.finish", lambda call=call, r=result: call.finish(r)),
             (f"{name}: call.finish_scalar", lambda call=call, r=scalar: call.finish_scalar(r)),
         ]

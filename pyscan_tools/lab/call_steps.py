@@ -28,9 +28,9 @@ def steps(x, reduce):
         out = call.empty((), call.dtype) if reduce else call.result(call.shape, call.dtype)
         t3 = clock()
         if reduce:
-            fast.launch_into(out.gpudata, call.x.gpudata, call.size, call.dtype, "add", call)
+            fast.launch_into(out.gpudata, call.x.gpudata, call.size, call.dtype, "add", call.device, call.stream)
         else:
-            dl.launch(out.gpudata, call.x.gpudata, call.size, call.dtype, "add", False, call)
+            dl.launch(out.gpudata, call.x.gpudata, call.size, call.dtype, "add", False, call.device, call.stream)
         t4 = clock()
         call.finish_scalar(out) if reduce else call.finish(out)
         call.__exit__(None, None, None)

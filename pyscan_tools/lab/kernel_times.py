@@ -134,7 +134,7 @@ def sweep_reduce(args):
             line = []
             for block in (256, 512, 1024):
                 for unroll in (1, 2, 4, 8):
-                    fast.FAST_BLOCK, fast.FAST_UNROLL = block, unroll
+                    fast.retune(FAST_BLOCK=block, FAST_UNROLL=unroll)
                     try:
                         ok = pyscan.reduce(x).item() == ref
                         us, _ = device_us(lambda x=x: pyscan.reduce(x), args.reps)
@@ -142,7 +142,7 @@ def sweep_reduce(args):
                         ok, us = False, float("nan")
                         print("  error", block, unroll, exc)
                     line.append((us, f"block={block},unroll={unroll}", ok))
-            fast.FAST_BLOCK, fast.FAST_UNROLL = saved
+            fast.retune(FAST_BLOCK=saved[0], FAST_UNROLL=saved[1])
             base = next(us for us, label, _ in line if label == shipped)
             line.sort()
             text = "  ".join(f"{label} {us:.2f}{'' if ok else ' WRONG'}" for us, label, ok in line[:5])

@@ -32,8 +32,7 @@ PEERS = {"add": lambda t: torch.sum(t, dtype=t.dtype), "max": torch.amax, "min":
 
 
 def use(knobs):
-    for name, value in knobs.items():
-        setattr(fast, name, value)
+    fast.retune(**knobs)
 
 
 def batch_ms(call):

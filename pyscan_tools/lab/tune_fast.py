@@ -46,7 +46,7 @@ def tune_reduction(args, ga) -> int:
     best = None
     try:
         for block, unroll, load, per_sm in [saved] + REDUCTION_CANDIDATES + [saved]:
-            fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM = block, unroll, load, per_sm
+            fast.retune(FAST_BLOCK=block, FAST_UNROLL=unroll, FAST_LOAD=load, BLOCKS_PER_SM=per_sm)
             result = pyscan.reduce(x_gpu, algorithm="fast", op=args.op).get()[()]
             ms = median_ms(lambda: pyscan.reduce(x_gpu, algorithm="fast", op=args.op), args.repeat, 3)
             right = result == expected if x.dtype.kind == "i" or args.op != "add" else "-"
@@ -55,7 +55,7 @@ def tune_reduction(args, ga) -> int:
             if best is None or ms < best[0]:
                 best = (ms, block, unroll, load, per_sm)
     finally:
-        fast.FAST_BLOCK, fast.FAST_UNROLL, fast.FAST_LOAD, fast.BLOCKS_PER_SM = saved
+        fast.retune(**dict(zip(("FAST_BLOCK", "FAST_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM"), saved)))
     print(f"\nbest: block {best[1]}, unroll {best[2]}, load {best[3]}, blocks per SM {best[4]}: {best[0]:.3f} ms")
     return 0
 

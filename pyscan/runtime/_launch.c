@@ -1,0 +1,172 @@
+/* pyscan.runtime._launch: one kernel launch with no Python in between -- mechanism only.
+
+   launch(context, function, stream, geometry, types, *args) -> CUresult (0: launched)
+
+   context   a CUcontext handle to launch in (made current for the launch if it is not, then put back), or 0 for
+             the thread's current one
+   function  a CUkernel or CUfunction handle (cuda.core's Kernel.handle; cuLaunchKernel takes either)
+   stream    a CUstream handle (0 and 1: the legacy default stream, 2: the per-thread one)
+   geometry  (grid x, y, z, block x, y, z, dynamic shared bytes)
+   types     the kernel's argument letters, as pycuda's prepare() takes them (pyscan.runtime.loader.signature)
+   args      one value per letter: an int (or anything with __index__) for the integer letters and P, a float for
+             f and d, packed to the letter's C type
+
+   Why it exists: cuda.core.launch takes about 5.4 us a launch on the H100 host where cuLaunchKernel from C takes
+   about 3 (docs/public_call_overhead.md), and a small pyscan call is one launch.  Which kernel, which geometry and
+   which arguments are the Python plans' business; this file only packs and launches.  libcuda is opened at the
+   first launch, so the module imports on machines without a driver. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef void *CUcontext;
+typedef CUresult (*launch_kernel_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    void *, void **, void **);
+typedef CUresult (*get_context_t)(CUcontext *);
+typedef CUresult (*set_context_t)(CUcontext);
+
+static launch_kernel_t launch_kernel;
+static get_context_t get_context;
+static set_context_t set_context;
+
+enum { MOST_ARGS = 32 };
+
+static int open_driver(void) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        PyErr_Format(PyExc_OSError, "pyscan launch: libcuda.so.1 could not be loaded (%s)", dlerror());
+        return -1;
+    }
+    get_context = (get_context_t)dlsym(lib, "cuCtxGetCurrent");
+    set_context = (set_context_t)dlsym(lib, "cuCtxSetCurrent");
+    launch_kernel = (launch_kernel_t)dlsym(lib, "cuLaunchKernel");
+    if (launch_kernel == NULL || get_context == NULL || set_context == NULL) {
+        PyErr_SetString(PyExc_OSError, "pyscan launch: libcuda.so.1 lacks cuLaunchKernel or cuCtxGet/SetCurrent");
+        launch_kernel = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static int fits(const char letter, long long v) {
+    switch (letter) {
+    case 'i': return v >= INT32_MIN && v <= INT32_MAX;
+    case 'I': return v >= 0 && v <= UINT32_MAX;
+    case 'h': return v >= INT16_MIN && v <= INT16_MAX;
+    case 'H': return v >= 0 && v <= UINT16_MAX;
+    case 'b': return v >= INT8_MIN && v <= INT8_MAX;
+    case 'B': case '?': return v >= 0 && v <= UINT8_MAX;
+    default: return 1;
+    }
+}
+
+/* Pack one argument into its 8-byte slot; -1 with a TypeError naming the argument if it does not fit. */
+static int pack(const char letter, PyObject *value, Py_ssize_t index, uint64_t *slot) {
+    if (letter == 'f' || letter == 'd') {
+        double v = PyFloat_AsDouble(value);
+        if (v == -1.0 && PyErr_Occurred()) goto bad;
+        if (letter == 'f') { float f = (float)v; memcpy(slot, &f, sizeof f); }
+        else memcpy(slot, &v, sizeof v);
+        return 0;
+    }
+    PyObject *integer = PyLong_CheckExact(value) ? (Py_INCREF(value), value) : PyNumber_Index(value);
+    if (integer == NULL && Py_TYPE(value)->tp_as_number && Py_TYPE(value)->tp_as_number->nb_int) {
+        PyErr_Clear();  /* pycuda's DeviceAllocation has __int__ only, as do NumPy's floats */
+        integer = PyNumber_Long(value);
+    }
+    if (integer == NULL) goto bad;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(integer, &overflow);
+    if (overflow > 0 && (letter == 'P' || letter == 'Q')) {  /* addresses and unsigned 64-bit values >= 2^63 */
+        unsigned long long u = PyLong_AsUnsignedLongLong(integer);
+        Py_DECREF(integer);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) goto bad;
+        *slot = u;
+        return 0;
+    }
+    Py_DECREF(integer);
+    if (overflow || (v == -1 && PyErr_Occurred()) || !fits(letter, v) ||
+        (v < 0 && (letter == 'P' || letter == 'Q'))) goto bad;
+    switch (letter) {
+    case 'i': case 'I': { uint32_t w = (uint32_t)v; memcpy(slot, &w, 4); break; }
+    case 'h': case 'H': { uint16_t w = (uint16_t)v; memcpy(slot, &w, 2); break; }
+    case 'b': case 'B': case '?': { uint8_t w = (uint8_t)v; memcpy(slot, &w, 1); break; }
+    case 'q': case 'Q': case 'P': *slot = (uint64_t)v; break;
+    default:
+        PyErr_Format(PyExc_TypeError, "argument %zd: unknown argument letter '%c'", index, letter);
+        return -1;
+    }
+    return 0;
+bad:
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "argument %zd (%R) does not fit its type '%c'", index, value, letter);
+    return -1;
+}
+
+static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs < 5) {
+        PyErr_SetString(PyExc_TypeError, "launch(context, function, stream, geometry, types, *args)");
+        return NULL;
+    }
+    if (launch_kernel == NULL && open_driver() < 0) return NULL;
+    void *context = PyLong_AsVoidPtr(args[0]);
+    void *function = PyLong_AsVoidPtr(args[1]);
+    void *stream = PyLong_AsVoidPtr(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *geometry = args[3];
+    if (!PyTuple_CheckExact(geometry) || PyTuple_GET_SIZE(geometry) != 7) {
+        PyErr_SetString(PyExc_TypeError, "geometry: expected (grid x, y, z, block x, y, z, shared bytes)");
+        return NULL;
+    }
+    unsigned dims[7];
+    for (int i = 0; i < 7; i++) {
+        unsigned long d = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(geometry, i));
+        if (d == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+        dims[i] = (unsigned)d;
+    }
+    Py_ssize_t length;
+    const char *types = PyBytes_Check(args[4]) ? PyBytes_AS_STRING(args[4]) : PyUnicode_AsUTF8AndSize(args[4], &length);
+    if (types == NULL) return NULL;
+    length = (Py_ssize_t)strlen(types);
+    if (length != nargs - 5 || length > MOST_ARGS) {
+        PyErr_Format(PyExc_TypeError, "expected %zd arguments (%s), got %zd", length, types, nargs - 5);
+        return NULL;
+    }
+    uint64_t slots[MOST_ARGS];
+    void *params[MOST_ARGS];
+    for (Py_ssize_t i = 0; i < length; i++) {
+        slots[i] = 0;
+        if (pack(types[i], args[5 + i], i, &slots[i]) < 0) return NULL;
+        params[i] = &slots[i];
+    }
+    CUcontext previous = NULL;
+    if (context != NULL) {
+        CUresult got = get_context(&previous);
+        if (got) return PyLong_FromLong(got);
+        if (previous == context) context = NULL;
+        else if ((got = set_context(context))) return PyLong_FromLong(got);
+    }
+    CUresult result = launch_kernel(function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6], stream,
+                                    params, NULL);
+    if (context != NULL) {
+        CUresult restored = set_context(previous);
+        if (!result) result = restored;
+    }
+    return PyLong_FromLong(result);
+}
+
+static PyMethodDef methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
+     "launch(context, function, stream, geometry, types, *args) -> CUresult: one cuLaunchKernel"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_launch", "One kernel launch from C (mechanism only).",
+                                    -1, methods};
+
+PyMODINIT_FUNC PyInit__launch(void) { return PyModule_Create(&module); }
