@@ -100,7 +100,7 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
     if kind is not None and algorithm == "auto" and stream is None and op in OPERATOR_NAMES:
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and read[1]:
-            return _auto_ready(kind, x, *read, op)
+            return AUTO_READY(kind, x, *read, op)
     if op not in OPERATOR_NAMES:
         check_op(op)
     if algorithm == "auto":
@@ -122,13 +122,15 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
         return call.finish_scalar(launch(call.x, op=op, call=call, out=call.empty((), call.dtype)))
 
 
-def _auto_ready(kind, x, address, n, dtype, device, stream, op):
-    global _auto_ready
-    first = REDUCTIONS.get(REDUCTIONS.choose())  # auto's first choice; it takes every length: auto's for every n
+def _auto_ready():
+    """The ready() of auto's first choice, which takes every length (so it is auto's choice for every n)."""
+    first = REDUCTIONS.get(REDUCTIONS.choose())
     if first.max_length is not None or first.ready is None:
-        raise RuntimeError(f"reduce: auto's first algorithm {first.name!r} must take any length and have ready()")
-    _auto_ready = first.ready
-    return _auto_ready(kind, x, address, n, dtype, device, stream, op)
+        raise RuntimeError(f"{first.name!r}, auto's first choice, must take any length and have ready()")
+    return first.ready
+
+
+AUTO_READY = _auto_ready()
 
 
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):

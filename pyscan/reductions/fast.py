@@ -98,7 +98,7 @@ class Plan:
     """What a launch needs for (dtype, op) on one device: the small and large builds, the blocks of each the device
     runs at once, the elements a block covers at one vector per thread, and the primary context it launches in."""
 
-    __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context")
+    __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context", "one_block")
 
     def __init__(self, dtype, op, device: int):
         self.small, self.large = (get_kernel(KERNEL, "reduce_fast", device=device, **macros)
@@ -107,6 +107,7 @@ class Plan:
         self.most_small, self.most_large = max_blocks(self.small, device), max_blocks(self.large, device)
         self.per_block = FAST_BLOCK * vector_width(dtype)
         self.context = driver.primary(device)
+        self.one_block = self.small.config(1, FAST_BLOCK)
 
     def choose(self, n: int) -> tuple:
         """(build, blocks) for n elements: one vector per thread on the small build while the resident blocks hold
@@ -121,7 +122,11 @@ _plans: dict = {}  # (dtype, op, device) -> Plan
 def plan(dtype, op, device: int) -> Plan:
     found = _plans.get((dtype, op, device))
     if found is None:
-        found = _plans[(dtype, op, device)] = Plan(dtype, op, device)
+        previous = driver.enter(device)  # a ready() call has not entered it: compiling and occupancy need it
+        try:
+            found = _plans[(dtype, op, device)] = Plan(dtype, op, device)
+        finally:
+            driver.leave(previous)
     return found
 
 
@@ -171,7 +176,11 @@ def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: st
     """The commonest call, pyscan.reduce(x) of a non-empty 1-D C-contiguous device array on its library's stream,
     made whole: the 0-d result allocated by x's library (kind), one launch in the device's primary context."""
     native, out = kind.new(x, (), dtype, device, stream)
-    launch_into(out, address, n, dtype, op, device, stream, driver._primary.get(device) or driver.primary(device))
+    p = _plans.get((dtype, op, device)) or plan(dtype, op, device)
+    if n <= p.per_block:  # one block: no workspace (launch_into's rule, without its look-ups)
+        p.small.launch_typed(p.context, stream, p.one_block, out, 0, 0, address, n)
+    else:
+        launch_into(out, address, n, dtype, op, device, stream, p.context)
     return native
 
 

@@ -92,7 +92,7 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
             exclusive is False or exclusive is True):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None:
-            return _auto_ready(kind, x, *read, op, exclusive)
+            return AUTO_READY(kind, x, *read, op, exclusive)
     if op not in OPERATOR_NAMES:
         check_op(op)
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
@@ -124,13 +124,15 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
         return call.finish(result)
 
 
-def _auto_ready(kind, x, address, n, dtype, device, stream, op, exclusive):
-    global _auto_ready
-    first = SCANS.get(SCANS.choose())  # auto's first choice; it takes every length, so it is auto's for every n
+def _auto_ready():
+    """The ready() of auto's first choice, which takes every length (so it is auto's choice for every n)."""
+    first = SCANS.get(SCANS.choose())
     if first.max_length is not None or first.ready is None:
-        raise RuntimeError(f"scan: auto's first algorithm {first.name!r} must take any length and have ready()")
-    _auto_ready = first.ready
-    return _auto_ready(kind, x, address, n, dtype, device, stream, op, exclusive)
+        raise RuntimeError(f"{first.name!r}, auto's first choice, must take any length and have ready()")
+    return first.ready
+
+
+AUTO_READY = _auto_ready()
 
 
 __all__ = ["SCANS", "SCAN_ALGORITHMS", "SUPPORTED_DTYPES", "scan"]

@@ -280,7 +280,11 @@ def plan(dtype, op, vector: bool, small: bool, device: int) -> Plan:
     key = (dtype, op, vector, small, device)
     found = _plans.get(key)
     if found is None:
-        found = _plans[key] = Plan(dtype, op, vector, small, device)
+        previous = driver.enter(device)  # a ready() call has not entered it: compiling and attributes need it
+        try:
+            found = _plans[key] = Plan(dtype, op, vector, small, device)
+        finally:
+            driver.leave(previous)
     return found
 
 

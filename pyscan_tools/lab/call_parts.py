@@ -39,6 +39,12 @@ def main():
     config = core.LaunchConfig(grid=(4, 1, 1), block=(256, 1, 1), shmem_size=0)
     stream = driver.stream(0)
     context, geometry = driver.primary(0), fn.config(4, 256)
+    import pycuda.gpuarray as ga
+    from numba import cuda as numba_cuda
+
+    pyscan.pycuda_context()
+    i32, g, nb = np.dtype(np.int32), ga.to_gpu(np.arange(1024, dtype=np.int32)), numba_cuda.to_device(np.arange(1024))
+    pyscan.reduce(g), pyscan.reduce(nb)  # their kinds seen: the calls below take ready()
     args = (out.data_ptr(), t.data_ptr(), np.int32(2), np.int64(1024))
     rows = [
         ("cuda.core launch, config and args ready", lambda: core.launch(stream, config, fn.kernel, *args)),
@@ -47,6 +53,10 @@ def main():
         ("arrays.TORCH.ready / CUPY.ready", lambda: (arrays.TORCH.ready(t), arrays.CUPY.ready(c))),
         ("arrays.TORCH.new(0-d)", lambda: arrays.TORCH.new(t, (), np.dtype(np.int32), 0, 0)),
         ("arrays.CUPY.new(0-d)", lambda: arrays.CUPY.new(c, (), np.dtype(np.int32), 0, 0)),
+        ("arrays.GPUARRAY.ready / .new(0-d)", lambda: (arrays.GPUARRAY.ready(g), arrays.GPUARRAY.new(g, (), i32, 0, 0))),
+        ("arrays.NUMBA.ready / .new(0-d)", lambda: (arrays.NUMBA.ready(nb), arrays.NUMBA.new(nb, (), i32, 0, 0))),
+        ("driver.allocate(4 bytes)", lambda: driver.allocate(4, 0, 0)),
+        ("pyscan.reduce(GPUArray) / (Numba)", lambda: (pyscan.reduce(g), pyscan.reduce(nb))),
         ("cuCtxGetCurrent (cuda.bindings)", lambda: cu.cuCtxGetCurrent()),
         ("driver.enter + leave", lambda: driver.leave(driver.enter(0))),
         ("begin(torch)", lambda: arrays.begin(t, what="x", dtypes=(np.int32,))),

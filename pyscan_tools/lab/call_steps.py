@@ -71,30 +71,42 @@ if __name__ == "__main__" and "--bench-like" not in sys.argv:
 
 
 def bench_like():
-    """The bench's own timing (pyscan.timing event timers, batches of about 2 ms, median of 5) for the same calls,
-    with the garbage collector on and off, and with the bench's short warm-up against a long one."""
+    """The bench's own timing (CUDA events around a batch, the median of 7) for the same calls, in batches of 80 and
+    of 2000, garbage collector on and off, beside the host's own time to issue the batch (perf_counter before the
+    end event): whether a call is host- or device-bound at the bench's batch size."""
     import gc
+    import statistics
 
     import cupy
     import torch
 
     from pyscan.timing import event_timer
 
-    c = cupy.arange(1024, dtype=cupy.int32)
-    t = torch.arange(1024, dtype=torch.int32, device="cuda")
+    c = cupy.arange(1 << 16, dtype=cupy.int32)
+    t = torch.arange(1 << 16, dtype=torch.int32, device="cuda")
     rows = (("pyscan.reduce(cupy)", "cupy", lambda: pyscan.reduce(c)), ("pyscan.scan(cupy)", "cupy", lambda: pyscan.scan(c)),
             ("pyscan.reduce(torch)", "torch", lambda: pyscan.reduce(t)), ("torch.sum", "torch", lambda: torch.sum(t)),
-            ("cupy.sum", "cupy", lambda: c.sum()))
+            ("torch.amax", "torch", lambda: torch.amax(t)), ("cupy.sum", "cupy", lambda: c.sum()))
     for name, library, fn in rows:
         timer = event_timer(library)
-        for label, setup in (("gc on", gc.enable), ("gc off", gc.disable)):
-            setup()
-            for _ in range(3):
-                fn()
-            batches = sorted(timer.per_call_ms(fn, 80) * 1e3 for _ in range(7))
-            gc.enable()
-            print(f"{name:<24}{label:<8} batches of 80: median {batches[3]:.2f} us, min {batches[0]:.2f}, "
-                  f"max {batches[-1]:.2f}")
+        for calls in (80, 2000):
+            for label, setup in (("gc on", gc.enable), ("gc off", gc.disable)):
+                setup()
+                for _ in range(3):
+                    fn()
+                events, host = [], []
+                for _ in range(7):
+                    timer.start.record()
+                    t0 = time.perf_counter()
+                    for _ in range(calls):
+                        fn()
+                    host.append((time.perf_counter() - t0) / calls * 1e6)
+                    timer.end.record()
+                    timer.end.synchronize()
+                    events.append(timer.elapsed(timer.start, timer.end) / calls * 1e3)
+                gc.enable()
+                print(f"{name:<22}{calls:>5} calls {label:<7} events {statistics.median(events):6.2f} us, host "
+                      f"{statistics.median(host):6.2f} us", flush=True)
 
 
 if __name__ == "__main__" and "--bench-like" in sys.argv:
