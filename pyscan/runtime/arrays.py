@@ -9,7 +9,11 @@ that says what was expected and what came) and returns the `Call`, which the dri
         driver(call.x, out, ..., call=call)     # drivers see .gpudata / .shape / .dtype / .size, launch on
         return call.finish(out)                 #   call.stream; the caller's kind back: CuPy in, CuPy out
 
-Every kind takes this one path; what differs is how a kind is read (`Kind.view`) and made (`Kind.empty`).
+What differs between kinds is how one is read (`Kind.view`) and made (`Kind.empty`).  The commonest call --
+`pyscan.scan(x)` / `pyscan.reduce(x)` of a 1-D C-contiguous device array of a type seen before, with default
+arguments -- is read by `READY[type(x)].ready(x)` (address, length, dtype, device, stream; None sends it to
+begin()) and made whole by the auto algorithm's `ready()`, which allocates with `Kind.new` and launches through the
+same plan and `launch()` as a Call's driver, in the device's primary context, with no Call and no `with`.
 
 * **No copies of device input.**  A device array is used where it is (any offset); one that is not C-contiguous is
   refused with a ValueError saying how to make it contiguous.  A NumPy array is copied to the device (made

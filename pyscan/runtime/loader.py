@@ -1,11 +1,12 @@
-"""The kernels of kernels/, compiled at run time by pycuda and launched through cuda.core.
+"""The kernels of kernels/, compiled at run time by pycuda, loaded by cuda.core, launched by pyscan's launcher.
 
     fn = get_kernel("scan/kogge_stone.cu", "kogge_stone_scan", SECTION_SIZE=1024, ELEM_TYPE="float")
     fn.prepared_async_call(grid, block, stream, out.gpudata, x.gpudata, n)     # PyCUDA's spelling
 
 What the loader does: it reads the kernel file, inlines its local #includes and puts the #defines before it; pycuda's
 compiler (`pycuda.compiler.compile`: the nvcc call and on-disk cache `SourceModule` uses) makes the cubin for the
-device; cuda.core loads it (`ObjectCode.from_cubin`) and launches it on the caller's stream (`cuda.core.launch`).
+device; cuda.core loads it (`ObjectCode.from_cubin`); `Kernel` launches it on the caller's stream, through
+`_launch.c` (cuLaunchKernel from C, built by setup.py) or, where that is not built, `cuda.core.launch`.
 `source_module(relpath, **defines)` gives the same file as pycuda's own `SourceModule`, for learners following
 Hands-On ch. 4 (`SourceModule` -> `get_function` -> launch).
 
@@ -22,7 +23,7 @@ Hands-On ch. 4 (`SourceModule` -> `get_function` -> launch).
   built before.
 * **Prepared functions.**  The argument types are read off the `__global__` signature (pointers -> "P",
   `int` -> "i", `long long` -> "q", the element type as specialised, ...) once, as pycuda's `prepare()` takes them;
-  a `Kernel` turns each argument into that C type (NumPy scalars, which is what cuda.core passes by value).
+  the launcher packs each argument as that C type (for cuda.core: NumPy scalars, which it passes by value).
 """
 
 from __future__ import annotations
