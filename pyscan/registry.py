@@ -114,6 +114,14 @@ class Registry:
         raise ValueError(f"{self.pattern}: no algorithm of the auto priority {self.auto_priority} is registered "
                          f"and takes {n} elements")
 
+    def auto_ready(self) -> Callable:
+        """The ready() of auto's first choice, which must take every length (so it is auto's choice for every n)."""
+        first = self.get(self.choose())
+        if first.max_length is not None or first.ready is None:
+            raise RuntimeError(f"{self.pattern}: {first.name!r}, auto's first choice, must take any length and have "
+                               "ready()")
+        return first.ready
+
     def __iter__(self):
         return iter(self._algorithms[name] for name in self.names())
 

@@ -122,15 +122,7 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
         return call.finish_scalar(launch(call.x, op=op, call=call, out=call.empty((), call.dtype)))
 
 
-def _auto_ready():
-    """The ready() of auto's first choice, which takes every length (so it is auto's choice for every n)."""
-    first = REDUCTIONS.get(REDUCTIONS.choose())
-    if first.max_length is not None or first.ready is None:
-        raise RuntimeError(f"{first.name!r}, auto's first choice, must take any length and have ready()")
-    return first.ready
-
-
-AUTO_READY = _auto_ready()
+AUTO_READY = REDUCTIONS.auto_ready()  # the commonest call's whole path
 
 
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):

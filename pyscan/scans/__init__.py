@@ -124,15 +124,7 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
         return call.finish(result)
 
 
-def _auto_ready():
-    """The ready() of auto's first choice, which takes every length (so it is auto's choice for every n)."""
-    first = SCANS.get(SCANS.choose())
-    if first.max_length is not None or first.ready is None:
-        raise RuntimeError(f"{first.name!r}, auto's first choice, must take any length and have ready()")
-    return first.ready
-
-
-AUTO_READY = _auto_ready()
+AUTO_READY = SCANS.auto_ready()  # the commonest call's whole path
 
 
 __all__ = ["SCANS", "SCAN_ALGORITHMS", "SUPPORTED_DTYPES", "scan"]
