@@ -1,33 +1,8 @@
 """Arrays in and out: NumPy, pycuda GPUArray, CuPy, torch, Numba, and anything with `__cuda_array_interface__`.
 
-Every public GPU function starts with `begin(x, ...)`, which checks x *before anything touches the GPU* (a message
-that says what was expected and what came) and returns the `Call`, which the drivers are handed explicitly:
-
-    call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, stream=stream)
-    with call:                                  # x's device current in this thread for the call
-        out = call.result(x.shape, x.dtype)     # a new array of the caller's kind (or call.expect_out(out, ...))
-        driver(call.x, out, ..., call=call)     # drivers see .gpudata / .shape / .dtype / .size, launch on
-        return call.finish(out)                 #   call.stream; the caller's kind back: CuPy in, CuPy out
-
-What differs between kinds is how one is read (`Kind.view`) and made (`Kind.empty`).  The commonest call --
-`pyscan.scan(x)` / `pyscan.reduce(x)` of a 1-D C-contiguous device array of a type seen before, with default
-arguments -- is read by `READY[type(x)].ready(x)` (address, length, dtype, device, stream; None sends it to
-begin()) and made whole by the auto algorithm's `ready()`, which allocates with `Kind.new` and launches through the
-same plan and `launch()` as a Call's driver, in the device's primary context, with no Call and no `with`.
-
-* **No copies of device input.**  A device array is used where it is (any offset); one that is not C-contiguous is
-  refused with a ValueError saying how to make it contiguous.  A NumPy array is copied to the device (made
-  contiguous first if it is not), the result copied back.  The input is never modified.
-* **Results in the caller's kind**, allocated by the caller's library on the caller's device: `cupy.empty`,
-  `torch.empty`, `numba.cuda.device_array`; for GPUArray input and other `__cuda_array_interface__` objects a
-  GPUArray over pyscan's stream-ordered memory (pyscan.runtime.driver), which NumPy input and scratch use too.
-* **Streams.**  `stream=None` means: CuPy and torch input on that library's *current* stream (ordered with the
-  caller's work exactly like a CuPy or torch operation), Numba and other `__cuda_array_interface__` input on the
-  stream the array names (v3 of the interface), NumPy and GPUArray input on the legacy default stream.  Any other
-  stream is used as given; ordering it after the producer of x is then the caller's job, as with CuPy's and
-  torch's own `with stream:` blocks.
-* **Devices.**  Device data runs on the device that holds it (its primary context made current in this thread for
-  the call; a GPUArray keeps a context already current on its device); NumPy input on `CUDA_DEVICE` or device 0.
+`begin(x, ...)` checks x before anything touches the GPU and returns the `Call` the drivers are handed; a `Kind`
+reads (`view`, `ready`) and makes (`empty`, `new`) one library's arrays.  docs/runtime.md says what a call promises:
+no copies of device input, results in the caller's kind, the caller's stream and device.
 """
 
 from __future__ import annotations
@@ -75,6 +50,14 @@ def describe(x) -> str:
     return f"{type(x).__name__} {x!r}"[:200]
 
 
+def _c_strides(shape, itemsize) -> tuple:
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
 def _c_contiguous(shape, strides, itemsize) -> bool:
     if strides is None:
         return True
@@ -89,16 +72,18 @@ def _c_contiguous(shape, strides, itemsize) -> bool:
 # --- the kinds of array -------------------------------------------------------------------------------------------
 
 class Kind:
-    """How one library's arrays are read and made.  `view(x)` -> (address, shape, dtype, C-contiguous, device or None
-    to look up from the address); `default_stream(x, device)`; `empty(shape, dtype, device, stream, on_default)` -> a
-    new array of the library's own type usable on `stream` (on_default: `stream` is the one default_stream gave)."""
+    """How one library's arrays are read and made.  `view(x)` -> (address, shape, dtype, C-contiguous, device or None:
+    look it up from the address, stream or None: default_stream(x, device) gives it); `empty(shape, dtype, device,
+    stream, on_default)` -> a new array of the library's own type usable on `stream` (on_default: `stream` is the
+    caller's default)."""
 
     name = ""
     fix_contiguous = "a contiguous copy"
     keep_any_on_device = False  # run in the thread's current context when it is on the array's device (pycuda)
 
     def default_stream(self, x, device) -> int:
-        return 0
+        """The stream a call on x runs on when it names none."""
+        return self.view(x)[5]
 
     def empty(self, shape, dtype, device, stream, on_default=True):
         buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
@@ -111,20 +96,45 @@ class Kind:
         return native.reshape(())
 
     def ready(self, x):
-        """(address, length, dtype, device, stream) of a 1-D C-contiguous array of this kind that the commonest call
-        takes as it is (its library's stream, pyscan's kernels launched in the device's primary context), or None
-        (begin() then takes x, and says what is wrong if anything is).  Pool kinds: only while the device's primary
-        context is current, where the pool allocates and the caller's memory lives."""
-        return None
+        """(address, length, dtype, device, stream) of a 1-D C-contiguous array that the commonest call takes as it is
+        (on its library's stream, pyscan's kernels launched in the device's primary context), or None: begin() then
+        takes x, and says what is wrong if anything is.  An array whose device is looked up from its address (its
+        results come from pyscan's pool) only while that device's primary context is current."""
+        try:
+            address, shape, dtype, contiguous, device, stream = self.view(x)
+        except TypeError:
+            return None
+        if len(shape) != 1 or not contiguous or dtype not in READY_DTYPES:
+            return None
+        if device is None:
+            device = driver.device_of_pointer(address)
+            if driver._primary.get(device) != driver.current_context():
+                return None
+        return address, shape[0], dtype, device, self.default_stream(x, device) if stream is None else stream
 
     def new(self, x, shape, dtype, device, stream):
-        """(a new array of this kind, its address) on the default stream ready() gave."""
+        """(a new array of this kind, its address) on the stream ready() gave."""
         native = self.empty(shape, dtype, device, stream)
         return native, self.pointer(native)
 
-    @staticmethod
-    def _on_primary(device) -> bool:
-        return driver._primary.get(device) == int(driver._cu.cuCtxGetCurrent()[1])
+
+class _Templated(Kind):
+    """A kind whose library builds arrays in Python costing several µs (pycuda's GPUArray, numba's DeviceNDArray):
+    its results copy the attributes of one array its own constructor made for that shape, dtype and device, and are
+    then given their memory."""
+
+    _templates: dict = {}
+
+    def like(self, make, shape, dtype, device):
+        key = (type(self), shape, dtype, device)
+        template = self._templates.get(key)
+        if template is None:
+            template = make()
+            if len(self._templates) < 1024:
+                self._templates[key] = template
+        new = type(template).__new__(type(template))
+        new.__dict__.update(template.__dict__)
+        return new
 
 
 class _NumPy(Kind):
@@ -133,7 +143,7 @@ class _NumPy(Kind):
     name = "numpy"
 
     def view(self, x):
-        return 0, x.shape, x.dtype, True, driver.default_device()
+        return 0, x.shape, x.dtype, True, driver.default_device(), 0
 
 
 class _Own(Kind):
@@ -142,33 +152,28 @@ class _Own(Kind):
     name = "pyscan"
 
     def view(self, x):
-        return x.gpudata, x.shape, x.dtype, True, None
+        return x.gpudata, x.shape, x.dtype, True, None, 0
 
 
-class _GPUArray(Kind):
+class _GPUArray(_Templated):
     """pycuda GPUArrays: used where they are; results GPUArrays over pyscan's memory (no pycuda context needed)."""
 
     name, fix_contiguous, keep_any_on_device = "pycuda", "x.copy()", True
 
     def view(self, x):
         address = x.gpudata  # None for an empty GPUArray
-        return (int(address) if address is not None else 0), x.shape, x.dtype, x.flags.c_contiguous, None
+        return (int(address) if address is not None else 0), x.shape, x.dtype, x.flags.c_contiguous, None, 0
 
     def empty(self, shape, dtype, device, stream, on_default=True):
         import pycuda.gpuarray as ga
 
         buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
-        return ga.GPUArray(shape, dtype, gpudata=int(buffer.handle), base=buffer)
+        array = self.like(lambda: ga.GPUArray(shape, dtype, gpudata=0), shape, dtype, device)
+        array.gpudata, array.base = int(buffer.handle), buffer
+        return array
 
     def pointer(self, native) -> int:
         return int(native.gpudata) if native.gpudata is not None else 0
-
-    def ready(self, x):
-        if len(x.shape) != 1 or not x.flags.c_contiguous or x.gpudata is None or x.dtype not in READY_DTYPES:
-            return None
-        address = int(x.gpudata)
-        device = driver.device_of_pointer(address)
-        return (address, x.shape[0], x.dtype, device, 0) if self._on_primary(device) else None
 
 
 class _Interface(_GPUArray):
@@ -180,50 +185,24 @@ class _Interface(_GPUArray):
         cai = x.__cuda_array_interface__
         dtype = np.dtype(cai["typestr"])
         shape = tuple(cai["shape"])
-        return int(cai["data"][0]), shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), None
-
-    def default_stream(self, x, device):
-        return int(x.__cuda_array_interface__.get("stream") or 0)
-
-    def ready(self, x):
-        cai = x.__cuda_array_interface__
-        shape, strides = cai["shape"], cai.get("strides")
-        if len(shape) != 1 or (shape[0] > 1 and strides is not None and strides[0] != int(cai["typestr"][2:])):
-            return None
-        dtype = np.dtype(cai["typestr"])
-        address = int(cai["data"][0])
-        device = driver.device_of_pointer(address)
-        if dtype not in READY_DTYPES or not self._on_primary(device):
-            return None
-        return address, shape[0], dtype, device, int(cai.get("stream") or 0)
+        return (int(cai["data"][0]), shape, dtype, _c_contiguous(shape, cai.get("strides"), dtype.itemsize), None,
+                int(cai.get("stream") or 0))
 
 
-class _Numba(_Interface):
+class _Numba(_Templated):
     """Numba device arrays, read from their own attributes (cheaper than building the interface's dict)."""
 
     name, fix_contiguous = "numba", "x.copy_to_host() and back, or a C-contiguous device array"
-
-    def view(self, x):
-        return (x.device_ctypes_pointer.value or 0), x.shape, x.dtype, x.is_c_contiguous(), None
-
-    def default_stream(self, x, device):
-        stream = x.stream
-        return int(stream.handle.value or 0) if stream else 0
-
-    def ready(self, x):
-        if x.ndim != 1 or not x.is_c_contiguous() or x.dtype not in READY_DTYPES:
-            return None
-        address = x.device_ctypes_pointer.value or 0
-        device = driver.device_of_pointer(address)
-        stream = x.stream
-        return (address, x.shape[0], x.dtype, device, int(stream.handle.value or 0) if stream else 0) if \
-            self._on_primary(device) else None
-
     _contexts: dict = {}  # device -> (numba's context of it, numba's device-pointer type)
 
+    def view(self, x):
+        stream = x.stream
+        return ((x.device_ctypes_pointer.value or 0), x.shape, x.dtype, x.is_c_contiguous(), None,
+                int(stream.handle.value or 0) if stream else 0)
+
     def empty(self, shape, dtype, device, stream, on_default=True):
-        """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc; its
-        from_cuda_array_interface looks the context up twice a call): numba's context of the device kept."""
+        """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc),
+        with numba's context of the device kept."""
         from numba.cuda.cudadrv import devicearray
         from numba.cuda.cudadrv import driver as numba_driver
 
@@ -239,12 +218,11 @@ class _Numba(_Interface):
             pointer = binding.CUdeviceptr if getattr(numba_driver, "USE_NV_BINDING", False) else ctypes.c_void_p
             known = self._contexts[device] = (context, pointer)
         context, pointer = known
-        strides, step = [], dtype.itemsize
-        for extent in reversed(shape):
-            strides.append(step)
-            step *= max(extent, 1)
         data = numba_driver.MemoryPointer(context, pointer(int(buffer.handle)), nbytes, owner=buffer)
-        return devicearray.DeviceNDArray(shape, tuple(reversed(strides)), dtype, gpu_data=data)
+        array = self.like(lambda: devicearray.DeviceNDArray(shape, _c_strides(shape, dtype.itemsize), dtype,
+                                                            gpu_data=data), shape, dtype, device)
+        array.gpu_data, array.alloc_size = data, nbytes
+        return array
 
     def pointer(self, native) -> int:
         return native.device_ctypes_pointer.value or 0
@@ -256,17 +234,10 @@ class _CuPy(Kind):
 
     def view(self, x):
         data = x.data
-        return data.ptr, x.shape, x.dtype, x.flags.c_contiguous, data.device_id
+        return data.ptr, x.shape, x.dtype, x.flags.c_contiguous, data.device_id, None
 
     def pointer(self, native) -> int:
         return native.data.ptr
-
-    def ready(self, x):
-        if x.ndim != 1 or not x.flags.c_contiguous or x.dtype not in READY_DTYPES:
-            return None
-        data = x.data
-        device = data.device_id
-        return data.ptr, x.size, x.dtype, device, self.default_stream(x, device)
 
     def default_stream(self, x, device):
         cupy = sys.modules["cupy"]
@@ -309,15 +280,13 @@ class _Torch(Kind):
         cls._current = raw or (lambda d: torch.cuda.current_stream(d).cuda_stream)
 
     def view(self, x):
-        if not self._to_numpy:
-            self._dtypes()
         if not x.is_cuda:
             raise TypeError(f"a torch tensor on {x.device}: pyscan takes CUDA tensors (x.cuda()) or NumPy arrays "
                             "(x.numpy())")
         dtype = self._to_numpy.get(x.dtype)
         if dtype is None:
             raise TypeError(f"unsupported dtype {x.dtype}")
-        return x.data_ptr(), tuple(x.shape), dtype, x.is_contiguous(), x.get_device()
+        return x.data_ptr(), tuple(x.shape), dtype, x.is_contiguous(), x.get_device(), None
 
     def pointer(self, native) -> int:
         return native.data_ptr()
@@ -325,17 +294,7 @@ class _Torch(Kind):
     def default_stream(self, x, device):
         return self._current(device)
 
-    def ready(self, x):
-        if x.dim() != 1 or not x.is_cuda or not x.is_contiguous():
-            return None
-        dtype = self._to_numpy.get(x.dtype)
-        if dtype not in READY_DTYPES:
-            return None
-        device = x.get_device()
-        return x.data_ptr(), x.shape[0], dtype, device, self._current(device)
-
     def new(self, x, shape, dtype, device, stream):
-        """torch.empty_like: x's shape, or 0-d (empty_like of a 0-d tensor kept per dtype and device)."""
         native = self.empty_like(x, shape, dtype, device, stream)
         return native, native.data_ptr()
 
@@ -498,7 +457,7 @@ class Call:
             raise TypeError(f"{what}: expected {'a NumPy array' if self.kind is NUMPY else 'a device array'} like the "
                             f"input, got {describe(out)}")
         try:
-            address, out_shape, out_dtype, contiguous, device = kind.view(out)
+            address, out_shape, out_dtype, contiguous, device, _ = kind.view(out)
         except TypeError as exc:
             raise TypeError(f"{what}: {exc}") from None
         if tuple(out_shape) != tuple(shape) or np.dtype(out_dtype) != dtype:
@@ -566,7 +525,7 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     if kind is None:
         raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(x)}")
     try:
-        address, shape, dtype, contiguous, device = kind.view(x)
+        address, shape, dtype, contiguous, device, own_stream = kind.view(x)
     except TypeError as exc:
         raise TypeError(f"{what}: {exc}") from None
     if type(shape) is not tuple:
@@ -588,14 +547,8 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
         device = driver.device_of_pointer(address)
     if kind is NUMPY:  # x is made contiguous (copied only if it is not) when the call uploads it, after every check
         return Call(kind, None, x, shape, dtype, size, device, handle or 0, True)
-    return _device_call(kind, x, address, shape, dtype, size, device, handle)
-
-
-def _device_call(kind, x, address, shape, dtype, size, device, handle) -> Call:
-    """The Call of a checked device array: x itself for the kinds the drivers take as they are, else a DeviceView;
-    on `handle`, or the stream the kind says is its default (None)."""
     view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, size)
-    default = kind.default_stream(x, device)
+    default = kind.default_stream(x, device) if own_stream is None else own_stream
     handle = default if handle is None else handle
     return Call(kind, view, None, shape, dtype, size, device, handle, handle == default)
 

@@ -1,19 +1,7 @@
-"""The CUDA runtime pyscan stands on: NVIDIA's cuda.core (devices, streams, kernels, launches, stream-ordered memory)
-and its cuda.bindings (the few driver calls cuda.core leaves to them: copies to and from host memory, memsets, the
-current context).  pycuda is pyscan's compiler (pyscan.runtime.loader); nothing here needs its context stack.
-
-* **Devices.**  pyscan works in each device's primary context, as the CUDA runtime, CuPy, PyTorch and Numba do, so
-  they share one process, one device and each other's memory.  `enter(ordinal)` makes that context current in the
-  calling thread for a call (a no-op when it is, the common case) and `leave` puts back what was there.
-* **Streams.**  `stream(handle)` is cuda.core's `Stream` over a `cudaStream_t`, made once per handle
-  (`Stream.from_handle`): the caller's stream is used as it is, never synchronised.
-* **Memory.**  For calls whose caller has no allocator of its own (NumPy and GPUArray input) and for scratch: one
-  stream-ordered pool per device (cuda.core's `DeviceMemoryResource`), kept as CuPy's and torch's caching
-  allocators keep theirs.  A buffer is freed on its stream when it goes.  Out of memory raises OutOfMemoryError with
-  what was asked and what the device has free.
-
-Importing this module needs nothing; the first GPU call imports cuda.core, and a missing piece (cuda.core, pycuda,
-the driver, a device) raises GPUUnavailableError naming it.
+"""The CUDA runtime pyscan stands on: NVIDIA's cuda.core (devices, streams, kernels, stream-ordered memory) and
+its cuda.bindings (copies to and from host memory, memsets, the current context).  Each device's primary context,
+the caller's streams as they are, one pool per device (docs/runtime.md).  Importing this module needs nothing; the
+first GPU call imports cuda.core, and a missing piece raises GPUUnavailableError naming it.
 """
 
 from __future__ import annotations
@@ -77,6 +65,11 @@ def _setup():
                                           "pyscan's GPU functions need an NVIDIA GPU and its driver.") from None
             raise GPUUnavailableError(f"pycuda (pyscan's kernel compiler) is not installed ({text}); "
                                       f"{_INSTALL_HINT}.") from None
+        try:
+            from . import _launch  # noqa: F401
+        except ImportError as exc:
+            raise GPUUnavailableError(f"pyscan's kernel launcher is not built ({exc}); `pip install -e .` in the "
+                                      "checkout builds it (or `python setup.py build_ext --inplace`)") from None
         try:
             _check(cu.cuInit(0), "cuInit")
             count = _check(cu.cuDeviceGetCount(), "cuDeviceGetCount")

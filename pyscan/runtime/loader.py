@@ -3,38 +3,17 @@
     fn = get_kernel("scan/kogge_stone.cu", "kogge_stone_scan", SECTION_SIZE=1024, ELEM_TYPE="float")
     fn.prepared_async_call(grid, block, stream, out.gpudata, x.gpudata, n)     # PyCUDA's spelling
 
-What the loader does: it reads the kernel file, inlines its local #includes and puts the #defines before it; pycuda's
-compiler (`pycuda.compiler.compile`: the nvcc call and on-disk cache `SourceModule` uses) makes the cubin for the
-device; cuda.core loads it (`ObjectCode.from_cubin`); `Kernel` launches it on the caller's stream, through
-`_launch.c` (cuLaunchKernel from C, built by setup.py) or, where that is not built, `cuda.core.launch`.
-`source_module(relpath, **defines)` gives the same file as pycuda's own `SourceModule`, for learners following
-Hands-On ch. 4 (`SourceModule` -> `get_function` -> launch).
-
-* **Specialisation by #define.**  Keyword arguments become `#define NAME value` lines put before the file;
-  each kernel file gives a default for every macro it takes (`#ifndef NAME / #define NAME default`), so it
-  also compiles on its own with `nvcc -arch=sm_90 -cubin file.cu`.  Values are ints or C type names.
-* **Includes.**  Kernel files include shared headers by relative path (`#include "../common/operators.cuh"`),
-  which works for plain nvcc.  SourceModule compiles a string in a temporary folder, so the loader inlines
-  those includes itself, with `#line` directives: nvcc's messages name the real `.cu` file and line.
-* **Cache.**  Modules in-process on (the expanded source text, options, architecture); kernels on (file,
-  function, defines, options, architecture), checked against the files' modification times (at most once a second),
-  so a kernel file edited in a running session is compiled again.  A second call compiles nothing and returns the
-  same function.  pycuda's own disk cache (~/.cache/pycuda) stays on, so a new process skips nvcc for kernels
-  built before.
-* **Prepared functions.**  The argument types are read off the `__global__` signature (pointers -> "P",
-  `int` -> "i", `long long` -> "q", the element type as specialised, ...) once, as pycuda's `prepare()` takes them;
-  the launcher packs each argument as that C type (for cuda.core: NumPy scalars, which it passes by value).
+Keyword arguments become `#define`s before the file, local `#include`s are inlined with `#line` markers, pycuda's
+`compile()` (SourceModule's nvcc call and disk cache) makes the cubin, cuda.core loads it, and the argument types are
+read off the `__global__` signature as pycuda's prepare() takes them (docs/runtime.md, "Kernels").
 """
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
 from pathlib import Path
-
-import numpy as np
 
 from ..errors import KernelCompileError
 from . import driver
@@ -262,26 +241,18 @@ def source_module(relpath: str, *, options: tuple = (), **defines):
         raise _compile_error(relpath, defines, exc) from None
 
 
-# How each prepare() letter reaches the kernel when cuda.core launches it (the C launcher is not built): as a NumPy
-# scalar of its C type, which cuda.core passes by value.  A Python int goes as a 64-bit integer, so for "P" (an
-# address) and "q" (long long) an int is passed as it is.
-_CONVERT = {"i": np.int32, "I": np.uint32, "q": np.int64, "Q": np.uint64, "h": np.int16, "H": np.uint16,
-            "b": np.int8, "B": np.uint8, "f": np.float32, "d": np.float64, "?": np.bool_, "P": int}
-_INT_AS_IS = frozenset("Pq")
-
-try:  # the launcher setup.py builds (pyscan/runtime/_launch.c); without it, or with PYSCAN_LAUNCH=cuda.core, cuda.core
-    from ._launch import launch as _c_launch  # launches
+try:  # pyscan/runtime/_launch.c, built by setup.py; where it is not, driver.ready() says so before any launch
+    from ._launch import launch as _c_launch
 except ImportError:
     _c_launch = None
-if os.environ.get("PYSCAN_LAUNCH") == "cuda.core":
-    _c_launch = None
+
 
 
 def launch_path() -> str:
     """How kernels are launched in this process (`python -m pyscan info` prints it)."""
-    if _c_launch is not None:
-        return "cuLaunchKernel from C (pyscan.runtime._launch), kernels loaded by cuda.core"
-    return "cuda.core.launch (the C launcher pyscan/runtime/_launch.c is not built: `pip install -e .` builds it)"
+    if _c_launch is None:
+        return "none: the launcher pyscan/runtime/_launch.c is not built (`pip install -e .` builds it)"
+    return "cuLaunchKernel from C (pyscan.runtime._launch), kernels loaded by cuda.core"
 
 
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT
@@ -293,15 +264,12 @@ class Kernel:
     object pyscan takes); `prepared_call(...)` on the legacy default stream, as pycuda's does.  Plans keep a
     geometry (`config()`) and call `launch_typed()` with it."""
 
-    __slots__ = ("name", "kernel", "function", "arg_types", "_convert", "_configs", "_core_configs", "__weakref__")
+    __slots__ = ("name", "kernel", "function", "arg_types", "_configs", "__weakref__")
 
     def __init__(self, name: str, kernel, arg_types: str):
         self.name, self.kernel, self.arg_types = name, kernel, arg_types
         self.function = int(kernel.handle)  # a CUkernel: cuLaunchKernel launches it in the current context
-        # (position, C type, an int passes as it is) of every argument, for cuda.core's launch
-        self._convert = tuple((i, _CONVERT[code], code in _INT_AS_IS) for i, code in enumerate(arg_types))
         self._configs: dict = {}  # (grid, block, shared) -> geometry tuple
-        self._core_configs: dict = {}  # geometry -> cuda.core LaunchConfig
 
     def prepared_call(self, grid, block, *args, shared_size: int = 0):
         self.launch(0, grid, block, args, shared_size)
@@ -316,53 +284,17 @@ class Kernel:
     def launch_typed(self, context: int, handle: int, geometry: tuple, *args):
         """One launch in `context` (a primary context's handle, driver.primary(); 0: the thread's current one) on
         stream `handle`, with a geometry from config(): a plan's launch, with nothing looked up."""
-        if _c_launch is None:
-            return self._core_launch(context, handle, geometry, args)
         try:
             code = _c_launch(context, self.function, handle, geometry, self.arg_types, *args)
         except TypeError as exc:
             raise TypeError(f"{self.name}: {exc}") from None
-        if code:
-            self._failed(code, context, handle, geometry, args)
-
-    def _failed(self, code, context, handle, geometry, args):
         if code == _INVALID_CONTEXT and not context and not driver.current_context():
             # a thread outside any call: NumPy input's device, then again
             return self.launch_typed(driver.primary(driver.default_device()), handle, geometry, *args)
-        _, cu = driver.ready()
-        raise RuntimeError(f"launch of {self.name} (grid {geometry[:3]}, block {geometry[3:6]}, {geometry[6]} bytes "
-                           f"of shared memory, stream {handle:#x}) failed: {cu.CUresult(code).name} ({code})")
-
-    def _core_launch(self, context, handle, geometry, args):
-        if len(args) != len(self._convert):
-            raise TypeError(f"{self.name}: expected {len(self._convert)} arguments ({self.arg_types}), got {len(args)}")
-        values = list(args)
-        for i, t, int_as_is in self._convert:
-            a = args[i]
-            if type(a) is not t and not (int_as_is and type(a) is int):
-                try:
-                    values[i] = t(a)
-                except (TypeError, ValueError, OverflowError) as exc:
-                    raise TypeError(f"{self.name}: argument {i} ({a!r}) does not fit its type "
-                                    f"{self.arg_types[i]!r}: {exc}") from None
-        config = self._core_configs.get(geometry)
-        if config is None:
-            config = self._core_configs[geometry] = driver._core.LaunchConfig(
-                grid=geometry[:3], block=geometry[3:6], shmem_size=geometry[6])
-        previous = -1
-        if context and context != driver.current_context():
-            previous = driver.current_context()
-            driver._check(driver._cu.cuCtxSetCurrent(context), "cuCtxSetCurrent")
-        try:
-            driver._core.launch(driver._streams.get(handle) or driver.stream(handle), config, self.kernel, *values)
-        except Exception as exc:  # noqa: BLE001 - cuda.core's CUDAError: say which kernel and geometry
-            if "INVALID_CONTEXT" in str(exc) and not context and not driver.current_context():
-                return self._core_launch(driver.primary(driver.default_device()), handle, geometry, args)
+        if code:
+            _, cu = driver.ready()
             raise RuntimeError(f"launch of {self.name} (grid {geometry[:3]}, block {geometry[3:6]}, {geometry[6]} "
-                               f"bytes of shared memory, stream {handle:#x}) failed: {exc}") from exc
-        finally:
-            if previous != -1:
-                driver._cu.cuCtxSetCurrent(previous)
+                               f"bytes of shared memory, stream {handle:#x}) failed: {cu.CUresult(code).name} ({code})")
 
     def config(self, grid, block, shared_size: int = 0) -> tuple:
         """The geometry (grid x, y, z, block x, y, z, shared bytes) of a launch, made once."""

@@ -1,14 +1,6 @@
-"""Device memory a kernel keeps between calls, one buffer per (device, stream).
-
-The fast scan's tile-status words and the fast reduction's block counter must start each launch in a known state,
-and the kernels leave them in that state when they finish (the scan tags its flags with the call's epoch, the
-reduction's last block puts the counter back to 0), so the buffers are zeroed once, not before every call.  Calls
-on one stream run one after the other, so one buffer serves them all; calls on two streams may run at the same
-time, so each stream has its own.  A buffer grows on its stream (the old one is freed on the stream, after the
-launches that read it) and is zeroed there, ahead of the launch that follows.
-
-A stream handle that is destroyed and re-created by its library may name a new stream while the old one still runs
-work on the buffer; pyscan cannot see that.  Keep streams alive while their work runs (CuPy's and torch's are).
+"""Device memory a kernel keeps between calls, one buffer per (device, stream): the fast scan's tile-status words and
+the fast reduction's block counter, zeroed when (re)allocated and left as they started by every launch
+(docs/runtime.md, "Kept buffers").
 """
 
 from __future__ import annotations
