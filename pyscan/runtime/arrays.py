@@ -126,10 +126,12 @@ class _Templated(Kind):
     _templates: dict = {}
 
     def like(self, make, shape, dtype, device):
+        """A new array of that shape, dtype and device, its memory not yet set (`make(shape, dtype, device)` makes the
+        template, with no memory of its own)."""
         key = (type(self), shape, dtype, device)
         template = self._templates.get(key)
         if template is None:
-            template = make()
+            template = make(shape, dtype, device)
             if len(self._templates) < 1024:
                 self._templates[key] = template
         new = type(template).__new__(type(template))
@@ -165,12 +167,16 @@ class _GPUArray(_Templated):
         return (int(address) if address is not None else 0), x.shape, x.dtype, x.flags.c_contiguous, None, 0
 
     def empty(self, shape, dtype, device, stream, on_default=True):
-        import pycuda.gpuarray as ga
-
         buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
-        array = self.like(lambda: ga.GPUArray(shape, dtype, gpudata=0), shape, dtype, device)
+        array = self.like(self._template, shape, dtype, device)
         array.gpudata, array.base = int(buffer.handle), buffer
         return array
+
+    @staticmethod
+    def _template(shape, dtype, device):
+        import pycuda.gpuarray as ga
+
+        return ga.GPUArray(shape, dtype, gpudata=0)
 
     def pointer(self, native) -> int:
         return int(native.gpudata) if native.gpudata is not None else 0
@@ -193,7 +199,7 @@ class _Numba(_Templated):
     """Numba device arrays, read from their own attributes (cheaper than building the interface's dict)."""
 
     name, fix_contiguous = "numba", "x.copy_to_host() and back, or a C-contiguous device array"
-    _contexts: dict = {}  # device -> (numba's context of it, numba's device-pointer type)
+    _contexts: dict = {}  # device -> _numba(device)
 
     def view(self, x):
         stream = x.stream
@@ -201,28 +207,34 @@ class _Numba(_Templated):
                 int(stream.handle.value or 0) if stream else 0)
 
     def empty(self, shape, dtype, device, stream, on_default=True):
-        """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc),
-        with numba's context of the device kept."""
-        from numba.cuda.cudadrv import devicearray
-        from numba.cuda.cudadrv import driver as numba_driver
-
+        """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc)."""
         nbytes = math.prod(shape) * dtype.itemsize
         buffer = driver.allocate(nbytes, device, stream)
+        context, pointer, memory_pointer, _ = self._numba(device)
+        array = self.like(self._template, shape, dtype, device)
+        array.gpu_data = memory_pointer(context, pointer(int(buffer.handle)), nbytes, owner=buffer)
+        return array
+
+    def _template(self, shape, dtype, device):
+        context, pointer, memory_pointer, device_array = self._numba(device)
+        nbytes = math.prod(shape) * dtype.itemsize
+        return device_array(shape, _c_strides(shape, dtype.itemsize), dtype,
+                            gpu_data=memory_pointer(context, pointer(0), nbytes))
+
+    def _numba(self, device):
+        """(numba's context of the device, its device-pointer type, MemoryPointer, DeviceNDArray), found once."""
         known = self._contexts.get(device)
         if known is None:
             from numba import cuda as numba_cuda
+            from numba.cuda.cudadrv import devicearray
+            from numba.cuda.cudadrv import driver as numba_driver
 
             with numba_cuda.gpus[device]:
                 context = numba_cuda.current_context()
             binding = getattr(numba_driver, "binding", None)
             pointer = binding.CUdeviceptr if getattr(numba_driver, "USE_NV_BINDING", False) else ctypes.c_void_p
-            known = self._contexts[device] = (context, pointer)
-        context, pointer = known
-        data = numba_driver.MemoryPointer(context, pointer(int(buffer.handle)), nbytes, owner=buffer)
-        array = self.like(lambda: devicearray.DeviceNDArray(shape, _c_strides(shape, dtype.itemsize), dtype,
-                                                            gpu_data=data), shape, dtype, device)
-        array.gpu_data, array.alloc_size = data, nbytes
-        return array
+            known = self._contexts[device] = (context, pointer, numba_driver.MemoryPointer, devicearray.DeviceNDArray)
+        return known
 
     def pointer(self, native) -> int:
         return native.device_ctypes_pointer.value or 0

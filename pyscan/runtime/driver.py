@@ -57,6 +57,11 @@ def _setup():
         except ImportError as exc:
             raise GPUUnavailableError(f"cuda.core is not installed ({exc}); `pip install cuda-core cuda-bindings`") from None
         try:
+            from . import _launch  # noqa: F401
+        except ImportError as exc:
+            raise GPUUnavailableError(f"pyscan's kernel launcher is not built ({exc}); `pip install -e .` in the "
+                                      "checkout builds it (or `python setup.py build_ext --inplace`)") from None
+        try:
             import pycuda.compiler  # noqa: F401 - the compiler; pycuda.driver loads libcuda
         except ImportError as exc:
             text = str(exc)
@@ -65,11 +70,6 @@ def _setup():
                                           "pyscan's GPU functions need an NVIDIA GPU and its driver.") from None
             raise GPUUnavailableError(f"pycuda (pyscan's kernel compiler) is not installed ({text}); "
                                       f"{_INSTALL_HINT}.") from None
-        try:
-            from . import _launch  # noqa: F401
-        except ImportError as exc:
-            raise GPUUnavailableError(f"pyscan's kernel launcher is not built ({exc}); `pip install -e .` in the "
-                                      "checkout builds it (or `python setup.py build_ext --inplace`)") from None
         try:
             _check(cu.cuInit(0), "cuInit")
             count = _check(cu.cuDeviceGetCount(), "cuDeviceGetCount")
