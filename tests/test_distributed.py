@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_scan_models import check_scan, expected_scan, make_input, reference
+from distributed_numpy import numpy_local_steps, numpy_reduce
+from scan_checks import check_scan, expected_scan, make_input, reference
 
 from pyscan import distributed
 from pyscan.distributed import (
@@ -28,7 +29,7 @@ from pyscan.distributed import (
     scan_in_place_steps,
     shard_record,
 )
-from pyscan.types import OPERATOR_NAMES, identity, ufunc
+from pyscan.types import OPERATOR_NAMES, identity
 
 DTYPES = ("int32", "int64", "float32", "float64")
 SHARD_LENGTHS = (0, 0, 1, 2, 3, 31, 33, 1000, 1025)
@@ -108,12 +109,6 @@ def layouts(rng, ranks):
         lengths[empty] = 0
         out.append(lengths)
     return out
-
-
-def numpy_reduce(x, op):
-    if op == "add":
-        return np.add.reduce(x, dtype=x.dtype)
-    return ufunc(op).reduce(x)
 
 
 # ------------------------------------------------------------------------------------ host-side functions
@@ -366,26 +361,6 @@ def _torch():
     return pytest.importorskip("torch", reason="PyTorch is not installed: the torch path of pyscan.distributed "
                                                "is tested where it is (the logic above runs without it)",
                                exc_type=ImportError)
-
-
-def numpy_local_steps():
-    """NumPy in place of the local pyscan kernels, for CPU tensors on a gloo group."""
-    import torch
-
-    def local_scan(x, op, exclusive, stream, out=None):
-        result = torch.from_numpy(reference(x.numpy(), op, exclusive))
-        if out is None:
-            return result
-        out.copy_(result)
-        return out
-
-    def local_reduce(x, op, stream):
-        return torch.as_tensor(numpy_reduce(x.numpy(), op))
-
-    def local_histogram(x, bins, stream):
-        return torch.from_numpy(np.histogram(x.numpy(), bins, range=(0, 256))[0].astype(np.uint64))
-
-    return {"_local_scan": local_scan, "_local_reduce": local_reduce, "_local_histogram": local_histogram}
 
 
 def test_torch_input_checks(monkeypatch):

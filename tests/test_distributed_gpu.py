@@ -19,7 +19,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from test_scan_models import check_scan, expected_scan, make_input
+from scan_checks import check_scan, expected_scan, make_input
 
 from pyscan import distributed
 from pyscan.types import OPERATOR_NAMES
@@ -94,7 +94,7 @@ class Rig:
         import pyscan
 
         if CPU_MODE:
-            from test_scan_models import reference
+            from scan_checks import reference
 
             return reference(whole, op, exclusive)
         return self.host(pyscan.scan(self.to_device(whole), op=op, exclusive=exclusive))
@@ -103,7 +103,7 @@ class Rig:
         import pyscan
 
         if CPU_MODE:
-            from test_distributed import numpy_reduce
+            from distributed_numpy import numpy_reduce
 
             return numpy_reduce(whole, op)
         return self.host(pyscan.reduce(self.to_device(whole), op=op))
@@ -127,7 +127,7 @@ class Rig:
 def rig():
     rig = Rig()
     if CPU_MODE:  # NumPy in place of the GPU kernels
-        from test_distributed import numpy_local_steps
+        from distributed_numpy import numpy_local_steps
 
         saved = {name: getattr(distributed, name) for name in numpy_local_steps()}
         for name, fn in numpy_local_steps().items():

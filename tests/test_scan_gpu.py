@@ -3,12 +3,12 @@ edge lengths, GPUArray in -> GPUArray out, NumPy in -> NumPy out, inputs untouch
 (which run without a GPU: they fail before anything is launched).
 
 Bounds: integers and max/min exact (NaN positions too); float add within the algorithm's error_depth bound
-(tests/test_scan_models.py: check_scan).
+(tests/scan_checks.py: check_scan).
 """
 
 import numpy as np
 import pytest
-from test_scan_models import check_scan, expected_scan, make_input, reference
+from scan_checks import check_scan, expected_scan, make_input, reference
 
 import pyscan
 from pyscan.scans import MAX_LENGTH, SCAN_ALGORITHMS, SCANS

@@ -4,7 +4,7 @@ tested; Kogge-Stone, Brent-Kung and naive must have it."""
 
 import numpy as np
 import pytest
-from test_scan_models import make_input
+from scan_checks import make_input
 
 from pyscan.scans import SCANS, tracing
 from pyscan.types import OPERATOR_NAMES
