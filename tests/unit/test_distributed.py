@@ -349,7 +349,7 @@ def test_import_needs_no_torch():
         "    print(exc)",
     ])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).resolve().parents[1])
+                         cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
     assert "pyscan.distributed needs PyTorch" in out.stdout, out.stdout
 

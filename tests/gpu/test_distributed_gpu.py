@@ -54,7 +54,8 @@ def _skip_reason():
 
 
 _reason = _skip_reason()
-pytestmark = ([] if CPU_MODE else [pytest.mark.gpu]) + [pytest.mark.skipif(_reason is not None, reason=str(_reason))]
+NEEDS_GPU = not CPU_MODE  # tests/gpu/conftest.py marks this file's tests `gpu` unless CPU_MODE
+pytestmark = pytest.mark.skipif(_reason is not None, reason=str(_reason))
 
 
 # ------------------------------------------------------------------------------------------------ set-up

@@ -11,8 +11,6 @@ import pyscan
 from pyscan.reductions import REDUCE_ALGORITHMS, REDUCTIONS, count_work, fast, model_count_work, reduce_device
 from pyscan.reductions.reference import exact_sum, reference, sum_bound
 
-pytestmark = pytest.mark.gpu
-
 DTYPES = [np.int32, np.int64, np.float32, np.float64]
 OPS = ["add", "max", "min"]
 LENGTHS = [1, 2, 1023, 1024, 1025, 2**20 + 7, 2**24]

@@ -7,8 +7,6 @@ import pytest
 import pyscan
 from pyscan.histograms import HISTOGRAMS, fast, reference
 
-pytestmark = pytest.mark.gpu
-
 LENGTHS = [1, 2, 1023, 1024, 1025, 2**20 + 7, 2**24]
 BINS = [1, 7, 64, 255, 256]
 HISTOGRAM_NAMES = ("auto",) + pyscan.HISTOGRAM_ALGORITHMS

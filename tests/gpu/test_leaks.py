@@ -25,7 +25,7 @@ import pyscan
 # by megabytes (a full-suite `-n 12` run on the H100 failed 11 of these tests by 2-468 MiB).  Run them in one process
 # (scripts/gpu_host.sh's `slow` stage does).
 WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-pytestmark = [pytest.mark.gpu, pytest.mark.slow,
+pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(WORKERS > 1, reason=f"device-wide free memory is shared with {WORKERS - 1} other "
                                                      "pytest-xdist workers: run the leak tests without -n")]
 

@@ -24,7 +24,7 @@ import pytest
 
 import pyscan
 
-pytestmark = [pytest.mark.gpu, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 RUNS = 1000
 MIN_N, MAX_N = 2**22, 2**24

@@ -7,8 +7,6 @@ import pytest
 
 from pyscan import life
 
-pytestmark = pytest.mark.gpu
-
 SIZES = [(32, 32), (100, 37), (256, 256), (1000, 1000)]
 ODD_SIZES = [(1, 1), (1, 40), (40, 1), (3, 5), (2, 2), (31, 33), (5, 64), (7, 65), (16, 64)]
 
@@ -132,7 +130,7 @@ def test_tuning_script_smoke():
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parent.parent / "pyscan_tools" / "lab" / "time_life.py"
+    script = Path(__file__).resolve().parents[2] / "pyscan_tools" / "lab" / "time_life.py"
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "MISMATCH" not in result.stdout and "smoke" in result.stdout

@@ -11,8 +11,6 @@ import pytest
 import pyscan
 from pyscan.histograms import reference_histogram
 
-pytestmark = pytest.mark.gpu
-
 KINDS = ["numpy", "pycuda", "cupy", "torch", "numba"]
 
 

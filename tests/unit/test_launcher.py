@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-FAKE = Path(__file__).parent / "fakes" / "fake_launch_driver.c"
+FAKE = Path(__file__).parent.parent / "fakes" / "fake_launch_driver.c"
 
 try:
     from pyscan.runtime import _launch  # noqa: F401
