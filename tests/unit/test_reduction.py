@@ -317,7 +317,7 @@ BUILDS += [(name, {"ELEM_TYPE": "int", "OP": "OP_ADD", "COUNT_WORK": 1}) for nam
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 def test_specialisations_compile(tmp_path):
     """What the loader builds (defines + inlined includes) compiles for sm_90: other element types and operators
-    than the files' defaults, and the COUNT_WORK builds.  (tests/test_compile.py builds the defaults.)"""
+    than the files' defaults, and the COUNT_WORK builds.  (tests/unit/test_compile.py builds the defaults.)"""
     procs = []
     for k, (name, defines) in enumerate(BUILDS):
         path = "reduction/fast.cu" if name == "fast" else book.KERNELS[name][0]

@@ -2,7 +2,7 @@
 counts read off them (PMPP §11.2-§11.4).  No GPU needed.
 
 The reference helpers (make_input, reference, expected_scan, check_scan, assert_scan_close) and the float
-tolerance they allow are in tests/scan_checks.py, shared with the GPU tests.
+tolerance they allow are in tests/helpers/scan_checks.py, shared with the GPU tests.
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """NumPy stand-ins for pyscan.distributed's local GPU steps, shared by tests/unit/test_distributed.py and, with
-PYSCAN_DISTRIBUTED_TEST_CPU=1, tests/gpu/test_distributed_gpu.py.  A module beside conftest.py, not a test file (tests/ is
-on sys.path: pytest.ini's pythonpath)."""
+PYSCAN_DISTRIBUTED_TEST_CPU=1, tests/gpu/test_distributed_gpu.py (tests/helpers is on sys.path: pytest.ini's
+pythonpath)."""
 
 import numpy as np
 from scan_checks import reference

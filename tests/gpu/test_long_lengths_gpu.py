@@ -14,14 +14,11 @@ Inputs are CuPy arrays (made and checked on the device: no 8 GiB host copies); t
 Each test needs its bytes free on the device (about 17 GiB for the scan and the reduce) and skips otherwise.
 On an H100: about 10 s each, most of it filling and checking the arrays.
 
-The CPU tests at the end check the index arithmetic that makes these lengths safe (no GPU needed).
+The index arithmetic that makes these lengths safe is checked without a GPU: tests/unit/test_long_lengths.py.
 """
 
 import numpy as np
 import pytest
-
-from pyscan.histograms import models as hm
-from pyscan.scans import decoupled_lookback as dl
 
 GIB = 1 << 30
 SCAN_N = (1 << 31) + 5
@@ -93,7 +90,6 @@ def host(result) -> np.ndarray:
     return np.asarray(result.get() if hasattr(result, "get") else result)
 
 
-@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("aligned, exclusive, algorithm", [(True, False, "decoupled_lookback"),
                                                            (False, True, "auto")])
@@ -132,7 +128,6 @@ def test_scan_past_2_31_int32(cp, rng, aligned, exclusive, algorithm):
     np.testing.assert_array_equal(cp.asnumpy(out[lo:lo + 8192]).view(np.uint32), ref.astype(np.uint32))
 
 
-@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["fast", "auto"])
 def test_histogram_past_2_32_bytes(cp, rng, algorithm):
@@ -159,7 +154,6 @@ def test_histogram_past_2_32_bytes(cp, rng, algorithm):
         np.testing.assert_array_equal(counts, expected, err_msg=f"bins={bins}")
 
 
-@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["fast", "auto"])
 def test_reduce_past_2_31_int64(cp, algorithm):
@@ -174,27 +168,3 @@ def test_reduce_past_2_31_int64(cp, algorithm):
     assert int(host(pyscan.reduce(x, algorithm=algorithm, op="max"))) == n - 1
     assert int(host(pyscan.reduce(x[1:], algorithm=algorithm, op="min"))) == 1  # unaligned view
     assert int(host(pyscan.reduce(x[1:], algorithm=algorithm))) == n * (n - 1) // 2
-
-
-# ---------------------------------------------------------------------------------------------- no GPU needed
-
-def test_scan_tile_indices_fit_in_32_bits():
-    """decoupled_lookback.cu keeps tile indices in int and element offsets in 64 bits: the tile count plus the
-    persistent grid must stay below 2^31 for any length a device can hold (2^40 elements = 4 TiB of int32)."""
-    for dtype in (np.int32, np.int64):
-        tiles = -(-(1 << 40) // dl.tile_size(dtype))
-        assert tiles + 10_000 * dl.config(dtype).min_blocks < 2**31
-
-
-@pytest.mark.parametrize("sms", [1, 8, 114, 132, 264])
-@pytest.mark.parametrize("block, per_sm", [(hm.FAST_BLOCK, None), (256, 8), (1024, 1)])
-def test_histogram_blocks_count_fewer_than_2_32_bytes(sms, block, per_sm):
-    """The fast histogram's per-copy and per-bin block sums are 32-bit: for 2^32 + 7 bytes (and far more) the grid
-    gives no block more than MAX_BLOCK_COUNT + one grid-stride step of bytes, under 2^32."""
-    for n in (HISTOGRAM_N, 1 << 36, (1 << 40) + 3):
-        grid, block_ = hm.fast_config(n, sms, block=block, blocks_per_sm=per_sm)
-        vectors = n // hm.FAST_VECTOR
-        threads = grid * block_
-        per_block = -(-vectors // threads) * hm.FAST_VECTOR * block_ + 2 * hm.FAST_VECTOR  # body + head/tail bytes
-        assert per_block <= hm.MAX_BLOCK_COUNT + hm.FAST_VECTOR * block_ + 2 * hm.FAST_VECTOR < 2**32
-        assert grid < 2**31

@@ -1,9 +1,9 @@
 """pyscan.scan on the GPU: every algorithm x dtype x op x inclusive/exclusive against NumPy for the
-edge lengths, GPUArray in -> GPUArray out, NumPy in -> NumPy out, inputs untouched; and the input checks
-(which run without a GPU: they fail before anything is launched).
+edge lengths, GPUArray in -> GPUArray out, NumPy in -> NumPy out, inputs untouched.  The input checks, which
+run without a GPU (they fail before anything is launched): tests/unit/test_scan.py.
 
 Bounds: integers and max/min exact (NaN positions too); float add within the algorithm's error_depth bound
-(tests/scan_checks.py: check_scan).
+(tests/helpers/scan_checks.py: check_scan).
 """
 
 import numpy as np
@@ -11,7 +11,7 @@ import pytest
 from scan_checks import check_scan, expected_scan, make_input, reference
 
 import pyscan
-from pyscan.scans import MAX_LENGTH, SCAN_ALGORITHMS, SCANS
+from pyscan.scans import SCAN_ALGORITHMS, SCANS
 from pyscan.types import OPERATOR_NAMES
 
 DTYPES = ("int32", "int64", "float32", "float64")
@@ -51,7 +51,6 @@ def _expected(dtype, op, exclusive):
     return _expected_cache[key]
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype, op, exclusive, algorithm", CASES, ids=IDS)
 def test_scan_matches_numpy(dtype, op, exclusive, algorithm):
     import pycuda.gpuarray as ga
@@ -68,7 +67,6 @@ def test_scan_matches_numpy(dtype, op, exclusive, algorithm):
         np.testing.assert_array_equal(data[n][1].get(), data[n][0], err_msg=f"{algorithm} changed its input (n={n})")
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("algorithm", SCAN_ALGORITHMS)
 def test_numpy_in_numpy_out(algorithm, rng):
     for dtype in ("int32", "float64"):
@@ -82,7 +80,6 @@ def test_numpy_in_numpy_out(algorithm, rng):
     assert type(empty) is np.ndarray and empty.shape == (0,) and empty.dtype == np.float32
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("algorithm", SCAN_ALGORITHMS)
 def test_integer_add_wraps(algorithm, rng):
     for dtype in (np.int32, np.int64):
@@ -93,7 +90,6 @@ def test_integer_add_wraps(algorithm, rng):
             np.testing.assert_array_equal(out, reference(x, "add", exclusive), err_msg=f"{algorithm} {dtype.__name__}")
 
 
-@pytest.mark.gpu
 def test_non_contiguous_numpy_is_copied(rng):
     x = rng.integers(-100, 100, 20001, dtype=np.int64)
     view = x[::3]
@@ -103,7 +99,6 @@ def test_non_contiguous_numpy_is_copied(rng):
                                       np.maximum.accumulate(x[::-1]))
 
 
-@pytest.mark.gpu
 def test_non_contiguous_gpuarray_refused(rng):
     import pycuda.gpuarray as ga
 
@@ -112,7 +107,6 @@ def test_non_contiguous_gpuarray_refused(rng):
         pyscan.scan(x[::2])
 
 
-@pytest.mark.gpu
 def test_hierarchical_block_scans_selectable(rng):
     """hierarchical_scan with each block scan hierarchical offers (and the other section scans) on three levels."""
     import pycuda.gpuarray as ga
@@ -132,44 +126,3 @@ def test_hierarchical_block_scans_selectable(rng):
         np.testing.assert_array_equal(out.get(), expected, err_msg=name)
     with pytest.raises(ValueError, match="kogge_stone"):
         hierarchical_scan(x_dev, out, op="add", exclusive=False, call=call, block_scan="nope")
-
-
-# -------------------------------------------------------------------------- input checks (no GPU needed)
-
-
-def test_unknown_algorithm_lists_the_valid_ones():
-    with pytest.raises(ValueError) as info:
-        pyscan.scan(np.ones(4, np.float32), algorithm="bogus")
-    for name in SCAN_ALGORITHMS + ("auto",):
-        assert repr(name) in str(info.value)
-
-
-def test_unknown_op_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="'add', 'max', 'min'"):
-        pyscan.scan(np.ones(4, np.float32), op="mul")
-
-
-@pytest.mark.parametrize("bad, exc, words", [
-    (np.ones(4, np.float16), TypeError, "float16.*int32, int64, float32, float64"),
-    (np.ones(4, np.uint8), TypeError, "uint8"),
-    (np.ones((2, 3), np.int32), ValueError, r"1-D.*\(2, 3\)"),
-    (np.array(1.0, np.float32), ValueError, r"1-D.*\(\)"),
-    (np.float32(1), TypeError, "numpy.ndarray"),
-    ([1, 2, 3], TypeError, "numpy.ndarray or a device array"),
-    (None, TypeError, "numpy.ndarray"),
-])
-def test_bad_input(bad, exc, words):
-    for algorithm in ("auto", "kogge_stone"):
-        with pytest.raises(exc, match=words):
-            pyscan.scan(bad, algorithm=algorithm)
-
-
-def test_exclusive_must_be_bool():
-    with pytest.raises(TypeError, match="exclusive"):
-        pyscan.scan(np.ones(4, np.int32), exclusive="yes")
-
-
-def test_length_past_the_index_type():
-    huge = np.broadcast_to(np.zeros(1, np.int32), (MAX_LENGTH + 1,))  # no memory: a zero-stride view
-    with pytest.raises(ValueError, match="32-bit"):  # the book's scans keep the limit; the fast one takes any length
-        pyscan.scan(huge, algorithm="hierarchical")

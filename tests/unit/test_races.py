@@ -1,6 +1,5 @@
-"""The books' races (pyscan_tools.pictures.races, kernels/races/): the race models and the counting logic without a GPU; on the
-GPU what is certain on every run (the fixed kernels are right; the racy kernels write only their output and keep
-their invariants).  Nothing asserts that a race strikes: it need not on every run."""
+"""The books' races (pyscan_tools.pictures.races, kernels/races/) without a GPU: the race models and the counting
+logic.  On the GPU, what is certain on every run: tests/gpu/test_races_gpu.py."""
 
 from __future__ import annotations
 
@@ -96,23 +95,3 @@ def test_races_demo_model(run_demo, tmp_path):
     assert "NumPy race models (no GPU" in out and "outputs wrong" in out
     with pytest.raises(SystemExit):
         run_demo("demos/races.py", "--races", "nope")
-
-
-# --- on the GPU -------------------------------------------------------------------------------------------------
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", list(races.RACES))
-def test_gpu_racy_kernel_is_safe_and_fixed_kernel_is_right(name):
-    """20 runs each: the fixed kernel is right every time; the racy kernel's results have the right shape, keep
-    their invariants and never overwrite a guard word (run_racy raises if one changed).  How many racy runs
-    are wrong is reported, not asserted."""
-    count = races.count_wrong(name, 20, seed=1)
-    assert count.runs == count.fixed_runs == 20
-    assert count.fixed_wrong == 0
-    print(count.line())
-
-
-@pytest.mark.gpu
-def test_gpu_races_demo(run_demo, tmp_path):
-    out = run_demo("demos/races.py", "--runs", "10", "--save", tmp_path / "races.png", pngs=[tmp_path / "races.png"])
-    assert "run on the GPU (" in out and "fixed kernel wrong in 0 of 10" in out

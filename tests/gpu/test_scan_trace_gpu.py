@@ -1,6 +1,6 @@
 """GPU trace builds (TRACE=1) equal the NumPy step-models step for step, and the work-counting builds
 (COUNT_WORK=1) count what the models and the books say (PMPP §11.2-§11.4).  Every algorithm that registers the option is
-tested; Kogge-Stone, Brent-Kung and naive must have it."""
+tested; Kogge-Stone, Brent-Kung and naive must have it (tests/unit/test_scan_trace.py checks that they do)."""
 
 import numpy as np
 import pytest
@@ -17,12 +17,6 @@ TRACE_LENGTHS = {"add": (1, 13, 16, 1000), "max": (13, 16), "min": (13, 16)}
 COUNT_SIZES = (16, 128, 2048)
 
 
-def test_required_builds_exist():
-    for name in ("naive", "kogge_stone", "kogge_stone_double_buffer", "brent_kung", "coarsened"):
-        assert name in TRACED and name in COUNTED
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("op", OPERATOR_NAMES)
 @pytest.mark.parametrize("algorithm", TRACED)
 def test_trace_equals_model(algorithm, op, rng):
@@ -41,7 +35,6 @@ def test_trace_equals_model(algorithm, op, rng):
                 np.testing.assert_array_equal(values, step.values, err_msg=f"{what}, step {k} ({step.label})")
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("algorithm", COUNTED)
 def test_counted_work_equals_model_and_book(algorithm):
     limit = (SCANS.get(algorithm).trace_limit or 2048)
@@ -58,7 +51,6 @@ def test_counted_work_equals_model_and_book(algorithm):
             assert gpu.additions == book, f"{algorithm} n={n}: counted {gpu.additions}, the book says {book}"
 
 
-@pytest.mark.gpu
 def test_book_formulas_on_gpu():
     """The three formulas of the books (Kogge-Stone, Brent-Kung, Blelloch), asserted by name (so they cannot be skipped)."""
     for n in COUNT_SIZES:

@@ -1,5 +1,6 @@
 """scripts/gpu_charts.py: without a GPU the contention chart draws the models' atomics and the timed charts refuse
-with the reason; on the GPU each chart runs (checked against NumPy inside) on small sizes."""
+with the reason.  On the GPU each chart runs (checked against NumPy inside) on small sizes:
+tests/gpu/test_gpu_charts_gpu.py."""
 
 from __future__ import annotations
 
@@ -39,13 +40,3 @@ def test_without_gpu(charts, tmp_path, capsys):
     assert "atomics from the NumPy models only" in out
     assert "life needs a GPU to time" in out and "end_to_end needs a GPU to time" in out
     assert not (tmp_path / "l.png").exists()
-
-
-@pytest.mark.gpu
-def test_gpu_charts(charts, tmp_path, capsys):
-    assert charts.contention(tmp_path / "c.png", repeat=2, size=1 << 20) == 0
-    assert charts.end_to_end(tmp_path / "e.png", max_mb=8, repeat=1) == 0
-    assert charts.life(tmp_path / "l.png", generations=16, repeat=2) == 0
-    for name in ("c.png", "e.png", "l.png"):
-        assert (tmp_path / name).read_bytes()[:8] == PNG_MAGIC
-    assert "Contiguous (atomic_block" in capsys.readouterr().out

@@ -1,5 +1,6 @@
-"""Multi-block scan pictures (pyscan.scans.multiblock, demos/multiblock_scan.py) and scan_steps' refusals: the
-NumPy arrays and rows without a GPU; on the GPU the library's kernels' arrays, checked against NumPy."""
+"""Multi-block scan pictures (pyscan.scans.multiblock, demos/multiblock_scan.py) and scan_steps' refusals, without a
+GPU: the NumPy arrays and rows.  On the GPU, the library's kernels' arrays checked against NumPy:
+tests/gpu/test_multiblock_scan_gpu.py."""
 
 from __future__ import annotations
 
@@ -75,23 +76,3 @@ def test_scan_steps_refuses_multi_block_and_wide(load_script, tmp_path, capsys):
     with pytest.raises(SystemExit):
         demo.main(["--model", "--size", str(visual.MAX_PICTURE_COLUMNS + 1)])
     plt.close("all")
-
-
-# --- on the GPU -------------------------------------------------------------------------------------------------
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("n", [2, 7, 16])
-def test_gpu_arrays_equal_numpy(n, rng):
-    """hierarchical_values / single_pass_values raise AssertionError if any array read back differs."""
-    for _ in range(5):
-        x = rng.integers(1, 10, n).astype(np.int32)
-        hier = multiblock.hierarchical_values(x)
-        single = multiblock.single_pass_values(x)
-        np.testing.assert_array_equal(hier["out"], np.cumsum(x))
-        np.testing.assert_array_equal(single["out"], np.cumsum(x))
-
-
-@pytest.mark.gpu
-def test_gpu_multiblock_demo(run_demo, tmp_path):
-    out = run_demo("demos/multiblock_scan.py", "--save", tmp_path / "m.png", pngs=[tmp_path / "m.png"])
-    assert "every array checked against NumPy" in out

@@ -12,58 +12,21 @@ Accepted, not refused (documented in pyscan.runtime.arrays.check_array): non-con
 are copied to a contiguous array first, so they work; the GPU tests check the answers, and that the input is
 untouched.  A GPUArray must be contiguous.
 
-The CPU tests here run in CI; the few that need a GPUArray (or a correct answer) carry @pytest.mark.gpu.
+These tests run without a GPU (CI runs them); the few that need a GPUArray (or a correct answer) are in
+tests/gpu/test_bad_input_gpu.py.
 """
 
 import contextlib
 import functools
-import re
-import sys
 
 import numpy as np
 import pytest
+from bad_input_checks import SUPPORTED, GPUTouched, assert_untouched, raises_clearly, snapshot
 
 import pyscan
-from pyscan.runtime import driver
 
 # ------------------------------------------------------------------------------------------------ fixtures
-
-
-class GPUTouched(Exception):
-    """Raised by the no_gpu fixture where pyscan would start using the GPU."""
-
-
-def _blocker(*args, **kwargs):
-    raise GPUTouched("the GPU was touched (pyscan.runtime.driver, cuda.core or a pycuda launch) before the input was "
-                     "validated")
-
-
-class _Blocked:
-    """Stands for cuda.core and cuda.bindings.driver: any use raises GPUTouched."""
-
-    def __getattr__(self, name):
-        _blocker()
-
-
-@pytest.fixture
-def no_gpu(monkeypatch):
-    """Every path to the GPU raises GPUTouched for the duration of the test."""
-    for name, module in list(sys.modules.items()):
-        if (name == "pyscan" or name.startswith("pyscan.")) and module is not None:
-            for attr, value in list(vars(module).items()):
-                if value is driver.ready or value is driver.enter:
-                    monkeypatch.setattr(module, attr, _blocker)
-    monkeypatch.setattr(driver, "ready", _blocker)
-    monkeypatch.setattr(driver, "enter", _blocker)  # where every public call starts on the GPU
-    monkeypatch.setattr(driver, "_core", _Blocked())
-    monkeypatch.setattr(driver, "_cu", _Blocked())
-    drv = sys.modules.get("pycuda.driver")
-    if drv is not None:  # on a GPU host: launches and allocations too
-        for attr in ("__call__", "prepared_call", "prepared_async_call", "prepared_timed_call"):
-            if hasattr(drv.Function, attr):
-                monkeypatch.setattr(drv.Function, attr, _blocker)
-        monkeypatch.setattr(drv, "mem_alloc", _blocker)
-    yield
+# (the no_gpu fixture, GPUTouched, snapshot, assert_untouched, raises_clearly: tests/helpers/bad_input_checks.py)
 
 
 class NoCopy(Exception):
@@ -101,47 +64,6 @@ def no_copies(monkeypatch):
                 resource.setrlimit(resource.RLIMIT_AS, limits)
 
 
-def snapshot(x):
-    """What the input looked like, to compare after the call."""
-    if isinstance(x, np.ndarray):
-        return ("ndarray", x.copy(), x.strides, x.dtype, x.flags.writeable)
-    if type(x).__module__ == "pycuda.gpuarray":
-        try:
-            host = x.get()
-        except Exception:  # noqa: BLE001  a pycuda that cannot copy a non-contiguous GPUArray back
-            host = None
-        return ("gpuarray", host, x.strides, x.dtype)
-    if isinstance(x, (list, dict, bytearray)):
-        import copy
-
-        return ("container", copy.deepcopy(x))
-    return ("other", x)
-
-
-def assert_untouched(x, snap):
-    kind = snap[0]
-    if kind == "ndarray":
-        assert x.strides == snap[2] and x.dtype == snap[3] and x.flags.writeable == snap[4]
-        np.testing.assert_array_equal(x, snap[1])
-    elif kind == "gpuarray":
-        assert x.strides == snap[2] and x.dtype == snap[3]
-        if snap[1] is not None:
-            np.testing.assert_array_equal(x.get(), snap[1])
-    elif kind == "container":
-        assert x == snap[1]
-
-
-def raises_clearly(call, x, exc, pattern):
-    """call(x) raises exc (TypeError/ValueError) whose message matches pattern; x is untouched afterwards."""
-    snap = snapshot(x)
-    with pytest.raises(exc) as info:
-        call(x)
-    assert not isinstance(info.value, pyscan.GPUUnavailableError)
-    assert re.search(pattern, str(info.value)), f"message {str(info.value)!r} does not match {pattern!r}"
-    assert_untouched(x, snap)
-    return info.value
-
-
 # ------------------------------------------------------------------------------- the 1-D numeric entry points
 
 NUMERIC = {
@@ -151,7 +73,6 @@ NUMERIC = {
     "reduce_min": lambda x: pyscan.reduce(x, op="min"),
     "scalar_multiply": lambda x: pyscan.scalar_multiply(x, 2),
 }
-SUPPORTED = r"(?s)(?=.*int32)(?=.*int64)(?=.*float32)(?=.*float64)"  # the message lists all four, in any order
 
 NOT_ARRAYS = [None, [1, 2, 3], (1.0, 2.0), 3, 2.5, np.float32(1.0), np.int32(7), "abc", b"abc", {"x": 1}]
 
@@ -451,93 +372,3 @@ def test_sanitizer_summary_parser():
     only_race = "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
     report = parse_sanitizer_output("racecheck", only_race)
     assert report.errors == 0 and report.clean
-
-
-# ------------------------------------------------------------------------------------------------- GPU cases
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [np.int32, np.float64])
-def test_gpuarray_of_the_wrong_dtype(dtype, no_gpu_after_upload):
-    import pycuda.gpuarray as ga
-
-    wrong = ga.to_gpu(np.arange(10, dtype=np.float16 if dtype == np.int32 else np.uint8))
-    ints = ga.to_gpu(np.arange(10, dtype=dtype))
-    no_gpu_after_upload()
-    for call in (pyscan.scan, pyscan.reduce, lambda v: pyscan.scalar_multiply(v, 2)):
-        raises_clearly(call, wrong, TypeError, SUPPORTED)
-    raises_clearly(pyscan.histogram, ints, TypeError, "uint8")
-    raises_clearly(pyscan.text_histogram, ints, TypeError, "uint8")
-
-
-@pytest.fixture
-def no_gpu_after_upload(monkeypatch, request):
-    """Like no_gpu, but switched on by the test once its GPUArrays exist."""
-    def switch_on():
-        request.getfixturevalue("no_gpu")
-
-    return switch_on
-
-
-@pytest.mark.gpu
-def test_gpuarray_2d_and_non_contiguous(no_gpu_after_upload):
-    import pycuda.gpuarray as ga
-
-    two_d = ga.to_gpu(np.zeros((4, 4), np.float32))
-    try:
-        strided = ga.to_gpu(np.arange(20, dtype=np.float32))[::2]
-    except Exception as exc:  # noqa: BLE001  an older pycuda without strided slicing
-        strided = None
-        reason = exc
-    no_gpu_after_upload()
-    for call in (pyscan.scan, pyscan.reduce):
-        raises_clearly(call, two_d, ValueError, r"1-D")
-        if strided is not None and not strided.flags.c_contiguous:
-            raises_clearly(call, strided, ValueError, r"contiguous")
-    if strided is None:
-        pytest.skip(f"cannot make a non-contiguous GPUArray here: {reason}")
-
-
-@pytest.mark.gpu
-def test_non_contiguous_numpy_inputs_work_and_stay_untouched(rng):
-    base = rng.integers(-1000, 1000, 5001).astype(np.int32)
-    for x in (base[::2], base[::-1], base[100:4000:7][::-1]):
-        snap = snapshot(x)
-        np.testing.assert_array_equal(pyscan.scan(x), np.cumsum(x, dtype=np.int32))
-        np.testing.assert_array_equal(pyscan.scan(x, exclusive=True, op="max")[1:], np.maximum.accumulate(x)[:-1])
-        assert pyscan.reduce(x) == x.sum(dtype=np.int32)
-        assert pyscan.reduce(x, op="min") == x.min()
-        np.testing.assert_array_equal(pyscan.scalar_multiply(x, 3), x * np.int32(3))
-        assert_untouched(x, snap)
-    data = rng.integers(0, 256, 9001, dtype=np.uint8)
-    for d in (data[::3], data[::-1]):
-        snap = snapshot(d)
-        np.testing.assert_array_equal(pyscan.histogram(d, 7), np.histogram(d, bins=7, range=(0, 256))[0])
-        assert_untouched(d, snap)
-    lattice = (rng.random((40, 30)) < 0.4).astype(np.int32)
-    for lat in (lattice.T, lattice[::-1, ::2]):
-        snap = snapshot(lat)
-        np.testing.assert_array_equal(pyscan.life.step(lat, 3), pyscan.life.reference_step(lat, 3))
-        assert_untouched(lat, snap)
-
-
-@pytest.mark.gpu
-def test_empty_reduce_follows_numpy():
-    """np.max/np.min of nothing raise ValueError; np.sum of nothing is 0 (pyscan may also refuse it)."""
-    for op in ("max", "min"):
-        with pytest.raises(ValueError):
-            pyscan.reduce(np.zeros(0, np.float32), op=op)
-    try:
-        total = pyscan.reduce(np.zeros(0, np.int64))
-    except ValueError:
-        return
-    assert total == 0 and np.asarray(total).dtype == np.int64
-
-
-@pytest.mark.gpu
-def test_life_advance_bad_generations():
-    game = pyscan.life.Life(np.zeros((8, 8), np.uint8), kernel="global")
-    for bad, exc in ((-1, ValueError), (1.5, TypeError), (None, TypeError)):
-        with pytest.raises(exc, match="non-negative int|generations"):
-            game.advance(bad)
-    assert game.generation == 0

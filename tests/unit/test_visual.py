@@ -3,8 +3,8 @@
 CPU: the step-models' combines (edges) are real (each edge's destination holds op(old[src], old[dst])), their
 count equals the books' formulas for N = 16 ... 2048, pictures drawn from the models with Agg hold one box per
 value and one arrow per combine and are written as PNG files, and both demos run without a GPU.
-GPU: the COUNT_WORK builds count the formulas' additions (and the reductions' warps), the TRACE builds equal the
-models step for step, and the demos draw from the GPU.
+On the GPU (the COUNT_WORK builds count the formulas' additions and the reductions' warps, the TRACE builds equal the
+models step for step, and the demos draw from the GPU): tests/gpu/test_visual_gpu.py.
 """
 
 from __future__ import annotations
@@ -226,84 +226,3 @@ def test_work_efficiency_demo_model(run_demo, tmp_path):
     out = run_demo("demos/work_efficiency.py", "--model", "--algorithms", "all", "--save", tmp_path / "work.png",
                    pngs=[tmp_path / "work.png"])  # code 0: every count equals its formula
     assert "counted from the NumPy step-models" in out and " ! " not in out
-
-
-# --- on the GPU -------------------------------------------------------------------------------------------------
-
-SECTION_LIMIT = 1024  # a one-block kernel with one thread per element holds at most 1024 elements
-
-
-def _with_option(names, option, registry=SCANS):
-    return [name for name in names if name in registry.names() and getattr(registry.get(name), option, None) is not None]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("name", FORMULA_SCANS)
-def test_gpu_count_work_equals_formula(name):
-    algorithm = SCANS.get(name)
-    if algorithm.count_work is None:
-        pytest.fail(f"{name} has no count_work option (every scan kernel has a COUNT_WORK build)")
-    counted = 0
-    for n in NS:
-        try:
-            work = algorithm.count_work(n)
-        except ValueError:
-            assert n > SECTION_LIMIT, f"{name}: count_work refused N = {n}"
-            continue
-        counted += 1
-        assert work.additions == visual.book_additions(name, n), (name, n, work)
-        assert work.additions == visual.count_additions(_steps(name, np.ones(n, np.int64))[1]), (name, n)
-        assert work == algorithm.model_count_work(n), (name, n)  # the warps too, step by step
-        assert len(work.active_warps) >= 1 and all(w >= 0 for w in work.active_warps)
-        assert 0 < max(work.active_warps) <= SECTION_LIMIT // 32
-    assert counted >= len(NS) - 1
-
-
-@pytest.mark.gpu
-def test_gpu_kogge_stone_active_warps():
-    """Kogge-Stone: thread i owns element i, so a step's active warps are the warps of its edges' destinations."""
-    work = SCANS.get("kogge_stone").count_work(256)
-    _, steps = _steps("kogge_stone", np.ones(256, np.int64))
-    model = [len({int(d) // 32 for _, d in step.edges}) for step in steps if step.edges]
-    assert [w for w in work.active_warps if w] == model
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("kernel", ["simple", "convergent"])
-def test_gpu_reduction_resources(kernel):
-    count = REDUCTIONS.get(kernel).count_work
-    for n in (64, 256, 1024, 2048):
-        work = count(n)
-        additions, warps = visual.reduction_warp_slots(kernel, n)
-        assert work.additions == additions == n - 1
-        assert work.warp_slots == 32 * sum(warps), (kernel, n, work)
-    if kernel == "convergent":
-        assert count(256).warp_slots == 384  # PMPP ch. 10's figure
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("exclusive", [False, True])
-def test_gpu_trace_pictures(exclusive, tmp_path, rng):
-    names = _with_option(FORMULA_SCANS, "trace")
-    assert {"kogge_stone", "brent_kung"} <= set(names) and ({"blelloch", "blelloch_block"} & set(names))
-    panels = []
-    for name in names:
-        x = rng.integers(-20, 20, 16).astype(np.int32)
-        _, steps = _steps(name, x, exclusive)
-        trace = SCANS.get(name).trace(x, op="add", exclusive=exclusive)
-        assert len(trace) == len(steps), name
-        for k, (values, step) in enumerate(zip(trace, steps)):
-            np.testing.assert_array_equal(values, step.values, err_msg=f"{name} step {k} ({step.label})")
-        panels.append((name, [type(s)(s.label, np.asarray(v), s.edges) for s, v in zip(steps, trace)]))
-    fig = visual.draw_step_panels(panels, suptitle="GPU trace")
-    fig.savefig(tmp_path / "trace.png", dpi=60)
-    plt.close(fig)
-    assert (tmp_path / "trace.png").read_bytes()[:8] == PNG_MAGIC
-
-
-@pytest.mark.gpu
-def test_gpu_demos(run_demo, tmp_path):
-    out = run_demo("demos/scan_steps.py", "--save", tmp_path / "steps", pngs=[tmp_path / "steps" / "scan_steps.png"])
-    assert "GPU trace (" in out and "every step equals the model's" in out
-    out = run_demo("demos/work_efficiency.py", "--save", tmp_path / "work.png", pngs=[tmp_path / "work.png"])
-    assert "GPU count" in out and " ! " not in out

@@ -1,6 +1,6 @@
 """The scan reference helpers that tests/unit and tests/gpu share: make_input, reference, expected_scan,
-check_scan, assert_scan_close.  A module beside conftest.py, not a test file: tests/ is on sys.path (pytest.ini's
-pythonpath), so `from scan_checks import check_scan` works from either folder.
+check_scan, assert_scan_close.  tests/helpers is on sys.path (pytest.ini's pythonpath), so that
+`from scan_checks import check_scan` works from either folder.
 
 Float tolerance (add): an output is a tree of roundings of its inputs; with error_depth(n) = h roundings on any
 path, |out_i - exact_i| <= h * eps * sum_{j<=i} |x_j| (pyscan/scans/single_section.py explains; eps = np.finfo(dtype).eps is

@@ -1,4 +1,5 @@
-"""The kernel loader: define injection, include expansion, signatures, errors, cache."""
+"""The kernel loader without a GPU: define injection, include expansion, signatures, errors.  The cache and the
+compiles on the GPU: tests/gpu/test_loader_gpu.py."""
 
 import re
 
@@ -92,67 +93,6 @@ def test_import_without_gpu_and_clear_error():
     if reason is not None:
         with pytest.raises(pyscan.GPUUnavailableError, match=re.escape(reason[:40])):
             pyscan.scalar_multiply(np.ones(3, np.float32), 2.0)
-
-
-# --- on the GPU ---------------------------------------------------------------------------------------
-
-@pytest.mark.gpu
-def test_cache_hit_compiles_nothing(monkeypatch):
-    fn1 = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="float")
-    import pycuda.compiler
-
-    def no_compile(*a, **k):
-        raise AssertionError("compiled again")
-
-    monkeypatch.setattr(pycuda.compiler, "SourceModule", no_compile)
-    fn2 = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="float")
-    assert fn1 is fn2
-
-
-@pytest.mark.gpu
-def test_different_defines_different_function():
-    f = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="float")
-    d = pyscan.get_kernel("basics/scalar_multiply.cu", "scalar_multiply", ELEM_TYPE="double")
-    assert f is not d
-
-
-@pytest.mark.gpu
-def test_unknown_function_lists_globals():
-    with pytest.raises(AttributeError, match="it has: scalar_multiply"):
-        pyscan.get_kernel("basics/scalar_multiply.cu", "no_such_function")
-
-
-@pytest.mark.gpu
-def test_compile_error_points_into_kernel_file(tmp_path, monkeypatch):
-    (tmp_path / "bad").mkdir()
-    bad = tmp_path / "bad" / "broken.cu"
-    bad.write_text('extern "C" __global__ void broken(int* x) {\n    x[0] = undeclared_name;\n}\n')
-    monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
-    with pytest.raises(pyscan.KernelCompileError) as err:
-        pyscan.get_kernel("bad/broken.cu", "broken")
-    assert f"{bad}(2)" in str(err.value) and "undeclared_name" in str(err.value)
-
-
-@pytest.mark.gpu
-def test_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch):
-    (tmp_path / "x").mkdir()
-    src = tmp_path / "x" / "k.cu"
-    src.write_text('extern "C" __global__ void k(int* x) { x[0] = 1; }\n')
-    monkeypatch.setattr(loader, "KERNEL_ROOT", tmp_path)
-    monkeypatch.setattr(loader, "SOURCE_CHECK_INTERVAL", 0.0)  # look at the file on every call
-    first = pyscan.get_kernel("x/k.cu", "k")
-    assert pyscan.get_kernel("x/k.cu", "k") is first  # unchanged: the cached function
-    import os
-
-    src.write_text('extern "C" __global__ void k(int* x) { x[0] = 2; }\n')
-    os.utime(src, ns=(src.stat().st_atime_ns, src.stat().st_mtime_ns + 10**9))
-    second = pyscan.get_kernel("x/k.cu", "k")
-    assert second is not first
-    import pycuda.gpuarray as ga
-
-    out = ga.zeros(1, np.int32)
-    second.prepared_call((1, 1, 1), (1, 1, 1), out.gpudata)
-    assert out.get()[0] == 2
 
 
 def test_T_is_an_alias_of_ELEM_TYPE():

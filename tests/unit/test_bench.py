@@ -1,6 +1,7 @@
 """python -m pyscan bench (pyscan_tools/bench): arguments, batching, the targets, the table, the JSON, the plot,
 and whole runs on NumPy stand-ins for the array kinds, pyscan and the peers, timed by a modelled clock (no wall
-time: the results cannot depend on the machine's load); a tiny run of every pattern on the GPU."""
+time: the results cannot depend on the machine's load).  A tiny run of every pattern on the GPU:
+tests/gpu/test_bench_gpu.py."""
 
 import dataclasses
 import json
@@ -433,24 +434,3 @@ def test_python_m_pyscan_dispatches():
     done = subprocess.run([sys.executable, "-m", "pyscan", "check", "--list", "--pattern", "life", "--algorithm",
                            "fast"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip().endswith("life/fast 20")
-
-
-# ------------------------------------------------------------------------------------------------- GPU
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("pattern", ["scan", "reduce", "histogram", "life"])
-def test_gpu_smoke(pattern, tmp_path, capsys):
-    out_json, out_png = tmp_path / "b.json", tmp_path / "b.png"
-    rc = cli.main([pattern, "--sizes", "small", "--json", str(out_json), "--plot", str(out_png)])
-    captured = capsys.readouterr()
-    result = json.loads(out_json.read_text())
-    report.validate_result(result)
-    assert out_png.read_bytes()[:4] == b"\x89PNG"
-    ours = [r for r in result["rows"] if r["kind"] == "pyscan"]
-    bad = [(r["name"], r["dtype"], r["op"], r["size_label"], r["error"], r["check"]) for r in ours
-           if r["error"] or r["check"] == "MISMATCH"]
-    assert ours and not bad and rc == 0, (bad, captured.err[-3000:])
-    assert result["device"]["name"] and result["device"]["multiprocessors"] > 0
-    assert all(r["ms"] > 0 and r["x_copy"] > 0 for r in ours)
-    assert "targets:" in captured.out and "issue" not in captured.out.lower()

@@ -1,6 +1,6 @@
-"""Reduction trees step by step (pyscan.reductions.steps, demos/reduction_steps.py): the models' steps drawn with
-their changing lengths, the threads at work per step against PMPP ch. 10's counts, and on the GPU the TRACE
-builds equal to the models step for step."""
+"""Reduction trees step by step (pyscan.reductions.steps, demos/reduction_steps.py) without a GPU: the models' steps
+drawn with their changing lengths, the threads at work per step against PMPP ch. 10's counts.  On the GPU, the TRACE
+builds equal to the models step for step: tests/gpu/test_reduction_steps_gpu.py."""
 
 from __future__ import annotations
 
@@ -106,26 +106,3 @@ def test_reduction_steps_demo_model(run_demo, tmp_path):
     out = run_demo("demos/reduction_steps.py", "--model", "--save", tmp_path,
                    pngs=[tmp_path / "reduction_trees.png", tmp_path / "reduction_activity.png"])
     assert "NumPy step-model (no GPU)" in out and "resources 32 x 27 = 864" in out
-
-
-# --- on the GPU -------------------------------------------------------------------------------------------------
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
-@pytest.mark.parametrize("name", rsteps.TRACED)
-def test_gpu_trace_equals_model(name, dtype, rng):
-    """Each TRACE build's steps equal the model's, for the picture's size, a partial block and a full block."""
-    per_thread = book.KERNELS[name][2]
-    for n in (SIZES[name], 3 * per_thread + 1, per_thread * 128, per_thread * 1024):
-        x = rng.integers(-50, 50, n).astype(dtype)
-        values = rsteps.checked_gpu_steps(name, x)  # raises at the first step that differs
-        assert len(values) == len(rsteps.model_steps(name, x))
-        if np.dtype(dtype).kind == "i":
-            assert np.asarray(values[-1])[0] == x.sum(dtype=dtype)
-
-
-@pytest.mark.gpu
-def test_gpu_reduction_steps_demo(run_demo, tmp_path):
-    out = run_demo("demos/reduction_steps.py", "--save", tmp_path, pngs=[tmp_path / "reduction_trees.png"])
-    assert "GPU trace (" in out and "every step equals the model's" in out
-    assert "equal the COUNT_WORK build's count" in out
