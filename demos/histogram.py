@@ -126,7 +126,7 @@ def bench(size, repeat):
     candidates = [(a.name, lambda d, b, name=a.name: pyscan.histogram(d, b, algorithm=name)) for a in HISTOGRAMS]
     for kind, data in inputs.items():
         data_gpu = ga.to_gpu(data)
-        expected = np.bincount(data, minlength=256)  # = np.histogram(data, 256, (0, 256)) (tests/test_histogram.py)
+        expected = np.bincount(data, minlength=256)  # = np.histogram(data, 256, (0, 256)) (tests/unit/test_histogram.py)
         for name, driver in candidates:
             right = np.array_equal(driver(data_gpu, 256).get(), expected)
             ok &= right

@@ -46,7 +46,7 @@ def numpy_scan(x, op, exclusive):
 
 def matches(out, x, op, exclusive, depth):
     """Integers / max / min: exact.  Float add: |out - ref| <= ((depth + 3) eps + n eps_ld) sum_{j<=i} |x_j| with a
-    long-double reference (tests/test_scan_models.py explains the bound)."""
+    long-double reference (tests/helpers/scan_checks.py explains the bound)."""
     if x.dtype.kind == "i" or op != "add":
         return bool(np.array_equal(out, numpy_scan(x, op, exclusive), equal_nan=x.dtype.kind == "f"))
     wide = x.astype(np.longdouble)

@@ -1,4 +1,4 @@
-"""The multi-GPU tests of pyscan.distributed (tests/test_distributed_gpu.py), one pytest per rank under torchrun:
+"""The multi-GPU tests of pyscan.distributed (tests/gpu/test_distributed_gpu.py), one pytest per rank under torchrun:
 
     torchrun --nproc-per-node 2 scripts/distributed_tests.py [pytest options]
 
@@ -31,7 +31,7 @@ def main() -> int:
         sys.stderr.flush()
         os.dup2(fd, 1)
         os.dup2(fd, 2)
-    args = ["-q", "-rs", "-p", "no:cacheprovider", "-p", "no:randomly", str(root / "tests" / "test_distributed_gpu.py")]
+    args = ["-q", "-rs", "-p", "no:cacheprovider", "-p", "no:randomly", str(root / "tests" / "gpu" / "test_distributed_gpu.py")]
     return int(pytest.main(args + sys.argv[1:]))
 
 

@@ -33,8 +33,10 @@ step() { echo; echo "=== $*"; local t=$SECONDS; "$@" || { echo "FAILED ($?): $*"
   step python3 scripts/gpu_charts.py end_to_end --max-mb "$max_mb" --save "$pics/scan_end_to_end_gpu.png"
   step python3 scripts/gpu_charts.py life --save "$pics/life_one_block_gpu.png"
   step python3 scripts/books_numbers.py
-  step python3 -m pytest -q -rs -p no:cacheprovider tests/test_races.py tests/test_reduction_steps.py \
-       tests/test_multiblock_scan.py tests/test_books_numbers.py tests/test_gpu_charts.py
+  step python3 -m pytest -q -rs -p no:cacheprovider tests/unit/test_races.py tests/gpu/test_races_gpu.py \
+       tests/unit/test_reduction_steps.py tests/gpu/test_reduction_steps_gpu.py tests/unit/test_multiblock_scan.py \
+       tests/gpu/test_multiblock_scan_gpu.py tests/unit/test_books_numbers.py tests/unit/test_gpu_charts.py \
+       tests/gpu/test_gpu_charts_gpu.py
   echo; echo "pictures:"; ls -l "$pics"
 } 2>&1 | tee "$out/gpu_pictures.log"
 tar -cf "$out/docs_images.tar" -C "$work" docs_images && echo "wrote $out/docs_images.tar" | tee -a "$out/gpu_pictures.log"

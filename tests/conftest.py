@@ -1,6 +1,7 @@
-"""Shared test set-up: the `gpu` marker skips when no GPU is usable, all such tests on one line of `-rs` with the
-first part of the reason; `load_script` loads a demo or script of the repository as a module, and `run_demo` runs a
-demo's main() and checks its pictures."""
+"""Shared test set-up of tests/unit (runs without a GPU) and tests/gpu (needs one: tests/gpu/conftest.py marks every
+test there `gpu`): the `gpu` marker skips when no GPU is usable, all such tests on one line of `-rs` with the first
+part of the reason; `load_script` loads a demo or script of the repository as a module, `run_demo` runs a demo's
+main() and checks its pictures, and `no_gpu` (tests/helpers/bad_input_checks.py) blocks every path to the GPU."""
 
 import importlib.util
 import re
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bad_input_checks import no_gpu  # noqa: F401  the fixture, for the bad-input tests of tests/unit and tests/gpu
 
 from pyscan import gpu_unavailable_reason
 

@@ -4,11 +4,11 @@
 //
 //   TRACE=1       the kernel takes a trailing `T* trace` and writes its shared array after every step to
 //                 trace[step * SECTION_SIZE + i] (step 0 = after the load).  For integer input the trace equals
-//                 the NumPy step-model step for step (tests/test_scan_trace_gpu.py).  Run with one block.
+//                 the NumPy step-model step for step (tests/gpu/test_scan_trace_gpu.py).  Run with one block.
 //   COUNT_WORK=1  the kernel takes a trailing `unsigned long long* counters` (after `trace` if both):
 //                 counters[0] += every op_combine the scan phases perform, counters[1 + s] += 1 for every warp
 //                 with at least one thread that combined at combine step s (s = 0, 1, ...: the trace's steps
-//                 1, 2, ...): counted work beside the book's formulas (PMPP §11.2-§11.4; tests/test_scan_trace_gpu.py).
+//                 1, 2, ...): counted work beside the book's formulas (PMPP §11.2-§11.4; tests/gpu/test_scan_trace_gpu.py).
 //
 // The contract of a section kernel (pyscan/scans/hierarchical.py):
 //   extern "C" __global__ void NAME(T* out, const T* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS)

@@ -5,7 +5,7 @@
 // * LETTERS == 0 (byte histogram): value v in 0..255 goes to bin v * bins / 256, integer division, for a
 //   run-time number of bins 1 <= bins <= 256.  That is exactly NumPy's
 //   np.histogram(data, bins=bins, range=(0, 256)): bin k holds the values in [256k/bins, 256(k+1)/bins),
-//   and v lies there iff k <= v*bins/256 < k+1.  (tests/test_histogram.py checks it against NumPy's
+//   and v lies there iff k <= v*bins/256 < k+1.  (tests/unit/test_histogram.py checks it against NumPy's
 //   floating-point edges for every v and every bins.)  v * bins < 2^16, so 32-bit unsigned arithmetic is
 //   exact, and the division by 256 is a shift.
 //

@@ -18,7 +18,7 @@
 // of max or min), the padding of a partial last section with that identity, 64-bit global indices, and the
 // inclusive scan derived from the exclusive one with the input kept in registers.
 //
-// Debug builds (traces and counted work, tests/test_scan_trace_gpu.py), both off by default:
+// Debug builds (traces and counted work, tests/gpu/test_scan_trace_gpu.py), both off by default:
 // * TRACE=1: a trailing `T* trace`; block 0 writes the shared array after every step to
 //   trace[step*SECTION_SIZE + i]: step 0 the load, 1..L the up-sweep levels (L = log2 SECTION_SIZE), L+1 the
 //   cleared root, L+2..2L+1 the down-sweep levels, 2L+2 the stored result (for every i < SECTION_SIZE).

@@ -25,8 +25,8 @@
 // * The scan is exclusive by nature (the down-sweep starts from the identity at the root); the inclusive
 //   scan is derived in the store kernel: inclusive[i] = exclusive[i] (+) x[i].
 //
-// COUNT_WORK=1 (counted work, tests/test_scan_trace_gpu.py) adds two trailing parameters to the kernels that combine (up-sweep,
-// down-sweep, store), `unsigned long long* counters, int step`: counters[0] += the operator applications the
+// COUNT_WORK=1 (counted work, tests/gpu/test_scan_trace_gpu.py) adds two trailing parameters to the kernels that combine
+// (up-sweep, down-sweep, store), `unsigned long long* counters, int step`: counters[0] += the operator applications the
 // launch really performed; counters[step] += the warps with at least one thread that combined.  `step` is the
 // number of the step in the model's and the trace's list (0 = load, 1..L up-sweep levels, L+1 clear,
 // L+2..2L+1 down-sweep levels, 2L+2 store), so counters[1 + s] counts combine step s = step - 1.

@@ -34,7 +34,7 @@ SCAN_ALGORITHMS = SCANS.names()
 MAX_LENGTH = 2**31 - 1
 
 # Algorithms whose kernels read every element of a tile or section before writing any of it, and read nothing
-# outside it: out may be x itself (tests/test_interop_gpu.py checks every algorithm with out=x).  Others get a
+# outside it: out may be x itself (tests/gpu/test_interop_gpu.py checks every algorithm with out=x).  Others get a
 # scratch output and a device copy into out.
 IN_PLACE = frozenset({"decoupled_lookback", "hierarchical", "kogge_stone", "kogge_stone_double_buffer", "brent_kung",
                       "coarsened", "blelloch", "blelloch_block", "single_pass"})

@@ -106,7 +106,7 @@ class Config:
 # Per element size (bytes), tuned on an H100 (docs/decoupled_lookback_tuning.md has the numbers): 256 threads x 8
 # vectors (8192-element tiles for 32-bit types, 4096 for 64-bit types: 32 KB either way), 3 persistent blocks per
 # SM (80 registers, two 36 KB tile buffers): 0.90-0.92 x copy for int32/float32, 0.94 x for int64/float64.
-# The kernel file's #define defaults are these values (tests/test_scan_sweeps.py checks it).
+# The kernel file's #define defaults are these values (tests/unit/test_scan_sweeps.py checks it).
 SHIPPED = {4: Config(threads=256, vecs=8, min_blocks=3), 8: Config(threads=256, vecs=8, min_blocks=3)}
 CONFIG = dict(SHIPPED)
 # PYSCAN_DECOUPLED_CONFIG='{"4": {"vecs": 4, "min_blocks": 5}}' overrides fields by name, for tuning

@@ -1,0 +1,92 @@
+"""Bad input on the GPU: GPUArrays of the wrong dtype or shape, refused before any GPU work once they are uploaded;
+non-contiguous NumPy inputs, accepted, answered right and left untouched; the empty reduce; Life.advance's
+generations.  tests/unit/test_bad_input.py has the tests that need no GPU, and says what the no_gpu fixture proves.
+"""
+
+import numpy as np
+import pytest
+from bad_input_checks import SUPPORTED, assert_untouched, raises_clearly, snapshot
+
+import pyscan
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_gpuarray_of_the_wrong_dtype(dtype, no_gpu_after_upload):
+    import pycuda.gpuarray as ga
+
+    wrong = ga.to_gpu(np.arange(10, dtype=np.float16 if dtype == np.int32 else np.uint8))
+    ints = ga.to_gpu(np.arange(10, dtype=dtype))
+    no_gpu_after_upload()
+    for call in (pyscan.scan, pyscan.reduce, lambda v: pyscan.scalar_multiply(v, 2)):
+        raises_clearly(call, wrong, TypeError, SUPPORTED)
+    raises_clearly(pyscan.histogram, ints, TypeError, "uint8")
+    raises_clearly(pyscan.text_histogram, ints, TypeError, "uint8")
+
+
+@pytest.fixture
+def no_gpu_after_upload(monkeypatch, request):
+    """Like no_gpu, but switched on by the test once its GPUArrays exist."""
+    def switch_on():
+        request.getfixturevalue("no_gpu")
+
+    return switch_on
+
+
+def test_gpuarray_2d_and_non_contiguous(no_gpu_after_upload):
+    import pycuda.gpuarray as ga
+
+    two_d = ga.to_gpu(np.zeros((4, 4), np.float32))
+    try:
+        strided = ga.to_gpu(np.arange(20, dtype=np.float32))[::2]
+    except Exception as exc:  # noqa: BLE001  an older pycuda without strided slicing
+        strided = None
+        reason = exc
+    no_gpu_after_upload()
+    for call in (pyscan.scan, pyscan.reduce):
+        raises_clearly(call, two_d, ValueError, r"1-D")
+        if strided is not None and not strided.flags.c_contiguous:
+            raises_clearly(call, strided, ValueError, r"contiguous")
+    if strided is None:
+        pytest.skip(f"cannot make a non-contiguous GPUArray here: {reason}")
+
+
+def test_non_contiguous_numpy_inputs_work_and_stay_untouched(rng):
+    base = rng.integers(-1000, 1000, 5001).astype(np.int32)
+    for x in (base[::2], base[::-1], base[100:4000:7][::-1]):
+        snap = snapshot(x)
+        np.testing.assert_array_equal(pyscan.scan(x), np.cumsum(x, dtype=np.int32))
+        np.testing.assert_array_equal(pyscan.scan(x, exclusive=True, op="max")[1:], np.maximum.accumulate(x)[:-1])
+        assert pyscan.reduce(x) == x.sum(dtype=np.int32)
+        assert pyscan.reduce(x, op="min") == x.min()
+        np.testing.assert_array_equal(pyscan.scalar_multiply(x, 3), x * np.int32(3))
+        assert_untouched(x, snap)
+    data = rng.integers(0, 256, 9001, dtype=np.uint8)
+    for d in (data[::3], data[::-1]):
+        snap = snapshot(d)
+        np.testing.assert_array_equal(pyscan.histogram(d, 7), np.histogram(d, bins=7, range=(0, 256))[0])
+        assert_untouched(d, snap)
+    lattice = (rng.random((40, 30)) < 0.4).astype(np.int32)
+    for lat in (lattice.T, lattice[::-1, ::2]):
+        snap = snapshot(lat)
+        np.testing.assert_array_equal(pyscan.life.step(lat, 3), pyscan.life.reference_step(lat, 3))
+        assert_untouched(lat, snap)
+
+
+def test_empty_reduce_follows_numpy():
+    """np.max/np.min of nothing raise ValueError; np.sum of nothing is 0 (pyscan may also refuse it)."""
+    for op in ("max", "min"):
+        with pytest.raises(ValueError):
+            pyscan.reduce(np.zeros(0, np.float32), op=op)
+    try:
+        total = pyscan.reduce(np.zeros(0, np.int64))
+    except ValueError:
+        return
+    assert total == 0 and np.asarray(total).dtype == np.int64
+
+
+def test_life_advance_bad_generations():
+    game = pyscan.life.Life(np.zeros((8, 8), np.uint8), kernel="global")
+    for bad, exc in ((-1, ValueError), (1.5, TypeError), (None, TypeError)):
+        with pytest.raises(exc, match="non-negative int|generations"):
+            game.advance(bad)
+    assert game.generation == 0

@@ -1,0 +1,34 @@
+"""NumPy stand-ins for pyscan.distributed's local GPU steps, shared by tests/unit/test_distributed.py and, with
+PYSCAN_DISTRIBUTED_TEST_CPU=1, tests/gpu/test_distributed_gpu.py (tests/helpers is on sys.path: pytest.ini's
+pythonpath)."""
+
+import numpy as np
+from scan_checks import reference
+
+from pyscan.types import ufunc
+
+
+def numpy_reduce(x, op):
+    if op == "add":
+        return np.add.reduce(x, dtype=x.dtype)
+    return ufunc(op).reduce(x)
+
+
+def numpy_local_steps():
+    """NumPy in place of the local pyscan kernels, for CPU tensors on a gloo group."""
+    import torch
+
+    def local_scan(x, op, exclusive, stream, out=None):
+        result = torch.from_numpy(reference(x.numpy(), op, exclusive))
+        if out is None:
+            return result
+        out.copy_(result)
+        return out
+
+    def local_reduce(x, op, stream):
+        return torch.as_tensor(numpy_reduce(x.numpy(), op))
+
+    def local_histogram(x, bins, stream):
+        return torch.from_numpy(np.histogram(x.numpy(), bins, range=(0, 256))[0].astype(np.uint64))
+
+    return {"_local_scan": local_scan, "_local_reduce": local_reduce, "_local_histogram": local_histogram}

@@ -1,0 +1,436 @@
+"""python -m pyscan bench (pyscan_tools/bench): arguments, batching, the targets, the table, the JSON, the plot,
+and whole runs on NumPy stand-ins for the array kinds, pyscan and the peers, timed by a modelled clock (no wall
+time: the results cannot depend on the machine's load).  A tiny run of every pattern on the GPU:
+tests/gpu/test_bench_gpu.py."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from pyscan import gpu_unavailable_reason
+from pyscan.reductions.reference import reference as reduce_reference
+from pyscan.scans.reference import reference as scan_reference
+from pyscan_tools.bench import cli, measure, report, settings
+from pyscan_tools.bench.peers import Peer, peer_name
+from pyscan_tools.bench.run import Bench
+from pyscan_tools.patterns import PATTERNS, size_label
+
+# ------------------------------------------------------------------------------------------------- arguments
+
+
+def test_defaults():
+    args = cli.parse_args([])
+    assert args.patterns == ("scan", "reduce", "histogram", "life") and args.algorithms == ("auto",)
+    assert args.size_plan["scan"] == [4**k for k in range(5, 15)]  # every power of 4 from 2^10 to 2^28
+    assert args.size_plan["reduce"] == args.size_plan["scan"]
+    assert args.size_plan["histogram"] == [2**20, 2**22, 2**24, 2**26, 2**28]
+    assert args.size_plan["life"][-1] == (16384, 16384) and args.json is None and args.plot is None
+
+
+@pytest.mark.parametrize("argv, expected", [(["scan"], ("scan",)), (["--pattern", "life", "--pattern", "scan"],
+                                             ("scan", "life")), (["reduce,histogram"], ("reduce", "histogram")),
+                                            (["all"], ("scan", "reduce", "histogram", "life"))])
+def test_patterns_positional_or_option(argv, expected):
+    assert cli.parse_args(argv).patterns == expected
+
+
+@pytest.mark.parametrize("tokens, pattern, expected", [
+    (["2^10,4096"], "scan", [1024, 4096]),
+    (["16M", "2**12", "1k"], "reduce", [1024, 4096, 2**24]),
+    (["2^20", "100x37"], "life", [(100, 37), (1024, 1024)]),
+    (["64x64"], "histogram", [4096]),
+    (["small"], "histogram", PATTERNS["histogram"].sizes["small"]),
+    (["full"], "scan", [2**k for k in range(10, 29)]),
+    (["4096", "2^12"], "scan", [4096]),  # duplicates once
+])
+def test_sizes(tokens, pattern, expected):
+    assert cli.parse_args([pattern, "--sizes", *tokens]).size_plan[pattern] == expected
+
+
+@pytest.mark.parametrize("argv", [["--sizes", "abc"], ["life", "--sizes", "1000"], ["--sizes", "0"], ["nosuchpattern"],
+                                  ["--sizes", "1x2x3"], ["--algorithm", "bogosort"], ["--arrays", "jax"]])
+def test_bad_arguments_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.parse_args(argv)
+    assert info.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_size_label():
+    assert size_label(2**28) == "2^28" and size_label(1000) == "1000" and size_label((16384, 16384)) == "16384x16384"
+
+
+# ------------------------------------------------------------------------------------------------- batching
+
+
+def test_batches_fit_the_budget():
+    assert measure.plan_batches(0.01) == (settings.MAX_CALLS, settings.BATCHES)  # 20 us: 200 calls, 5 batches
+    calls, batches = measure.plan_batches(0.5)
+    assert calls == 4 and batches == settings.BATCHES
+    calls, batches = measure.plan_batches(100.0)  # a slow call: one per batch, fewer batches, never under the minimum
+    assert calls == 1 and batches == settings.MIN_BATCHES
+    assert measure.predicted_ms(None, 10) is None and measure.predicted_ms((2**20, 2.0), 2**22) == 8.0
+    assert measure.gper_s(2**28, 0.7334) == pytest.approx(366.0, rel=1e-3)
+
+
+class _LoggingTimer:
+    """A timer whose calls per batch take `ms` each, logging which row timed a batch."""
+
+    def __init__(self, name, ms, log, fail_at=None):
+        self.name, self.ms, self.log, self.fail_at = name, ms, log, fail_at
+        self.probed = False
+
+    def per_call_ms(self, fn, calls=1):
+        fn()
+        if self.probed:  # a batch (the first timing is the probe that plans them)
+            if len(self.log) == self.fail_at:
+                raise RuntimeError("lost")
+            self.log.append(self.name)
+        self.probed = True
+        return self.ms
+
+
+def test_rows_of_a_size_are_timed_in_rounds():
+    log = []
+    fast = measure.Timed(lambda: None, _LoggingTimer("fast", 0.01, log))
+    slow = measure.Timed(lambda: None, _LoggingTimer("slow", 100.0, log))  # MIN_BATCHES batches
+    other = measure.Timed(lambda: None, _LoggingTimer("other", 0.02, log))
+    measure.measure_together([fast, slow, other])
+    rounds = [["fast", "slow", "other"]] * settings.MIN_BATCHES
+    rounds += [["fast", "other"]] * (settings.BATCHES - settings.MIN_BATCHES)
+    assert log == [name for r in rounds for name in r]
+    assert fast.result() == measure.Measurement(0.01, 0.01, settings.MAX_CALLS, settings.BATCHES)
+    assert slow.result().batches == settings.MIN_BATCHES
+
+
+def test_a_row_failing_in_a_round_is_dropped_and_the_others_go_on():
+    log, lost = [], []
+    good = measure.Timed(lambda: None, _LoggingTimer("good", 0.01, log))
+    bad = measure.Timed(lambda: None, _LoggingTimer("bad", 0.01, log, fail_at=3))
+    measure.measure_together([good, bad], lambda row, exc: lost.append((row, str(exc))))
+    assert lost == [(bad, "lost")] and log == ["good", "bad", "good"] + ["good"] * (settings.BATCHES - 2)
+    with pytest.raises(RuntimeError, match="lost"):
+        measure.measure_together([measure.Timed(lambda: None, _LoggingTimer("x", 0.01, [], fail_at=0))])
+
+
+def test_peer_names_per_op():
+    peer = Peer("torch.{sum|amax|amin}", "torch", "torch", None)
+    assert [peer_name(peer, op) for op in ("add", "max", "min")] == ["torch.sum", "torch.amax", "torch.amin"]
+
+
+def test_x_copy_definitions():
+    # scan reads and writes each element once, as the copy; reduce only reads: bytes read / (copy's read + written)
+    assert PATTERNS["scan"].x_copy(2.0, 1.0) == 0.5 and PATTERNS["reduce"].x_copy(2.0, 1.0) == 0.25
+    assert PATTERNS["life"].copy_bytes(np.zeros((4, 8), np.int32)) == 128
+
+
+# ------------------------------------------------------------------------------------------------- fakes
+
+
+class Clock:
+    """A modelled device: each fake call adds its cost (ms); a timer reads the cost of the calls it ran."""
+
+    def __init__(self):
+        self.spent = 0.0
+
+    def cost(self, ms):
+        self.spent += ms
+
+
+class FakeTimer:
+    def __init__(self, clock):
+        self.clock = clock
+
+    def per_call_ms(self, fn, calls=1):
+        start = self.clock.spent
+        for _ in range(calls):
+            fn()
+        return (self.clock.spent - start) / calls
+
+
+class FakeKind:
+    """An array kind with NumPy arrays and the modelled clock."""
+
+    def __init__(self, name, clock):
+        self.name, self.clock = name, clock
+
+    def upload(self, host):
+        return host.copy()
+
+    def prefix(self, x, n):
+        return x[:n]
+
+    def download(self, x):
+        return np.asarray(x)
+
+    def copy_call(self, src, nbytes):
+        dst = np.empty(nbytes, np.uint8)
+        return lambda: (np.copyto(dst, src.view(np.uint8).reshape(-1)[:nbytes]), self.clock.cost(nbytes * 1e-9))
+
+    def timer(self):
+        return FakeTimer(self.clock)
+
+    def free(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+
+def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead_ms=0.004):
+    """pyscan's public functions on NumPy, costing overhead + per-element time; LIFE and the registries' names."""
+    def scan(x, *, algorithm="auto", op="add"):
+        if algorithm == "one_block" and x.size > 5000:
+            raise ValueError("one_block takes at most 5000 elements")
+        if algorithm == "broken":
+            raise RuntimeError("launch failed\nsecond line")
+        clock.cost(overhead_ms + x.size * (2e-2 if algorithm == "slow" else scan_per_elem))
+        return scan_reference(x, op)
+
+    def reduce(x, *, algorithm="auto", op="add"):
+        clock.cost(overhead_ms + x.size * 0.25e-9)
+        value = reduce_reference(x, op)
+        return value + 1 if (wrong_reduce_max and op == "max") else value
+
+    def histogram(x, bins, *, algorithm="auto"):
+        clock.cost(overhead_ms + x.size * 0.2e-9)
+        return np.bincount(x, minlength=bins).astype(np.uint64)
+
+    class Life:
+        def __init__(self, lattice, *, kernel="auto"):
+            self.cells = lattice.copy()
+
+        def advance(self, n):
+            from pyscan.life.reference import reference_step
+
+            clock.cost(overhead_ms + self.cells.size * n * 0.1e-9)
+            self.cells = reference_step(self.cells, n)
+            return self
+
+        def get(self):
+            return self.cells
+
+        @property
+        def lattice(self):  # the device lattice of the caller's kind (the fake's "device" is NumPy)
+            return self.cells
+
+    names = {"scan": ("good", "one_block", "broken", "slow"), "reduce": ("fast",), "histogram": ("fast",),
+             "life": ("fast",)}
+    registries = {p: types.SimpleNamespace(names=lambda n=n: n) for p, n in names.items()}
+    return types.SimpleNamespace(scan=scan, reduce=reduce, histogram=histogram, life=types.SimpleNamespace(Life=Life),
+                                 REGISTRIES=registries, __version__="test")
+
+
+def fake_peers(clock):
+    """torch- and CuPy-like peers on NumPy: torch's scan costs 0.006 ms + 0.4 ns per element, CuPy's more."""
+    def scan(fixed, per):
+        def make(x, op):
+            box = {}
+
+            def call():
+                clock.cost(fixed + x.size * per)
+                box["r"] = scan_reference(x, op)
+            return call, lambda: box["r"]
+        return make
+
+    def reduce(fixed):
+        def make(x, op):
+            box = {}
+
+            def call():
+                clock.cost(fixed + x.size * 0.25e-9)
+                box["r"] = reduce_reference(x, op)
+            return call, lambda: box["r"]
+        return make
+
+    table = {"scan": (Peer("torch.cumsum", "torch", "torch", scan(0.006, 0.4e-9)),
+                      Peer("cupy.cumsum", "cupy", "cupy", scan(0.010, 1e-9))),
+             "reduce": (Peer("torch.{sum|amax|amin}", "torch", "torch", reduce(0.005)),
+                        Peer("cupy.{sum|max|min}", "cupy", "cupy", reduce(0.008)))}
+    return lambda pattern, kinds: (table.get(pattern, ()), {"cuda.compute inclusive_scan": "not installed here"})
+
+
+def run(argv, patterns=None, **fake):
+    clock = Clock()
+    pyscan = fake_pyscan(clock, **fake)
+    args = cli.parse_args(argv, registries=pyscan.REGISTRIES)
+    kinds = {"cupy": FakeKind("cupy", clock), "torch": FakeKind("torch", clock)}
+    bench = Bench(args, kinds, pyscan=pyscan, peers=fake_peers(clock), log=None, patterns=patterns,
+                  device={"name": "NumPy stand-in", "l2_cache_bytes": 8192})
+    return bench.run()
+
+
+def test_one_input_per_dtype_for_the_operators():
+    made = []
+
+    def counting(size, dtype, op, rng):
+        made.append((dtype, op))
+        return PATTERNS["reduce"].make_input(size, dtype, op, rng)
+    patterns = dict(PATTERNS, reduce=dataclasses.replace(PATTERNS["reduce"], make_input=counting))
+    result = run(["reduce", "--sizes", "1024", "4096", "--dtype", "int32", "--dtype", "float64"], patterns=patterns)
+    assert made == [("int32", "add"), ("float64", "add")]  # max and min reuse the add case's input
+    assert {(r["dtype"], r["op"]) for r in result["rows"]} == {(d, o) for d in ("int32", "float64")
+                                                               for o in ("add", "max", "min")}
+    assert all(r["check"] == "ok" for r in result["rows"] if r["kind"] != "copy")
+
+
+def rows(result, **match):
+    return [r for r in result["rows"] if all(r[k] == v for k, v in match.items())]
+
+
+@pytest.fixture(scope="module")
+def scan_run():
+    return run(["scan", "--sizes", "1024", "4096", "16384", "--dtype", "int32",
+                "--algorithm", "auto,good,one_block,broken,slow"])
+
+
+def test_fake_run_rows(scan_run):
+    report.validate_result(scan_run)
+    auto = rows(scan_run, name="pyscan.scan (torch)")
+    assert [r["size"] for r in auto] == [1024, 4096, 16384]
+    for r in auto:
+        assert r["check"] == "ok" and r["error"] is None and r["batches"] == settings.BATCHES
+        assert r["ms"] == pytest.approx(0.004 + r["size"] * 0.5e-9)  # the modelled clock, exactly
+        assert r["x_copy"] == pytest.approx(r["copy_ms"] / r["ms"]) and r["arrays"] == "torch"
+    assert [r["in_l2"] for r in auto] == [True, False, False]  # 4 KiB fits the stand-in's 8 KiB "L2"
+    copies = rows(scan_run, kind="copy")
+    assert [c["size"] for c in copies] == [1024, 4096, 16384] and all(c["name"] == "device copy (cupy)" for c in copies)
+    assert {r["name"] for r in scan_run["rows"] if r["kind"] == "pyscan"} >= {
+        "pyscan.scan (cupy)", "pyscan.scan (torch)", "pyscan.scan[good] (cupy)"}
+    assert all(r["check"] == "ok" for r in rows(scan_run, name="torch.cumsum"))
+    broken = rows(scan_run, name="pyscan.scan[broken] (cupy)")
+    assert len(broken) == 1 and broken[0]["error"] == "RuntimeError: launch failed" and broken[0]["ms"] is None
+
+
+def test_fake_run_skips(scan_run):
+    skipped = {(s["name"], s["size"]): s["reason"] for s in scan_run["skipped"]}
+    assert "ValueError: one_block takes at most 5000 elements" in skipped["pyscan.scan[one_block] (cupy)", 16384]
+    assert "over the 250 ms cap" in skipped["pyscan.scan[slow] (torch)", 16384]
+    assert "failed at a smaller size" in skipped["pyscan.scan[broken] (torch)", 4096]
+    assert scan_run["left_out"] == {"cuda.compute inclusive_scan": "not installed here"}
+
+
+def test_targets_take_the_worst_size(scan_run):
+    target = next(t for t in scan_run["targets"] if t["target"].startswith("scan:"))
+    # pyscan: 4 us + 0.5 ns/elem; torch: 6 us + 0.4 ns/elem, the faster peer everywhere: the worst ratio is at
+    # the largest size, where the per-element term counts most
+    n = 16384
+    assert target["measured"] == pytest.approx((0.006 + n * 0.4e-9) / (0.004 + n * 0.5e-9))
+    assert target["met"] is True and "2^14" in target["where"] and "torch.cumsum" in target["where"]
+    assert target["cases"] == target["cases_met"] == 6  # 3 sizes x 2 array kinds, every one at or above 1
+    stretch = next(t for t in scan_run["targets"] if t["target"].startswith("stretch"))
+    assert stretch["at_most"] and stretch["measured"] == pytest.approx((0.004 + 1024 * 0.5e-9) / (1024 * 4 * 1e-9))
+    assert not any(t["target"].startswith("reduce") for t in scan_run["targets"])  # not run: no target line
+
+
+def test_targets_fail_where_a_small_size_loses():
+    result = run(["scan", "--sizes", "1024", "2^20", "--dtype", "int64", "--no-check"])
+    target = next(t for t in result["targets"] if t["target"].startswith("scan:"))
+    assert target["met"] is True  # 4 us overhead beats torch's 6 us at every size here
+    slow = run(["scan", "--sizes", "1024", "2^20", "--dtype", "int64", "--no-check"], overhead_ms=0.012)
+    target = next(t for t in slow["targets"] if t["target"].startswith("scan:"))
+    assert target["met"] is False and "2^10" in target["where"]  # worst where the overhead counts most
+    assert (target["cases_met"], target["cases"]) == (0, 4)
+    for row in slow["rows"]:  # pyscan ten times faster at 2^20: those two cases meet the goal, 2^10's do not
+        if row["kind"] == "pyscan" and row["size"] == 2**20:
+            row["ms"] /= 10
+    slow["targets"] = report.targets(slow)
+    target = next(t for t in slow["targets"] if t["target"].startswith("scan:"))
+    assert target["met"] is False and (target["cases_met"], target["cases"]) == (2, 4)
+    line = next(line for line in report.format_table(slow).splitlines() if line.strip().startswith("scan:"))
+    assert line.endswith("NOT met (2 of 4 cases)")
+
+
+def test_a_miss_is_not_printed_as_the_goal():
+    assert report._ratio_text(0.998, 1.0, False) == "0.998" and report._ratio_text(0.998, 1.0, None) == "1.00"
+    assert report._ratio_text(1.004, 1.0, True) == "1.00" and report._ratio_text(0.95, 1.0, False) == "0.95"
+    assert report._ratio_text(None, 1.0, None) == "-"
+
+
+def test_wrong_results_are_flagged():
+    result = run(["reduce", "--sizes", "1024", "4096", "--dtype", "float32"], wrong_reduce_max=True)
+    wrong = [r for r in result["rows"] if r["check"] == "MISMATCH"]
+    assert wrong and {r["op"] for r in wrong} == {"max"} and all(r["kind"] == "pyscan" for r in wrong)
+    assert {r["size"] for r in wrong} == {1024}  # not tried again at a larger size
+    table = report.format_table(result)
+    assert "WRONG RESULT" in table and "!" in table
+    names = {r["name"] for r in rows(result, op="max")}
+    assert {"torch.amax", "cupy.max"} <= names
+
+
+def test_table_json_and_no_tracker_history(scan_run, tmp_path):
+    table = report.format_table(scan_run)
+    assert "targets:" in table and "issue" not in table.lower()
+    assert "scan int32 add" in table and "skipped:" in table and "ERROR" in table
+    path = tmp_path / "bench.json"
+    report.write_json(scan_run, path)
+    loaded = json.loads(path.read_text())
+    report.validate_result(loaded)
+    assert loaded["rows"] == json.loads(json.dumps(scan_run["rows"]))
+    assert loaded["device"]["name"] == "NumPy stand-in"
+
+
+def test_every_pattern_runs_on_fakes():
+    result = run(["all", "--sizes", "small", "--no-peers"])
+    report.validate_result(result)
+    for pattern in ("scan", "reduce", "histogram", "life"):
+        found = rows(result, pattern=pattern, kind="pyscan")
+        assert found and all(r["check"] == "ok" for r in found), pattern
+    life = rows(result, pattern="life", kind="pyscan")
+    assert {tuple(r["shape"]) for r in life} == {(32, 32), (100, 37)}
+
+
+def test_validate_result_rejects():
+    good = {k: None for k in report.RESULT_KEYS}
+    good.update(schema=settings.SCHEMA, date="2026-11-22T10:00:00+00:00", rows=[], skipped=[], targets=[])
+    report.validate_result(good)
+    with pytest.raises(ValueError, match="missing keys"):
+        report.validate_result({k: v for k, v in good.items() if k != "device"})
+    with pytest.raises(ValueError, match="schema"):
+        report.validate_result(dict(good, schema="other/9"))
+    with pytest.raises(ValueError, match="misses"):
+        report.validate_result(dict(good, rows=[{"pattern": "scan"}]))
+
+
+def test_plot(scan_run, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "bench.png"
+    fig = report.plot(scan_run, path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (ax,) = fig.get_axes()
+    assert ax.get_title() == "scan: int32, add" and ax.get_xscale() == "log"
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert lines["copy"].get_linestyle() == "--" and list(lines["copy"].get_xdata()) == [1024, 4096, 16384]
+    assert "pyscan.scan (torch)" in lines and "torch.cumsum" in lines
+
+
+# ------------------------------------------------------------------------------------------------- without a GPU
+
+
+def test_import_needs_no_gpu_stack():
+    code = ("import sys, pyscan_tools.bench.cli, pyscan_tools.bench.run, pyscan_tools.check.cli; "
+            "bad = [m for m in ('pycuda', 'cupy', 'torch', 'matplotlib') if m in sys.modules]; "
+            "sys.exit(f'imported {bad}' if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(gpu_unavailable_reason() is None, reason="a GPU is usable here")
+def test_main_without_gpu_exits_3(capsys):
+    assert cli.main(["scan", "--quick"]) == 3
+    err = capsys.readouterr().err
+    assert gpu_unavailable_reason() in err and err.startswith("python -m pyscan bench:")
+
+
+@pytest.mark.skipif(gpu_unavailable_reason() is None, reason="a GPU is usable here")
+def test_python_m_pyscan_dispatches():
+    done = subprocess.run([sys.executable, "-m", "pyscan", "bench", "life", "--quick"], capture_output=True, text=True)
+    assert done.returncode == 3 and "python -m pyscan bench:" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "pyscan", "check", "--list", "--pattern", "life", "--algorithm",
+                           "fast"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip().endswith("life/fast 20")
