@@ -6,6 +6,7 @@ first GPU call imports cuda.core, and a missing piece raises GPUUnavailableError
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 
@@ -57,7 +58,7 @@ def _setup():
         except ImportError as exc:
             raise GPUUnavailableError(f"cuda.core is not installed ({exc}); `pip install cuda-core cuda-bindings`") from None
         try:
-            from . import _launch  # noqa: F401
+            importlib.import_module(f"{__package__}._launch")
         except ImportError as exc:
             raise GPUUnavailableError(f"pyscan's kernel launcher is not built ({exc}); `pip install -e .` in the "
                                       "checkout builds it (or `python setup.py build_ext --inplace`)") from None

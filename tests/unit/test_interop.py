@@ -54,10 +54,13 @@ class FakeKind(arrays.Kind):
     def view(self, x):
         cai = x.__cuda_array_interface__
         return (cai["data"][0], tuple(cai["shape"]), np.dtype(cai["typestr"]),
-                arrays._c_contiguous(cai["shape"], cai["strides"], x.host.itemsize), x.device)
+                arrays._c_contiguous(cai["shape"], cai["strides"], x.host.itemsize), x.device, None)
 
     def default_stream(self, x, device):
         return self.current_stream
+
+    def ready(self, x):  # every call takes begin(): the fake launches are the Call's drivers
+        return None
 
     def empty(self, shape, dtype, device, stream, on_default=True):
         array = FakeDeviceArray(np.full(shape, 99, dtype), device=device)
@@ -86,7 +89,7 @@ def fake_gpu(monkeypatch):
     kind = FakeKind()
     kind.made = []
     monkeypatch.setitem(arrays._kinds_by_type, FakeDeviceArray, kind)
-    monkeypatch.setitem(arrays.READY, FakeDeviceArray, kind)  # its ready() is None: every call takes begin()
+    monkeypatch.setitem(arrays.READY, FakeDeviceArray, kind)
 
     def enter(ordinal, keep_any_on_device=False):
         previous = getattr(device_now, "ordinal", None)

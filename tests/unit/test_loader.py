@@ -101,3 +101,16 @@ def test_T_is_an_alias_of_ELEM_TYPE():
     assert "#define T " not in loader.build_source("basics/scalar_multiply.cu", T="double")
     with pytest.raises(ValueError, match="same macro"):
         loader.build_source("basics/scalar_multiply.cu", T="double", ELEM_TYPE="float")
+
+
+def test_a_missing_launcher_is_named_as_the_reason_no_gpu_is_usable(monkeypatch):
+    """Without the built launcher (pyscan/runtime/_launch.c) the GPU functions say so, and how to build it."""
+    import sys
+
+    from pyscan.runtime import driver
+
+    monkeypatch.setitem(sys.modules, "pyscan.runtime._launch", None)  # the import fails as if it were not built
+    monkeypatch.setattr(driver, "_cu", None)
+    monkeypatch.setattr(driver, "_reason", None)
+    reason = driver.gpu_unavailable_reason()
+    assert reason is not None and "launcher is not built" in reason and "pip install -e ." in reason
