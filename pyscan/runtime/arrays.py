@@ -125,13 +125,13 @@ class _Templated(Kind):
 
     _templates: dict = {}
 
-    def like(self, make, shape, dtype, device):
-        """A new array of that shape, dtype and device, its memory not yet set (`make(shape, dtype, device)` makes the
-        template, with no memory of its own)."""
+    def like(self, make, shape, dtype, device, *more):
+        """A new array of that shape, dtype and device, its memory not yet set (`make(shape, dtype, device, *more)`
+        makes the template, which keeps no memory alive)."""
         key = (type(self), shape, dtype, device)
         template = self._templates.get(key)
         if template is None:
-            template = make(shape, dtype, device)
+            template = make(shape, dtype, device, *more)
             if len(self._templates) < 1024:
                 self._templates[key] = template
         new = type(template).__new__(type(template))
@@ -210,16 +210,17 @@ class _Numba(_Templated):
         """A Numba array over pyscan's stream-ordered memory (numba's device_array is a synchronous cuMemAlloc)."""
         nbytes = math.prod(shape) * dtype.itemsize
         buffer = driver.allocate(nbytes, device, stream)
-        context, pointer, memory_pointer, _ = self._numba(device)
-        array = self.like(self._template, shape, dtype, device)
-        array.gpu_data = memory_pointer(context, pointer(int(buffer.handle)), nbytes, owner=buffer)
+        context, pointer, memory_pointer, device_array = self._numba(device)
+        data = memory_pointer(context, pointer(int(buffer.handle)), nbytes, owner=buffer)
+        array = self.like(self._template, shape, dtype, device, device_array, data)
+        array.gpu_data = data
         return array
 
-    def _template(self, shape, dtype, device):
-        context, pointer, memory_pointer, device_array = self._numba(device)
-        nbytes = math.prod(shape) * dtype.itemsize
-        return device_array(shape, _c_strides(shape, dtype.itemsize), dtype,
-                            gpu_data=memory_pointer(context, pointer(0), nbytes))
+    @staticmethod
+    def _template(shape, dtype, device, device_array, data):
+        template = device_array(shape, _c_strides(shape, dtype.itemsize), dtype, gpu_data=data)
+        template.gpu_data = None  # it keeps no memory alive
+        return template
 
     def _numba(self, device):
         """(numba's context of the device, its device-pointer type, MemoryPointer, DeviceNDArray), found once."""
