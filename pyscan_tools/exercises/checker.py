@@ -131,7 +131,7 @@ def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
     stage = report.stage(stage_name)
     for k, case in enumerate(cases):
         try:
-            result = runners.run(ex, str(path), case)
+            result = runners.run(ex, runners.target(ex, path), case)
         except Exception as exc:  # noqa: BLE001 - a launch failure, the student's driver raising: the diagnosis
             stage.status, stage.summary = FAIL, f"{case.label}: {type(exc).__name__}: {str(exc)[:300]}"
             stage.diagnosis = "memory" if "ILLEGAL_ADDRESS" in str(exc) or "illegal" in str(exc) else "error"
@@ -178,7 +178,7 @@ def _steps(report, ex, path, *, quick, seed, picture):
     compared = []
     for n in runners.STEP_SIZES:
         try:
-            found = runners.steps(ex, str(path), n)
+            found = runners.steps(ex, runners.target(ex, path), n)
         except Exception as exc:  # noqa: BLE001
             stage.status, stage.summary, stage.diagnosis = FAIL, f"the trace build failed: {type(exc).__name__}: {exc}", "steps"
             return False
@@ -288,9 +288,9 @@ def _repeat_runs(ex, path):
     """The largest quick integer case run REPEATS times: (case label, the first run that differed) or None."""
     cases = runners.integer_cases(ex, quick=True)
     case = max(cases, key=lambda c: c.n)
-    first = runners.run(ex, str(path), case).got
+    first = runners.run(ex, runners.target(ex, path), case).got
     for r in range(1, runners.REPEATS):
-        again = runners.run(ex, str(path), case).got
+        again = runners.run(ex, runners.target(ex, path), case).got
         if not np.array_equal(np.asarray(first).view(np.uint8), np.asarray(again).view(np.uint8)):
             return case.label, r
     return None
@@ -416,7 +416,7 @@ def timings(ex, path) -> dict:
     n = runners.speed_n(ex)
     case = (runners.histogram_cases(ex)[-3] if ex.kind == "histogram" else
             runners.life_cases(ex)[-1] if ex.kind == "life" else runners.make_case(ex, n, np.int32))
-    rows = {"yours": median_ms(lambda: runners.run(ex, str(path), case), repeat=5, warmup=1),
+    rows = {"yours": median_ms(lambda: runners.run(ex, runners.target(ex, path), case), repeat=5, warmup=1),
             "the book's": median_ms(lambda: runners.run(ex, None, case), repeat=5, warmup=1)}
     fast = _fast(ex, case)
     if fast is not None:

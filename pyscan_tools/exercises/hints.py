@@ -99,6 +99,13 @@ def index_hint(expected, got, ok, *, block: int | None = None, guard_written=Non
         if np.all(np.isin(bad, starts)) and 0 in bad:
             return Hint("first_element", "wrong only at the first element of each block: the identity the "
                                          "(exclusive) section starts with")
+    first_block = bad[bad < (block or n)]
+    if first_block.size >= 2 and expected.dtype.kind in "iu":
+        diffs = got[first_block].astype(np.int64) - expected[first_block].astype(np.int64)
+        if np.all(diffs == diffs[0]) and (first_block.size == min(n, block or n) or first_block[0] == 0):
+            return Hint("identity", f"every output of the first block is off by the same {int(diffs[0])}: the value "
+                                    "the scan starts from -- the identity (0 for a sum, the lowest value for max) "
+                                    "or the first element")
     tail = n - bad[0]
     if bad[0] > 0 and tail <= max(2, n // 64) and np.all(bad >= n - tail):
         return Hint("bounds", f"wrong only at the last {tail} element(s) ({_ranges(bad)} of {n}): bounds -- the "
@@ -106,8 +113,9 @@ def index_hint(expected, got, ok, *, block: int | None = None, guard_written=Non
     if block and n > block:
         if bad[0] >= block:
             return Hint("block_sums", f"right within the first block (the first {block} elements), wrong after "
-                                      f"(from index {int(bad[0])}): the block sums -- each section's total, "
-                                      "their scan, or adding them back (PMPP §11.6)")
+                                      f"(from index {int(bad[0])}): what differs from block to block -- for a scan "
+                                      "the block sums (each section's total, their scan, adding them back: PMPP "
+                                      "§11.6); for a map the block's offset blockIdx.x * blockDim.x")
         blocks_bad = np.unique(bad // block)
         whole = all(np.all(~ok[b * block:min(n, (b + 1) * block)]) for b in blocks_bad)
         if whole and blocks_bad.size < -(-n // block):

@@ -50,6 +50,12 @@ def solution_path(exercise) -> str:
     return str(KERNEL_ROOT / exercise.solution)
 
 
+def target(exercise, path) -> str | None:
+    """The file to run: None for the worked solution itself (then the project's own drivers run it, host code
+    included), else the path as a string."""
+    return None if Path(path).resolve() == Path(solution_path(exercise)).resolve() else str(path)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Sizes and inputs.
 

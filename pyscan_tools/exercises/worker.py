@@ -24,7 +24,7 @@ def main(argv=None) -> int:
     failed = False
     for case in sanitizer_cases(exercise):
         try:
-            result = runners.run(exercise, path, case)
+            result = runners.run(exercise, runners.target(exercise, path), case)
             want, tolerance = runners.expected(exercise, case)
             right = bool(np.all(runners.compare(want, result.got, tolerance))) and not len(result.guard_written)
             print(f"{'ok' if right else 'wrong':6s} {case.label}", flush=True)
