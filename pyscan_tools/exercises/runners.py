@@ -286,7 +286,10 @@ def _student_tools(exercise, file, dtype, call):
         macros["SECTION_SIZE"] = exercise.section
 
     def kernel(name):
-        return get_kernel(str(file), name, device=call.device, **macros)
+        # the section kernel's optional trailing parameters are a macro the signature reader cannot see (as in
+        # pyscan.scans.hierarchical): its prepare() types are given
+        arg_types = "PPPqi" if exercise.kind == "hierarchical" and name == exercise.function else None
+        return get_kernel(str(file), name, device=call.device, arg_types=arg_types, **macros)
 
     def empty(count):
         return call.empty((int(count),), dtype)
