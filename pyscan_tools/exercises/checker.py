@@ -110,25 +110,38 @@ def _model_steps_only(ex):
     return None
 
 
-def _failure(stage, case, want, got, ok, ex, result):
-    bad = int(np.count_nonzero(~ok))
-    stage.status = FAIL
+def _value(v):
+    return np.asarray(v).item()
+
+
+def _describe(case, want, got, ok, ex) -> str:
+    """One line: the case, how many are wrong, the first wrong index with expected and got."""
     if want.size == 1 and ex.kind in ("reduce_tree", "reduce_atomic"):
-        stage.summary = f"{case.label}: expected {want[0]!r}, got {got[0]!r}"
-        stage.hint = scalar_hint(want[0], got[0], case.inputs["x"], ex.op)
-    else:
-        flat_want, flat_got, flat_ok = want.reshape(-1), got.reshape(-1), ok.reshape(-1)
-        i, e, g = first_wrong(flat_want, flat_got, flat_ok) or (None, None, None)
-        where = f"index {i}" if want.ndim == 1 else f"cell (row, column) {np.unravel_index(i, want.shape)}"
-        stage.summary = f"{case.label}: {bad} of {want.size} wrong; first at {where}: expected {e!r}, got {g!r}"
-        block = ex.section if ex.kind in ("section_scan", "hierarchical", "map") else None
-        stage.hint = index_hint(flat_want, flat_got, flat_ok, block=block,
-                                guard_written=result.guard_written if bad == 0 else None)
-    stage.diagnosis = stage.hint.kind if stage.hint is not None else "wrong"
+        return f"{case.label}: expected {_value(want[0])!r}, got {_value(got[0])!r}"
+    bad = int(np.count_nonzero(~ok))
+    if bad == 0:
+        return f"{case.label}: every value right, but the kernel wrote past the end of the output"
+    i, e, g = first_wrong(want.reshape(-1), got.reshape(-1), ok.reshape(-1))
+    where = f"index {i}" if want.ndim == 1 else f"cell (row, column) {tuple(int(v) for v in np.unravel_index(i, want.shape))}"
+    return f"{case.label}: {bad} of {want.size} wrong; first at {where}: expected {_value(e)!r}, got {_value(g)!r}"
+
+
+def _hint(case, want, got, ok, ex, result):
+    if want.size == 1 and ex.kind in ("reduce_tree", "reduce_atomic"):
+        return scalar_hint(want[0], got[0], case.inputs["x"], ex.op)
+    block = ex.section if ex.kind in ("section_scan", "hierarchical", "map") else None
+    return index_hint(want.reshape(-1), got.reshape(-1), ok.reshape(-1), block=block,
+                      guard_written=result.guard_written)
+
+
+TELLING_N = 1 << 17  # the hint is read off the largest failing case up to this size (small ones say little)
 
 
 def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
+    """Every case of the stage; on failures: the first one in the summary, the sizes that failed and those that
+    passed, and the hint read off the most telling failing case (the largest up to TELLING_N elements)."""
     stage = report.stage(stage_name)
+    failures, passed = [], []
     for k, case in enumerate(cases):
         try:
             result = runners.run(ex, runners.target(ex, path), case)
@@ -140,22 +153,43 @@ def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
                              "the process's GPU context is gone; fix it and check again)"
             return False
         want, tolerance = runners.expected(ex, case)
-        got = result.got
-        ok = runners.compare(want, got, tolerance)
-        if not np.all(ok) or len(result.guard_written):
-            _failure(stage, case, np.asarray(want), np.asarray(got), np.asarray(ok), ex, result)
-            if hidden_from is not None and k >= hidden_from:
-                stage.diagnosis = "special_cased"
-                stage.hint = ("right at every listed size, wrong at a size drawn for this check: a kernel must not "
-                              "depend on the sizes it is tested at")
-            if tolerance is not None and stage.hint is not None and stage.hint.kind == "scattered":
-                stage.details.append("float bound per element: h * eps * sum |x_j| over its inputs, h = the "
-                                     "algorithm's error depth (pyscan's error_depth)")
-                stage.diagnosis = "float_error"
-            return False
-    stage.status, stage.summary = PASS, f"{len(cases)} cases" + (
-        f" (n = {', '.join(str(c.n) for c in cases[:14])}{', ...' if len(cases) > 14 else ''})" if cases else "")
-    return True
+        want, got = np.asarray(want), np.asarray(result.got)
+        ok = np.asarray(runners.compare(want, got, tolerance))
+        if np.all(ok) and not len(result.guard_written):
+            passed.append(case)
+            continue
+        failures.append((k, case, want, got, ok, result, tolerance))
+    if not failures:
+        stage.status, stage.summary = PASS, f"{len(cases)} cases" + (
+            f" (n = {', '.join(str(c.n) for c in cases[:14])}{', ...' if len(cases) > 14 else ''})" if cases else "")
+        return True
+    stage.status = FAIL
+    k, case, want, got, ok, result, tolerance = failures[0]
+    stage.summary = _describe(case, want, got, ok, ex)
+    telling = [f for f in failures if f[1].n <= TELLING_N] or failures[:1]
+    k2, case2, want2, got2, ok2, result2, _ = max(telling, key=lambda f: f[1].n)
+    stage.hint = _hint(case2, want2, got2, ok2, ex, result2)
+    stage.diagnosis = stage.hint.kind if stage.hint is not None else "wrong"
+    if case2 is not case:
+        stage.details.append(f"the hint is read off {_describe(case2, want2, got2, ok2, ex)}")
+    if ex.kind not in ("histogram", "life"):
+        stage.details.append(f"wrong at n = {_sizes(f[1] for f in failures)}; right at n = {_sizes(passed) or '-'}")
+    else:
+        stage.details.append(f"{len(failures)} of {len(cases)} cases wrong: " + "; ".join(f[1].label for f in failures[:3]))
+    if hidden_from is not None and all(f[0] >= hidden_from for f in failures):
+        stage.diagnosis = "special_cased"
+        stage.hint = ("right at every listed size, wrong at a size drawn for this check: a kernel must not depend on "
+                      "the sizes it is tested at")
+    elif tolerance is not None and stage.diagnosis == "scattered":
+        stage.details.append("float bound per element: h * eps * sum |x_j| over its inputs, h = the algorithm's "
+                             "error depth (pyscan's error_depth)")
+        stage.diagnosis = "float_error"
+    return False
+
+
+def _sizes(cases, limit=10) -> str:
+    ns = sorted({c.n for c in cases})
+    return ", ".join(map(str, ns[:limit])) + (", ..." if len(ns) > limit else "")
 
 
 def _integers(report, ex, path, *, quick, seed, picture):
@@ -180,12 +214,13 @@ def _steps(report, ex, path, *, quick, seed, picture):
         try:
             found = runners.steps(ex, runners.target(ex, path), n)
         except Exception as exc:  # noqa: BLE001
-            stage.status, stage.summary, stage.diagnosis = FAIL, f"the trace build failed: {type(exc).__name__}: {exc}", "steps"
+            stage.status, stage.diagnosis = FAIL, "steps"
+            stage.summary = f"the trace build failed: {type(exc).__name__}: {exc}"
             return False
         if found is None:
             stage.status, stage.summary = SKIP, "no step-model for this exercise (its results are checked above)"
             return True
-        label, model, traced = found
+        label, model, traced, used = found
         if len(traced) != len(model):
             stage.status, stage.diagnosis = FAIL, "steps"
             stage.summary = f"your trace has {len(traced)} steps, the model {len(model)}: keep the TRACE hooks in place"
@@ -201,6 +236,12 @@ def _steps(report, ex, path, *, quick, seed, picture):
                 stage.details = [f"model: {want[bad[:8]].tolist()}", f"yours: {yours}"]
                 stage.hint = ("your kernel gets the right answer another way than the algorithm of the exercise "
                               "(or its TRACE hooks moved): compare the steps")
+                if k == 0 and ex.kind != "life" and want.shape == got.shape and bad.size and bad[0] >= used:
+                    stage.diagnosis = "memory"
+                    stage.summary = (f"{label} of {used} elements: the load puts other values than the identity "
+                                     f"past n (at {_list(bad)}): it reads past the end of the input")
+                    stage.hint = ("an out-of-bounds read: positions k >= n must hold the identity (op_identity()), "
+                                  "not in[base + k] -- the results below n happen to be right, the loads are not")
                 if True:  # the picture goes into the report (HTML); to a file when asked
                     try:
                         stage.picture = _draw(ex, model, traced, bad, picture, upto=k)
@@ -418,53 +459,49 @@ def _speed(report, ex, path, *, quick, seed, picture):
 
 
 def timings(ex, path) -> dict:
-    """Median ms per call of yours, the book's (the worked solution), the fast kernel and a device copy."""
+    """Median ms per launch, on inputs already on the device: yours, the book's (the worked solution), the fast
+    kernel and a device-to-device copy of the input."""
     from pyscan.timing import median_ms
 
     n = runners.speed_n(ex)
     case = (runners.histogram_cases(ex)[-3] if ex.kind == "histogram" else
             runners.life_cases(ex)[-1] if ex.kind == "life" else runners.make_case(ex, n, np.int32))
-    rows = {"yours": median_ms(lambda: runners.run(ex, runners.target(ex, path), case), repeat=5, warmup=1),
-            "the book's": median_ms(lambda: runners.run(ex, None, case), repeat=5, warmup=1)}
+    yours, _ = runners.prepare(ex, runners.target(ex, path), case)
+    book, _ = runners.prepare(ex, None, case)
+    rows = {"yours": median_ms(yours, repeat=7, warmup=2), "the book's": median_ms(book, repeat=7, warmup=2)}
     fast = _fast(ex, case)
     if fast is not None:
-        rows["fast"] = median_ms(fast, repeat=5, warmup=1)
+        rows["fast"] = median_ms(fast, repeat=7, warmup=2)
     copy = _copy(case)
     if copy is not None:
-        rows["device copy"] = median_ms(copy, repeat=5, warmup=1)
+        rows["device copy"] = median_ms(copy, repeat=7, warmup=2)
     return rows
 
 
 def _fast(ex, case):
-    """A call of the project's fastest kernel on the same input (with the same host-to-device copy the runs do)."""
+    """A launch of the project's fastest kernel for the pattern on the same input, already on the device."""
     from pyscan.runtime.arrays import Call
 
     call = Call.tool()
-    if ex.kind in ("section_scan", "hierarchical", "blelloch", "segmented_scan") and "x" in case.inputs:
+    if ex.kind in ("section_scan", "hierarchical", "blelloch", "segmented_scan"):
         from pyscan.scans import SCANS
 
-        x = case.inputs["x"]
+        x = call.to_device(case.inputs["x"])
+        out = call.empty((x.size,), x.dtype)
         algorithm = SCANS.get(SCANS.choose(x.size))
-
-        def fast():
-            x_dev = call.to_device(x)
-            out = call.empty((x.size,), x.dtype)
-            algorithm.driver(x_dev, out, op=ex.op, exclusive=ex.exclusive, call=call)
-            out.get()
-
-        return fast
+        return lambda: algorithm.driver(x, out, op=ex.op, exclusive=ex.exclusive, call=call)
     if ex.kind in ("reduce_tree", "reduce_atomic"):
         from pyscan.reductions import REDUCTIONS
 
-        x = case.inputs["x"]
+        x = call.to_device(case.inputs["x"])
         algorithm = REDUCTIONS.get(REDUCTIONS.choose(x.size))
-        return lambda: call.to_host(algorithm.launch(call.to_device(x), op=ex.op, call=call))
+        return lambda: algorithm.launch(x, op=ex.op, call=call)
     if ex.kind == "histogram":
         from pyscan.histograms import HISTOGRAMS
 
-        data, bins = case.inputs["data"], case.inputs["bins"]
+        data, bins = call.to_device(case.inputs["data"]), case.inputs["bins"]
         algorithm = HISTOGRAMS.get(HISTOGRAMS.choose(data.size))
-        return lambda: call.to_host(algorithm.driver(call.to_device(data), bins, call=call))
+        return lambda: algorithm.driver(data, bins, call=call)
     return None
 
 
@@ -472,17 +509,10 @@ def _copy(case):
     from pyscan.runtime.arrays import Call
 
     call = Call.tool()
-    x = case.inputs.get("x", case.inputs.get("data"))
-    if x is None:
-        return None
-
-    def copy():
-        x_dev = call.to_device(x)
-        out = call.empty(x.shape, x.dtype)
-        call.copy(out, x_dev, x.nbytes)
-        call.to_host(out)
-
-    return copy
+    host = case.inputs.get("x", case.inputs.get("data", case.inputs.get("lattice")))
+    x = call.to_device(host)
+    out = call.empty(host.shape, host.dtype)
+    return lambda: call.copy(out, x, host.nbytes)
 
 
 __all__ = ["check", "resolve", "sanitizer_cases", "timings"]

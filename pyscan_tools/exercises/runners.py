@@ -299,14 +299,22 @@ def _student_tools(exercise, file, dtype, call):
 
 def run(exercise, file, case, *, snapshot=None) -> Result:
     """Run the student's kernel (file) or the worked solution (file None) on one case."""
+    launch, read = prepare(exercise, file, case, snapshot=snapshot)
+    launch()
+    return read()
+
+
+def prepare(exercise, file, case, *, snapshot=None) -> tuple:
+    """(launch, read): the case's inputs on the device and its guarded output; launch() runs the kernel(s) once on
+    them (what the speed stage times), read() copies the output back as a Result."""
     from pyscan.runtime.arrays import Call
 
     call = Call.tool()
     kind = exercise.kind
     if kind == "histogram":
-        return _run_histogram(exercise, file, case, call)
+        return _prepare_histogram(exercise, file, case, call)
     if kind == "life":
-        return _run_life(exercise, file, case, call)
+        return _prepare_life(exercise, file, case, call)
     x = case.inputs["x"]
     n, dtype = x.size, x.dtype
     x_dev = call.to_device(x)
@@ -314,69 +322,88 @@ def run(exercise, file, case, *, snapshot=None) -> Result:
         from pyscan.reductions import REDUCTIONS
 
         out, before = _guarded(call, 1, dtype)
-        REDUCTIONS.get(exercise.algorithm).launch(x_dev, op=exercise.op, call=call, out=out, file=file)
-        return _read_guarded(call, out, 1, before)
+        algorithm = REDUCTIONS.get(exercise.algorithm)
+
+        def launch():
+            algorithm.launch(x_dev, op=exercise.op, call=call, out=out, file=file)
+
+        return launch, lambda: _read_guarded(call, out, 1, before)
     out, before = _guarded(call, n, dtype)
     if kind == "section_scan" or (kind == "hierarchical" and file is None):
         from pyscan.scans.hierarchical import hierarchical_scan
 
-        hierarchical_scan(x_dev, out, op=exercise.op, exclusive=exercise.exclusive, call=call,
-                          block_scan=exercise.algorithm, file=file or solution_path(exercise))
+        def launch():
+            hierarchical_scan(x_dev, out, op=exercise.op, exclusive=exercise.exclusive, call=call,
+                              block_scan=exercise.algorithm, file=file or solution_path(exercise))
     elif kind == "blelloch" and file is None:
         from pyscan.scans import SCANS
 
-        SCANS.get("blelloch").driver(x_dev, out, op=exercise.op, exclusive=exercise.exclusive, call=call)
+        driver = SCANS.get("blelloch").driver
+
+        def launch():
+            driver(x_dev, out, op=exercise.op, exclusive=exercise.exclusive, call=call)
     elif kind in ("hierarchical", "blelloch"):
         module = load_driver(exercise, file)
         kernel, empty = _student_tools(exercise, file, dtype, call)
         extra = {"snapshot": snapshot} if snapshot is not None else {}
-        module.scan(x_dev, out, n, kernel=kernel, empty=empty, stream=call.stream, exclusive=exercise.exclusive,
-                    **extra)
+
+        def launch():
+            module.scan(x_dev, out, n, kernel=kernel, empty=empty, stream=call.stream, exclusive=exercise.exclusive,
+                        **extra)
     elif kind == "segmented_scan":
         from pyscan.runtime.loader import get_kernel
 
         fn = get_kernel(file or solution_path(exercise), exercise.function, device=call.device,
                         SECTION_SIZE=exercise.section, **type_defines(dtype, exercise.op))
         flags = call.to_device(case.inputs["flags"])
-        fn.prepared_async_call((1, 1, 1), (exercise.section, 1, 1), call.stream, out.gpudata, x_dev.gpudata,
-                               flags.gpudata, np.int64(n))
+
+        def launch():
+            fn.prepared_async_call((1, 1, 1), (exercise.section, 1, 1), call.stream, out.gpudata, x_dev.gpudata,
+                                   flags.gpudata, np.int64(n))
     elif kind == "map":
         from pyscan.runtime.loader import get_kernel
 
         fn = get_kernel(file or solution_path(exercise), exercise.function, device=call.device,
                         ELEM_TYPE=type_defines(dtype, "add")["ELEM_TYPE"])
         block = exercise.threads
-        fn.prepared_async_call((-(-n // block), 1, 1), (block, 1, 1), call.stream, out.gpudata, x_dev.gpudata,
-                               case.inputs["a"], np.int64(n))
+
+        def launch():
+            fn.prepared_async_call((-(-n // block), 1, 1), (block, 1, 1), call.stream, out.gpudata, x_dev.gpudata,
+                                   case.inputs["a"], np.int64(n))
     else:
         raise ValueError(f"{exercise.name}: no runner for kind {kind!r}")
-    return _read_guarded(call, out, n, before)
+    return launch, lambda: _read_guarded(call, out, n, before)
 
 
-def _run_histogram(exercise, file, case, call):
+def _prepare_histogram(exercise, file, case, call):
     from pyscan.histograms import launch, models
 
     data, bins, letters = case.inputs["data"], case.inputs["bins"], case.inputs["letters"]
     config = getattr(models, f"{exercise.algorithm}_config")
     grid, block = config(data.size, launch.sms(call))
-    if "grid" in case.inputs:
-        grid = case.inputs["grid"]
     data_dev = call.to_device(data)
     out, before = _guarded(call, bins, COUNT_DTYPE)
-    launch.run_kernel(file or solution_path(exercise), exercise.function, data_dev, bins, letters, grid, block,
-                      call=call, out=out)
-    return _read_guarded(call, out, bins, before)
+
+    def run_once():
+        launch.run_kernel(file or solution_path(exercise), exercise.function, data_dev, bins, letters, grid, block,
+                          call=call, out=out)
+
+    return run_once, lambda: _read_guarded(call, out, bins, before)
 
 
-def _run_life(exercise, file, case, call):
+def _prepare_life(exercise, file, case, call):
     from pyscan.runtime.loader import get_kernel
 
     lattice, iters = case.inputs["lattice"], case.inputs["iters"]
     h, w = lattice.shape
     fn = get_kernel(file or solution_path(exercise), exercise.function, device=call.device, ELEM_TYPE="int")
     buf, before = _guarded(call, h * w, np.int32, lattice)
-    fn.prepared_async_call((1, 1, 1), (w, h, 1), call.stream, buf.gpudata, np.int32(h), np.int32(w), np.int32(iters))
-    return _read_guarded(call, buf, h * w, before, shape=(h, w))
+
+    def launch():
+        fn.prepared_async_call((1, 1, 1), (w, h, 1), call.stream, buf.gpudata, np.int32(h), np.int32(w),
+                               np.int32(iters))
+
+    return launch, lambda: _read_guarded(call, buf, h * w, before, shape=(h, w))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -386,8 +413,8 @@ STEP_SIZES = (16, 1000)  # one section: a small one to draw, a large one to comp
 
 
 def steps(exercise, file, n: int):
-    """(label, model Steps, traced value arrays) of one section of n elements (ints), or None where the exercise
-    has no step-model (map, histograms, segmented scan)."""
+    """(label, model Steps, traced value arrays, elements used) of one section of about n elements (ints), or None
+    where the exercise has no step-model (map, histograms, segmented scan)."""
     kind = exercise.kind
     rng = _rng(f"{exercise.name} steps {n}")
     if kind == "life":
@@ -401,7 +428,7 @@ def steps(exercise, file, n: int):
 
         model = reduction_steps.model_steps(exercise.algorithm, x, op=exercise.op)
         traced = reduction_steps.trace(exercise.algorithm, x, op=exercise.op, file=file or solution_path(exercise))
-        return "one block", model, traced
+        return "one block", model, traced, x.size
     from pyscan.scans import SCANS
 
     algorithm = SCANS.get(exercise.algorithm)
@@ -414,7 +441,7 @@ def steps(exercise, file, n: int):
         traced = algorithm.trace(x, op=exercise.op, exclusive=exercise.exclusive)
     else:
         traced = algorithm.trace(x, op=exercise.op, exclusive=exercise.exclusive, file=file or solution_path(exercise))
-    return "one section", model, traced
+    return "one section", model, traced, x.size
 
 
 def _snapshots(exercise, file, x):
@@ -447,7 +474,7 @@ def _life_steps(exercise, file, n, rng):
         model.append(Step(f"generation {g}", reference_step(lattice, g).astype(np.int32).reshape(-1)))
         case = Case("steps", side * side, np.dtype(np.int32), {"lattice": lattice, "iters": g})
         traced.append(run(exercise, file, case).got.reshape(-1))
-    return "generation by generation", model, traced
+    return "generation by generation", model, traced, side * side
 
 
 # ---------------------------------------------------------------------------------------------------------------

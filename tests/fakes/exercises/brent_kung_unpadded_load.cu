@@ -1,5 +1,5 @@
 // pyscan exercise: brent_kung
-// checker must say: races and memory memory
+// checker must say: step by step|races and memory memory
 // known-wrong: Fig. 11.7 as printed: no padding past n (reads past the end)
 // brent_kung.cu -- PMPP Fig. 11.7: the Brent-Kung scan of one section of SECTION_SIZE = 2 * blockDim elements.
 //

@@ -1,5 +1,5 @@
 // pyscan exercise: naive_prefix
-// checker must say: races and memory memory
+// checker must say: step by step|races and memory memory
 // known-wrong: loads past n (an out-of-bounds read: the results below n stay right; memcheck sees it)
 // naive.cu -- Hands-On GPU Programming with Python and CUDA, ch. 4, "naive parallel prefix" (Hillis-Steele):
 // one thread per element in one block of shared memory; at step `iter` (1, 2, 4, ...) every element k >= iter

@@ -52,7 +52,7 @@ extern "C" __global__ void blelloch_load(T* __restrict__ work, const T* __restri
 }
 
 // One level of the up-sweep at stride s: N / (2s) threads, thread k owns the pair (k*2s + s-1, k*2s + 2s-1).
-extern "C" __global__ void blelloch_up_sweep(T* work, long long N, long long s COUNT_PARAMS) {
+extern "C" __global__ void blelloch_up_sweep(T* work, long long N, long long s) {
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const bool active = k < N / (2 * s);
     if (active) {
@@ -71,7 +71,7 @@ extern "C" __global__ void blelloch_clear_last(T* work, long long N) {
 // subtree; the left child gets that prefix, the right child gets the prefix combined with the left subtree's
 // total (which the up-sweep left in l).  The prefix comes first in op_combine, so the order of operands is the
 // sequential one (it matters for no operator here, but it would for a non-commutative one).
-extern "C" __global__ void blelloch_down_sweep(T* work, long long N, long long s COUNT_PARAMS) {
+extern "C" __global__ void blelloch_down_sweep(T* work, long long N, long long s) {
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const bool active = k < N / (2 * s);
     if (active) {
@@ -87,7 +87,7 @@ extern "C" __global__ void blelloch_down_sweep(T* work, long long N, long long s
 
 // out[i] = exclusive[i], or exclusive[i] (+) x[i] for the inclusive scan.
 extern "C" __global__ void blelloch_store(T* __restrict__ out, const T* __restrict__ work, const T* __restrict__ x,
-                                          long long n, int exclusive COUNT_PARAMS) {
+                                          long long n, int exclusive) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = exclusive ? work[i] : op_combine(work[i], x[i]);
     COUNT(i < n && !exclusive, 1);
