@@ -50,6 +50,8 @@ def test_known_wrong_kernel_is_caught(fake):
     assert failed is not None, f"{fake} was not caught:\n{report}"
     assert failed.status == FAIL
     assert failed.name in stages, f"{fake}: caught at {failed.name!r}, expected one of {stages}:\n{report}"
+    if failed.name == "step by step":  # the picture of the steps, the diverging boxes marked
+        assert failed.picture[:4] == b"\x89PNG"
     if diagnosis is not None:
         assert report.diagnosis == diagnosis, f"{fake}: diagnosis {report.diagnosis!r}, expected {diagnosis!r}:\n{report}"
 
