@@ -55,10 +55,10 @@ def _scan(name, source, task, stub, solution, function, algorithm, section, thre
 
 
 EXERCISES_IN_ORDER = (
-    Exercise("scalar_multiply", "Hands-On ch. 4 (SourceModule), question 1",
+    Exercise("scalar_multiply", "Hands-On ch. 4 (SourceModule; the chapter's questions)",
              "out[i] = a * x[i] over a grid of blocks: 10,000 elements with block=(100,1,1), grid=(100,1,1), and any n",
              "map", "scalar_multiply.cu", "basics/scalar_multiply.cu", "scalar_multiply", section=100, threads=100),
-    _scan("naive_prefix", "Hands-On ch. 4 (naive parallel prefix), question 2",
+    _scan("naive_prefix", "Hands-On ch. 4 (naive parallel prefix; the chapter's questions)",
           "the naive (Hillis-Steele) prefix sum of any length up to 1024 in one block, without the book's race",
           "naive_prefix.cu", "scan/naive.cu", "naive_scan", "naive", 1024, 1024, max_length=1024),
     _scan("kogge_stone", "PMPP §11.2, Fig. 11.3", "the Kogge-Stone scan of one section in shared memory",

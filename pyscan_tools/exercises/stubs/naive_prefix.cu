@@ -1,5 +1,5 @@
 // pyscan exercise: naive_prefix
-// Hands-On GPU Programming with Python and CUDA, ch. 4 (naive parallel prefix), question 2: make the naive prefix
+// Hands-On GPU Programming with Python and CUDA, ch. 4 (naive parallel prefix), from the chapter's questions: make the naive prefix
 // sum work for any length up to 1024.
 //
 // One block of THREADS = SECTION_SIZE threads scans n <= SECTION_SIZE elements in shared memory, Hillis-Steele:

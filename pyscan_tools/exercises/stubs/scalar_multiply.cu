@@ -1,5 +1,5 @@
 // pyscan exercise: scalar_multiply
-// Hands-On GPU Programming with Python and CUDA, ch. 4 (SourceModule), question 1.
+// Hands-On GPU Programming with Python and CUDA, ch. 4 (SourceModule), from the chapter's questions.
 //
 // out[i] = a * x[i] for every i < n.  The book's kernel uses threadIdx.x alone, so it runs in one block of at most
 // 1024 threads.  Make it run over a grid of blocks: the checker launches 10,000 elements with block=(100,1,1),
