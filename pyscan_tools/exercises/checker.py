@@ -176,7 +176,11 @@ def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
         stage.details.append(f"wrong at n = {_sizes(f[1] for f in failures)}; right at n = {_sizes(passed) or '-'}")
     else:
         stage.details.append(f"{len(failures)} of {len(cases)} cases wrong: " + "; ".join(f[1].label for f in failures[:3]))
-    if hidden_from is not None and all(f[0] >= hidden_from for f in failures):
+    if _changes_between_runs(ex, path, case, got):
+        stage.diagnosis = "nondeterministic"
+        stage.hint = ("the wrong values change from run to run: a race -- threads read values other threads write in "
+                      "the same step (a missing __syncthreads()), or blocks update global memory without atomics")
+    elif hidden_from is not None and all(f[0] >= hidden_from for f in failures):
         stage.diagnosis = "special_cased"
         stage.hint = ("right at every listed size, wrong at a size drawn for this check: a kernel must not depend on "
                       "the sizes it is tested at")
@@ -184,6 +188,18 @@ def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
         stage.details.append("float bound per element: h * eps * sum |x_j| over its inputs, h = the algorithm's "
                              "error depth (pyscan's error_depth)")
         stage.diagnosis = "float_error"
+    return False
+
+
+def _changes_between_runs(ex, path, case, got, runs: int = 3) -> bool:
+    """Whether the case, run again, gives other bits than `got` (a race shows so)."""
+    for _ in range(runs):
+        try:
+            again = np.asarray(runners.run(ex, runners.target(ex, path), case).got)
+        except Exception:  # noqa: BLE001 - the first failure is already the verdict
+            return False
+        if not np.array_equal(np.asarray(got).view(np.uint8), again.view(np.uint8)):
+            return True
     return False
 
 
@@ -230,6 +246,8 @@ def _steps(report, ex, path, *, quick, seed, picture):
             if want.shape != got.shape or not np.array_equal(want, got):
                 bad = np.flatnonzero(want != got) if want.shape == got.shape else np.arange(want.size)
                 stage.status, stage.diagnosis = FAIL, "steps"
+                again = runners.steps(ex, runners.target(ex, path), n)[2]
+                racy = any(not np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(traced, again))
                 stage.summary = (f"{label} of {n} elements: the results are right, but step {k} ({step.label}) parts "
                                  f"from the model at index {_list(bad)}")
                 yours = got[bad[:8]].tolist() if want.shape == got.shape else f"shape {got.shape}"
@@ -242,6 +260,10 @@ def _steps(report, ex, path, *, quick, seed, picture):
                                      f"past n (at {_list(bad)}): it reads past the end of the input")
                     stage.hint = ("an out-of-bounds read: positions k >= n must hold the identity (op_identity()), "
                                   "not in[base + k] -- the results below n happen to be right, the loads are not")
+                if racy:
+                    stage.diagnosis = "nondeterministic"
+                    stage.hint = ("the trace changes from run to run: a race between the threads of a step (a "
+                                  "missing __syncthreads())")
                 if True:  # the picture goes into the report (HTML); to a file when asked
                     try:
                         stage.picture = _draw(ex, model, traced, bad, picture, upto=k)
@@ -378,6 +400,8 @@ def _locations(text, path) -> list:
     out = []
     for key in shown[:4]:
         file, line = key.rsplit(":", 1)
+        if not Path(file).is_file() and Path(file).name == Path(path).name:  # the tools print the file's name only
+            file = str(path)
         try:
             source = Path(file).read_text().splitlines()[int(line) - 1].strip()
         except (OSError, IndexError, ValueError):

@@ -82,11 +82,12 @@ def index_hint(expected, got, ok, *, block: int | None = None, guard_written=Non
     bad = np.flatnonzero(~ok)
     if bad.size == 0:
         return None
-    if n >= 3:
-        right_shift = same(got[1:], expected[:-1])  # got[i] == expected[i - 1]
-        left_shift = same(got[:-1], expected[1:])  # got[i] == expected[i + 1]
+    m = min(n, block) if block else n  # the shift shows within one block (later blocks also get shifted sums)
+    if m >= 3:
+        right_shift = same(got[1:m], expected[:m - 1])  # got[i] == expected[i - 1]
+        left_shift = same(got[:m - 1], expected[1:m])  # got[i] == expected[i + 1]
         for shifted, direction in ((right_shift, "right"), (left_shift, "left")):
-            if np.mean(shifted) >= 0.9 and bad.size >= 0.5 * n:
+            if np.mean(shifted) >= 0.9 and np.count_nonzero(~ok[:m]) >= 0.5 * m:
                 return Hint("shifted", f"off by one position: got[i] is expected[i {'-' if direction == 'right' else '+'} "
                                        "1] nearly everywhere: inclusive vs exclusive, or the shifted load "
                                        "(PMPP §11.3: thread i loads in[i - 1], the identity at 0)")
@@ -111,7 +112,7 @@ def index_hint(expected, got, ok, *, block: int | None = None, guard_written=Non
         return Hint("bounds", f"wrong only at the last {tail} element(s) ({_ranges(bad)} of {n}): bounds -- the "
                               "last partial block, `i < n`, or padding past n with the identity")
     if block and n > block:
-        if bad[0] >= block:
+        if bad[0] >= block and bad[0] % block == 0:
             return Hint("block_sums", f"right within the first block (the first {block} elements), wrong after "
                                       f"(from index {int(bad[0])}): what differs from block to block -- for a scan "
                                       "the block sums (each section's total, their scan, adding them back: PMPP "

@@ -1,5 +1,5 @@
 // pyscan exercise: brent_kung
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: no barrier in the reverse tree
 // brent_kung.cu -- PMPP Fig. 11.7: the Brent-Kung scan of one section of SECTION_SIZE = 2 * blockDim elements.
 //

@@ -1,5 +1,5 @@
 // pyscan exercise: coarsened_reduction
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: the blocks' results combined without an atomic (lost updates)
 // coarsened.cu -- PMPP §10.8 (Fig. 10.15): segmented reduction with thread coarsening.
 //

@@ -1,5 +1,5 @@
 // pyscan exercise: coarsened_scan
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: phase 2 without its second barrier
 // coarsened.cu -- PMPP §11.5 (Fig. 11.8): a thread-coarsened scan of one section of SECTION_SIZE elements with
 // THREADS = SECTION_SIZE / COARSEN threads.  Each thread owns the sub-section [tid*COARSEN, (tid+1)*COARSEN).

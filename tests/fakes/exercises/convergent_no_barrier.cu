@@ -1,5 +1,5 @@
 // pyscan exercise: convergent_reduction
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: no barrier between the steps (in global memory: racecheck does not see it)
 // convergent.cu -- PMPP §10.4 (Fig. 10.9): the convergent sum-reduction kernel, one block, in place in global
 // memory.

@@ -1,5 +1,5 @@
 // pyscan exercise: kogge_stone_double_buffer
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: the one barrier per step missing
 // kogge_stone_double_buffer.cu -- PMPP §11.2 (the exercise after Fig. 11.3): Kogge-Stone with two shared
 // buffers instead of a temp register and a second barrier.

@@ -1,5 +1,5 @@
 // pyscan exercise: kogge_stone
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: the second __syncthreads() of Fig. 11.3 missing: a write-after-read race
 // kogge_stone.cu -- PMPP Fig. 11.3: the Kogge-Stone scan of one section in shared memory.
 //

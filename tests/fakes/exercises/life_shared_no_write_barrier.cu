@@ -1,5 +1,5 @@
 // pyscan exercise: life_shared
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: writes the new cell while neighbours still read the old one
 // shared.cu -- Hands-On GPU Programming with Python and CUDA, ch. 4 ("Using shared memory"): conway_ker_shared.
 //

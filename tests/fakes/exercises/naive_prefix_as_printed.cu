@@ -1,5 +1,5 @@
 // pyscan exercise: naive_prefix
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: Hands-On's naive prefix as printed: no barrier between the read of sum_buf[k - iter] and the write (WAR race)
 // naive.cu -- Hands-On GPU Programming with Python and CUDA, ch. 4, "naive parallel prefix" (Hillis-Steele):
 // one thread per element in one block of shared memory; at step `iter` (1, 2, 4, ...) every element k >= iter

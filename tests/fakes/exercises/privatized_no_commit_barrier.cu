@@ -1,5 +1,5 @@
 // pyscan exercise: privatized_histogram
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: commits before every thread of the block has counted
 // privatized.cu -- PMPP Fig. 9.10: privatisation.  Each block counts into its own copy of the histogram in
 // shared memory, then adds that copy to the global histogram once.

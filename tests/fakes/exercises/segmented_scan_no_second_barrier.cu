@@ -1,5 +1,5 @@
 // pyscan exercise: segmented_scan
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: no barrier between the step's reads and writes
 // segmented.cu -- a segmented scan (PMPP ch. 11's exercises; Blelloch 1990, "segmented scans"): an inclusive scan
 // that starts afresh at every element whose flag is set, of one section of n <= SECTION_SIZE elements in one block.

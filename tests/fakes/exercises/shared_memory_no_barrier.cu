@@ -1,5 +1,5 @@
 // pyscan exercise: shared_memory_reduction
-// checker must say: right on integers|right on floats|races and memory
+// checker must say: right on integers|right on floats|step by step|races and memory
 // known-wrong: no barrier between the tree's steps
 // shared_memory.cu -- PMPP §10.6 (Fig. 10.11): the convergent reduction in shared memory.
 //
