@@ -19,7 +19,7 @@ from . import runners
 from .compiling import compile_builds
 from .hints import first_wrong, index_hint, scalar_hint
 from .registry import get, guess
-from .report import FAIL, NEEDS_GPU, PASS, SKIP, STAGES, Report
+from .report import FAIL, NEEDS_GPU, PASS, SKIP, STAGES, Report, Stage
 
 SANITIZER_TIMEOUT = 300  # seconds per tool
 
@@ -37,8 +37,13 @@ def resolve(path, exercise):
     return path, (get(exercise) if isinstance(exercise, str) else exercise)
 
 
-def check(path, exercise=None, *, picture=None, sanitize=True, speed=True, gpu=None, quick=False, seed=None) -> Report:
-    """Check the kernel file `path` against `exercise` (a name; None: read off the file's marker line)."""
+def check(path, exercise=None, *, picture=None, sanitize=True, speed=True, gpu=None, quick=False, seed=None,
+          isolate=True) -> Report:
+    """Check the kernel file `path` against `exercise` (a name; None: read off the file's marker line).
+
+    The stages that run the kernel run in a child process (isolate=True): a kernel that faults (an illegal address
+    leaves the CUDA context unusable) or hangs takes that process with it, not the caller's -- a notebook's, or a
+    test runner's."""
     path, ex = resolve(path, exercise)
     report = Report(ex.name, str(path))
     for name in STAGES:
@@ -63,18 +68,61 @@ def check(path, exercise=None, *, picture=None, sanitize=True, speed=True, gpu=N
     if not gpu:
         _without_gpu(report, ex, reason, picture)
         return report
-    seed = int(time.time()) if seed is None else seed
+    options = {"picture": picture, "sanitize": sanitize, "speed": speed, "quick": quick,
+               "seed": int(time.time()) if seed is None else seed}
+    stages = _in_child(str(path), ex.name, options) if isolate else gpu_stages(str(path), ex.name, options)
+    report.stages = [stage] + stages
+    return report
+
+
+CHILD_TIMEOUT = 600  # seconds for all the stages that run the kernel (a deadlocked kernel never returns)
+
+
+def _in_child(path, name, options) -> list:
+    """gpu_stages() in a fresh process (spawned: its own CUDA context); what a crash or a hang leaves, reported."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import TimeoutError as FutureTimeout
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    failure = None
+    try:
+        return pool.submit(gpu_stages, path, name, options).result(timeout=CHILD_TIMEOUT)
+    except BrokenProcessPool:
+        failure = ("the process running your kernel died (a crash: an access far outside the arrays, or a "
+                   "stack overflow)", "memory")
+    except FutureTimeout:
+        failure = (f"your kernel did not finish in {CHILD_TIMEOUT} s: a deadlock (a __syncthreads() that not every "
+                   "thread of the block reaches) or a loop that never ends", "hang")
+        for process in list(getattr(pool, "_processes", {}).values()):  # the executor cannot cancel a running call
+            process.kill()
+    finally:
+        pool.shutdown(wait=failure is None, cancel_futures=True)
+    stages = [Stage(n) for n in STAGES[1:]]
+    stages[0].status, stages[0].summary, stages[0].diagnosis = FAIL, failure[0], failure[1]
+    return stages
+
+
+def gpu_stages(path, name, options) -> list:
+    """The stages after `compiles`, in this process (the child of check(); or directly with isolate=False)."""
+    ex = get(name)
+    report = Report(ex.name, path)
+    for stage_name in STAGES[1:]:
+        report.stage(stage_name)
+    sanitize, speed = options.get("sanitize", True), options.get("speed", True)
+    kwargs = {"quick": options.get("quick", False), "seed": options.get("seed", 0), "picture": options.get("picture")}
     for stage_fn in (_integers, _floats, _steps, _races, _speed):
-        if stage_fn is _races and not sanitize:
-            _races(report, ex, path, quick=quick, sanitize=False)
-            continue
         if stage_fn is _speed and not speed:
             report.stage("speed").status = SKIP
             continue
-        keep_going = stage_fn(report, ex, path, quick=quick, seed=seed, picture=picture)
+        if stage_fn is _races:
+            keep_going = _races(report, ex, Path(path), sanitize=sanitize, **kwargs)
+        else:
+            keep_going = stage_fn(report, ex, Path(path), **kwargs)
         if not keep_going:
             break
-    return report
+    return report.stages
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -143,9 +191,13 @@ def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
     stage = report.stage(stage_name)
     failures, passed = [], []
     for k, case in enumerate(cases):
+        if failures and case.n > TELLING_N:
+            continue  # after a failure the large cases add no hint, only the risk of a fault
         try:
             result = runners.run(ex, runners.target(ex, path), case)
         except Exception as exc:  # noqa: BLE001 - a launch failure, the student's driver raising: the diagnosis
+            if failures:
+                break  # the failure found first is the verdict (a fault now leaves the context unusable anyway)
             stage.status, stage.summary = FAIL, f"{case.label}: {type(exc).__name__}: {str(exc)[:300]}"
             stage.diagnosis = "memory" if "ILLEGAL_ADDRESS" in str(exc) or "illegal" in str(exc) else "error"
             if stage.diagnosis == "memory":
@@ -159,6 +211,8 @@ def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
             passed.append(case)
             continue
         failures.append((k, case, want, got, ok, result, tolerance))
+        if len(result.guard_written):
+            break  # it writes past its output: stop before a larger case writes past the allocation
     if not failures:
         stage.status, stage.summary = PASS, f"{len(cases)} cases" + (
             f" (n = {', '.join(str(c.n) for c in cases[:14])}{', ...' if len(cases) > 14 else ''})" if cases else "")
@@ -176,7 +230,7 @@ def _run_cases(report, ex, path, cases, stage_name, *, hidden_from=None):
         stage.details.append(f"wrong at n = {_sizes(f[1] for f in failures)}; right at n = {_sizes(passed) or '-'}")
     else:
         stage.details.append(f"{len(failures)} of {len(cases)} cases wrong: " + "; ".join(f[1].label for f in failures[:3]))
-    if _changes_between_runs(ex, path, case, got):
+    if not len(result.guard_written) and _changes_between_runs(ex, path, case, got):
         stage.diagnosis = "nondeterministic"
         stage.hint = ("the wrong values change from run to run: a race -- threads read values other threads write in "
                       "the same step (a missing __syncthreads()), or blocks update global memory without atomics")

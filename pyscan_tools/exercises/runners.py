@@ -454,9 +454,10 @@ def _snapshots(exercise, file, x):
     run(exercise, file, Case("steps", x.size, x.dtype, {"x": x}), snapshot=snapshot)
     N = 1 << max(0, (x.size - 1).bit_length())
     padded = []
-    for r in rows:  # the store's row is `out` (n elements): pad it as the model's last step is padded
+    for r in rows:  # the store's row is `out` (n elements and its guard): pad it as the model's last step is padded
         row = np.full(N, identity(exercise.op, x.dtype), x.dtype)
-        row[: min(N, r.size)] = r[:N]
+        used = N if r.size == N else x.size
+        row[:used] = r[:used]
         padded.append(row)
     return padded
 

@@ -238,3 +238,18 @@ def test_sizes_break_hierarchies():
     assert max(runners.sizes(get("naive_prefix"))) == 1024
     hidden = runners.hidden_sizes(get("kogge_stone"), 7)
     assert hidden == runners.hidden_sizes(get("kogge_stone"), 7) and len(hidden) >= 1
+
+
+@needs_nvcc
+def test_the_kernel_runs_in_a_child_process(monkeypatch):
+    """check() runs the stages that launch the kernel in a spawned process: asked to use a GPU on a machine without
+    one, the child's failure comes back as the report's first running stage (and this process is untouched)."""
+    from pyscan import gpu_unavailable_reason
+
+    if gpu_unavailable_reason() is None:
+        pytest.skip("this machine has a GPU: tests/gpu/test_exercises_gpu.py runs the child for real")
+    monkeypatch.setenv("PATH", str(Path(NVCC).parent) + ":" + __import__("os").environ.get("PATH", ""))
+    report = check(KERNEL_ROOT / "scan/kogge_stone.cu", "kogge_stone", gpu=True, speed=False, sanitize=False)
+    failed = report.failed
+    assert failed.name == "right on integers" and failed.diagnosis == "error"
+    assert "GPUUnavailableError" in failed.summary
