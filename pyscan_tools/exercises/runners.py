@@ -454,9 +454,9 @@ def _snapshots(exercise, file, x):
     run(exercise, file, Case("steps", x.size, x.dtype, {"x": x}), snapshot=snapshot)
     N = 1 << max(0, (x.size - 1).bit_length())
     padded = []
-    for r in rows:  # the store's row is `out` (n elements and its guard): pad it as the model's last step is padded
-        row = np.full(N, identity(exercise.op, x.dtype), x.dtype)
-        used = N if r.size == N else x.size
+    for i, r in enumerate(rows):  # the last row is the store's `out` (n elements, then its guard): padded as the
+        row = np.full(N, identity(exercise.op, x.dtype), x.dtype)  # model's last step is, with the identity
+        used = x.size if i == len(rows) - 1 else min(N, r.size)
         row[:used] = r[:used]
         padded.append(row)
     return padded
