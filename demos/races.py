@@ -80,18 +80,25 @@ def draw(counts, source, on_gpu):
             from pyscan.histograms import LETTER_LABELS
 
             idx = np.arange(right.size)
+            # On a log scale: the racy counts are a few hundred beside ~160,000 right ones, invisible on a linear
+            # axis.  Each racy bar is labelled with the count it kept and the share of updates lost.
             row[0].bar(idx - 0.2, right, width=0.4, color="#2a7ab0", label="right")
-            row[0].bar(idx + 0.2, bad, width=0.4, color="#b23a48", label="histo[bin]++")
-            row[0].legend(fontsize=8)
+            row[0].bar(idx + 0.2, np.maximum(bad, 1), width=0.4, color="#b23a48", label="histo[bin]++ (racy)")
+            row[0].set_yscale("log")
+            row[0].set_ylim(0.8, float(right.max()) * 60)
+            row[0].legend(fontsize=8, loc="upper right", ncol=2)
             lost = 1 - bad.astype(float) / np.maximum(right, 1)
-            row[1].bar(idx, right, color="#2a7ab0")
             for i, f in enumerate(lost):
-                row[0].text(i + 0.2, float(bad[i]), f"-{100 * f:.0f}%", ha="center", va="bottom", fontsize=7)
+                row[0].text(i, float(right[i]) * 1.4, f"{int(bad[i]):,}\nlost {100 * f:.1f}%", ha="center",
+                            va="bottom", fontsize=6.5, color="#b23a48")
+            row[0].set_ylabel("count (log scale)")
+            row[1].bar(idx, right, color="#2a7ab0")
             row[2].bar(idx, fixed, color="#3a9a5b")
             for ax in row:
                 ax.set_xticks(idx)
                 ax.set_xticklabels(LETTER_LABELS)
-                ax.set_ylabel("count")
+            row[1].set_ylabel("count")
+            row[2].set_ylabel("count")
         else:
             wrong = bad != right
             row[0].imshow(bad, cmap="Greys", vmin=0, vmax=1, interpolation="nearest")

@@ -1,10 +1,11 @@
-"""python -m pyscan info | bench | check
+"""python -m pyscan info | bench | check | exercise
 
     info    versions, the device, and the kernel files the loader sees
     bench   pyscan's public calls beside torch, CuPy, PyCUDA and cuda.compute (pyscan_tools/bench)
     check   every algorithm against NumPy; with --sanitize, under compute-sanitizer too (pyscan_tools/check)
+    exercise  the books' exercises: list, start NAME [DIR], check FILE (pyscan_tools/exercises)
 
-Exit status (all three): 0 done; 1 a failure (a wrong result, an error); 2 a usage error; 3 cannot run here (no
+Exit status (all four): 0 done; 1 a failure (a wrong result, an error); 2 a usage error; 3 cannot run here (no
 usable GPU; check --sanitize without compute-sanitizer).
 """
 
@@ -69,10 +70,13 @@ def main(argv=None) -> int:
                    "(python -m pyscan bench --help)", add_help=False)
     sub.add_parser("check", help="every algorithm against NumPy; with --sanitize also under compute-sanitizer "
                    "(python -m pyscan check --help)", add_help=False)
+    sub.add_parser("exercise", help="the books' exercises as stubs, and a checker of your kernel "
+                   "(python -m pyscan exercise --help)", add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "info":
         return info()
-    module = importlib.import_module(f"pyscan_tools.{args.command}.cli")
+    module = importlib.import_module(f"pyscan_tools.{args.command}s.cli" if args.command == "exercise"
+                                     else f"pyscan_tools.{args.command}.cli")
     return module.main(rest)
 
 

@@ -209,19 +209,21 @@ def kernel_builds(name, dtype, op) -> list:
     return [(KERNELS[name][0], macros)]
 
 
-def _kernel(name, dtype, op, function=None, **extra):
+def _kernel(name, dtype, op, function=None, file=None, **extra):
+    """The prepared kernel of `name` (its function read from `file` if given: a student's exercise with the same
+    contract, pyscan_tools.exercises)."""
     path, macros = kernel_builds(name, dtype, op)[0]
     if name in IN_PLACE:  # the COUNT_WORK parameter hides the signature from the loader: give the types
         extra["arg_types"] = "PPqP" if extra.get("COUNT_WORK") else "PPq"
-    return get_kernel(path, function or KERNELS[name][1], **macros, **extra)
+    return get_kernel(file or path, function or KERNELS[name][1], **macros, **extra)
 
 
 def _tree_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, call, out=None):
+    def launch(x, *, op, call, out=None, file=None):
         dtype, n = x.dtype, x.size
-        fn = _kernel(name, dtype, op, device=call.device)
+        fn = _kernel(name, dtype, op, device=call.device, file=file)
         if name in IN_PLACE:  # the kernel overwrites what it reduces: give it a scratch copy of x
             src = call.empty((n,), dtype)
             call.copy(src, x, n * dtype.itemsize)
@@ -244,10 +246,10 @@ def _tree_launch(name):
 def _atomic_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, call, out=None):
+    def launch(x, *, op, call, out=None, file=None):
         dtype, n = x.dtype, x.size
-        fn = _kernel(name, dtype, op, device=call.device)
-        init = _kernel(name, dtype, op, function="fill_identity", device=call.device)
+        fn = _kernel(name, dtype, op, device=call.device, file=file)
+        init = _kernel(name, dtype, op, function="fill_identity", device=call.device, file=file)
         if out is None:
             out = call.empty((1,), dtype)
         init.prepared_async_call((1, 1, 1), (1, 1, 1), call.stream, out.gpudata)

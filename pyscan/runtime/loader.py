@@ -46,7 +46,8 @@ def kernel_files() -> list[str]:
 
 
 def kernel_path(relpath: str) -> Path:
-    path = (KERNEL_ROOT / relpath).resolve()
+    """kernels/relpath, or relpath itself where it is an absolute path (a .cu file of one's own, e.g. an exercise)."""
+    path = (KERNEL_ROOT / relpath).resolve()  # an absolute relpath replaces KERNEL_ROOT
     if not path.is_file() or path.suffix != ".cu":
         listing = "\n  ".join(kernel_files())
         raise FileNotFoundError(f"no kernel file {relpath!r} under {KERNEL_ROOT}; the kernel files are:\n  {listing}")
@@ -172,7 +173,11 @@ def _stamps(files) -> tuple:
 
 def _compile_error(relpath, defines, exc):
     log = getattr(exc, "stderr", None) or getattr(exc, "stdout", None) or str(exc)
-    return KernelCompileError(f"nvcc could not compile kernels/{relpath} with {defines}:\n{log}")
+    return KernelCompileError(f"nvcc could not compile {_shown(relpath)} with {defines}:\n{log}")
+
+
+def _shown(relpath: str) -> str:
+    return relpath if Path(relpath).is_absolute() else f"kernels/{relpath}"
 
 
 def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) -> bytes:
@@ -366,7 +371,7 @@ def get_kernel(relpath: str, function: str, *, options: tuple = (), arg_types: s
     stamps = _stamps(files)
     functions = global_functions(source)
     if function not in functions:
-        raise AttributeError(f"kernels/{relpath} has no __global__ function {function!r}; it has: {', '.join(functions)}")
+        raise AttributeError(f"{_shown(relpath)} has no __global__ function {function!r}; it has: {', '.join(functions)}")
     all_options = tuple(COMPILE_OPTIONS) + tuple(options)
     image = _cubin(relpath, source, all_options, arch, defines)
     with _cache_lock:

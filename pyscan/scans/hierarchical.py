@@ -79,25 +79,26 @@ BLOCK_SCANS = ("kogge_stone", "brent_kung", "coarsened")  # the block scans `hie
 DEFAULT_BLOCK_SCAN = "coarsened"
 
 
-def section_kernel(block_scan: str, dtype, op: str, device=None, **extra):
-    """The prepared section kernel of SECTION_SCANS[block_scan] for dtype and op (extra #defines override)."""
+def section_kernel(block_scan: str, dtype, op: str, device=None, file=None, **extra):
+    """The prepared section kernel of SECTION_SCANS[block_scan] for dtype and op (extra #defines override); `file`:
+    another .cu file with the same function and contract (a student's exercise, pyscan_tools.exercises)."""
     if block_scan not in SECTION_SCANS:
         raise ValueError(f"unknown block scan {block_scan!r}: expected one of {', '.join(map(repr, SECTION_SCANS))}")
     s = SECTION_SCANS[block_scan]
     macros = {**type_defines(dtype, op), "SECTION_SIZE": s.section_size, **s.defines, **extra}
     arg_types = SECTION_ARG_TYPES + ("P" if macros.get("TRACE") else "") + ("P" if macros.get("COUNT_WORK") else "")
-    return get_kernel(s.file, s.function, arg_types=arg_types, device=device, **macros)
+    return get_kernel(file or s.file, s.function, arg_types=arg_types, device=device, **macros)
 
 
-def hierarchical_scan(x, out, *, op: str, exclusive: bool, call, block_scan: str | None = None) -> int:
+def hierarchical_scan(x, out, *, op: str, exclusive: bool, call, block_scan: str | None = None, file=None) -> int:
     """Scan the contiguous device array x into out (same shape and dtype; may be x itself) on the call's stream with
-    the section kernel SECTION_SCANS[block_scan] (DEFAULT_BLOCK_SCAN if None) and PMPP §11.6's three-kernel scheme, recursively.
-    Returns the number of kernel launches."""
+    the section kernel SECTION_SCANS[block_scan] (DEFAULT_BLOCK_SCAN if None; its function read from `file` if
+    given) and PMPP §11.6's three-kernel scheme, recursively.  Returns the number of kernel launches."""
     block_scan = DEFAULT_BLOCK_SCAN if block_scan is None else block_scan
     n = int(x.size)
     if n == 0:
         return 0
-    fn = section_kernel(block_scan, x.dtype, op, call.device)  # raises for an unknown block scan
+    fn = section_kernel(block_scan, x.dtype, op, call.device, file)  # raises for an unknown block scan
     s = SECTION_SCANS[block_scan]
     sections = -(-n // s.section_size)
     sums = call.empty((sections,), x.dtype) if sections > 1 else None
@@ -108,7 +109,7 @@ def hierarchical_scan(x, out, *, op: str, exclusive: bool, call, block_scan: str
         # The section totals scanned inclusively: scanned[b] = op over sections 0..b.  Into a second buffer, so the
         # scheme does not rely on a section kernel supporting out == in.
         scanned = call.empty((sections,), x.dtype)
-        launches += hierarchical_scan(sums, scanned, op=op, exclusive=False, call=call, block_scan=block_scan)
+        launches += hierarchical_scan(sums, scanned, op=op, exclusive=False, call=call, block_scan=block_scan, file=file)
         add = get_kernel(ADD_BLOCK_SUMS, "add_block_sums", device=call.device, **type_defines(x.dtype, op))
         add.prepared_async_call((sections - 1, 1, 1), (ADD_BLOCK_SUMS_THREADS, 1, 1), call.stream, out.gpudata,
                                 scanned.gpudata, np.int64(n), np.int64(s.section_size))

@@ -264,7 +264,7 @@ def trace_step_count(name, section: int) -> int:
 
 
 def _make_trace(name):
-    def trace(x, *, op="add", exclusive=False):
+    def trace(x, *, op="add", exclusive=False, file=None):
 
         x, _ = arrays.check_array(x, dtypes=ELEMENT_TYPES, what=f"{name} trace: x", max_length=TRACE_LIMIT[name])
         check_op(op)
@@ -273,7 +273,7 @@ def _make_trace(name):
             return []
         g = trace_geometry(name, n)
         steps = trace_step_count(name, g.section)
-        fn = section_kernel(name, x.dtype, op, TRACE=1, **g.defines(name))
+        fn = section_kernel(name, x.dtype, op, file=file, TRACE=1, **g.defines(name))
         call = Call.tool()
         x_dev = call.to_device(x)
         out = call.empty((n,), x.dtype)
