@@ -156,6 +156,10 @@ def launch_into(out: int, x: int, n: int, dtype, op: str, device: int, stream: i
         fn, blocks = p.choose(n)
     else:
         fn = p.small if unroll_for(n, dtype, blocks) == SMALL_UNROLL else p.large
+    _launch(fn, blocks, out, x, n, dtype, device, stream, context)
+
+
+def _launch(fn, blocks, out, x, n, dtype, device, stream, context):
     if blocks == 1:
         fn.launch_typed(context, stream, fn.config(1, FAST_BLOCK), out, 0, 0, x, n)
         return
@@ -180,7 +184,7 @@ def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: st
     if n <= p.per_block:  # one block: no workspace (launch_into's rule, without its look-ups)
         p.small.launch_typed(p.context, stream, p.one_block, out, 0, 0, address, n)
     else:
-        launch_into(out, address, n, dtype, op, device, stream, p.context)
+        _launch(*p.choose(n), out, address, n, dtype, device, stream, p.context)
     return native
 
 
