@@ -80,8 +80,10 @@ def parse_sanitizer_output(tool: str, text: str) -> ToolReport:
     return report
 
 
-def find_compute_sanitizer() -> str | None:
-    found = shutil.which("compute-sanitizer")
+def find_cuda_tool(name: str) -> str | None:
+    """A program of the CUDA toolkit (nvcc, compute-sanitizer): on PATH, else under $CUDA_HOME, $CUDA_PATH,
+    /usr/local/cuda or nvcc's own toolkit, in bin/ or in a folder of its name."""
+    found = shutil.which(name)
     if found:
         return found
     roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
@@ -89,10 +91,14 @@ def find_compute_sanitizer() -> str | None:
     if nvcc:
         roots.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
     for root in roots:
-        for sub in ("bin", os.path.join("compute-sanitizer")):
-            if root and os.access(os.path.join(root, sub, "compute-sanitizer"), os.X_OK):
-                return os.path.join(root, sub, "compute-sanitizer")
+        for sub in ("bin", name):
+            if root and os.access(os.path.join(root, sub, name), os.X_OK):
+                return os.path.join(root, sub, name)
     return None
+
+
+def find_compute_sanitizer() -> str | None:
+    return find_cuda_tool("compute-sanitizer")
 
 
 def _run_tool(tool, shard, shards, sanitizer, args, log_dir):

@@ -4,9 +4,7 @@ file and line)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -20,13 +18,9 @@ _MESSAGE_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<kind>error|warni
 
 
 def find_nvcc() -> str | None:
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.access(os.path.join(root, "bin", "nvcc"), os.X_OK):
-            return os.path.join(root, "bin", "nvcc")
-    return None
+    from ..check.sanitizer import find_cuda_tool
+
+    return find_cuda_tool("nvcc")
 
 
 def builds(exercise) -> list:

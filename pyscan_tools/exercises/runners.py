@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from pyscan.histograms.reference import COUNT_DTYPE, LETTER_BINS, reference_histogram
+from pyscan.reductions.reference import reference as reduce_reference
+from pyscan.scans.reference import reference as scan_reference
 from pyscan.types import defines as type_defines
 from pyscan.types import identity, ufunc
 
@@ -175,15 +177,8 @@ def float_cases(exercise, *, quick=False) -> list:
 # Expected results and tolerances.
 
 def _scan_reference(x, op, exclusive):
-    f = ufunc(op)
-    wide = x.astype(np.float64) if x.dtype.kind == "f" else x
-    inclusive = f.accumulate(wide, dtype=wide.dtype)
-    if not exclusive:
-        return inclusive
-    out = np.empty_like(inclusive)
-    out[0] = identity(op, wide.dtype)
-    out[1:] = inclusive[:-1]
-    return out
+    """pyscan's scan reference, in float64 for float input (the bound then covers the kernel's roundings only)."""
+    return scan_reference(x.astype(np.float64) if x.dtype.kind == "f" else x, op, exclusive)
 
 
 def _segmented_reference(x, flags, op):
@@ -220,7 +215,7 @@ def expected(exercise, case):
         return (x * case.inputs["a"]).astype(x.dtype), None  # one rounding, NumPy's float32 multiply: exact
     if kind in ("reduce_tree", "reduce_atomic"):
         wide = x.astype(np.float64) if x.dtype.kind == "f" else x
-        value = ufunc(exercise.op).reduce(wide, dtype=wide.dtype)
+        value = reduce_reference(wide, exercise.op)
         if x.dtype.kind != "f" or exercise.op != "add":
             return np.array([value], x.dtype), None
         bound = _error_depth(exercise, x.size) * np.finfo(x.dtype).eps * np.sum(np.abs(wide))
