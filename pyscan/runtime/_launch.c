@@ -1,6 +1,8 @@
-/* pyscan.runtime._launch: one kernel launch with no Python in between -- mechanism only.
+/* pyscan.runtime._launch: one kernel launch, and one stream-ordered allocation, with no Python in between --
+   mechanism only.
 
    launch(context, function, stream, geometry, types, *args) -> CUresult (0: launched)
+   allocate(pool, nbytes, stream) -> Memory (`.address`; freed on `stream` when it goes) or a CUresult (failed)
 
    context   a CUcontext handle to launch in (made current for the launch if it is not, then put back), or 0 for
              the thread's current one
@@ -14,10 +16,14 @@
    Why it exists: cuda.core.launch takes about 5.4 us a launch on the H100 host where cuLaunchKernel from C takes
    about 3 (docs/public_call_overhead.md), and a small pyscan call is one launch.  Which kernel, which geometry and
    which arguments are the Python plans' business; this file only packs and launches.  libcuda is opened at the
-   first launch, so the module imports on machines without a driver. */
+   first launch, so the module imports on machines without a driver.  allocate() is cuMemAllocFromPoolAsync on the
+   pool cuda.core made: a small call allocates its result, and cuda.core's Buffer (or a Python owner calling
+   cuda.bindings) costs 1-3 us more a call than this (pyscan_tools/lab/alloc_launch_ab.py). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
+#include <stddef.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
@@ -28,10 +34,14 @@ typedef CUresult (*launch_kernel_t)(void *, unsigned, unsigned, unsigned, unsign
                                     void *, void **, void **);
 typedef CUresult (*get_context_t)(CUcontext *);
 typedef CUresult (*set_context_t)(CUcontext);
+typedef CUresult (*alloc_async_t)(unsigned long long *, size_t, void *, void *);
+typedef CUresult (*free_async_t)(unsigned long long, void *);
 
 static launch_kernel_t launch_kernel;
 static get_context_t get_context;
 static set_context_t set_context;
+static alloc_async_t alloc_async;
+static free_async_t free_async;
 
 enum { MOST_ARGS = 32 };
 
@@ -43,9 +53,13 @@ static int open_driver(void) {
     }
     get_context = (get_context_t)dlsym(lib, "cuCtxGetCurrent");
     set_context = (set_context_t)dlsym(lib, "cuCtxSetCurrent");
+    alloc_async = (alloc_async_t)dlsym(lib, "cuMemAllocFromPoolAsync");
+    free_async = (free_async_t)dlsym(lib, "cuMemFreeAsync");
     launch_kernel = (launch_kernel_t)dlsym(lib, "cuLaunchKernel");
-    if (launch_kernel == NULL || get_context == NULL || set_context == NULL) {
-        PyErr_SetString(PyExc_OSError, "pyscan launch: libcuda.so.1 lacks cuLaunchKernel or cuCtxGet/SetCurrent");
+    if (launch_kernel == NULL || get_context == NULL || set_context == NULL || alloc_async == NULL ||
+        free_async == NULL) {
+        PyErr_SetString(PyExc_OSError, "pyscan launch: libcuda.so.1 lacks cuLaunchKernel, cuCtxGet/SetCurrent or "
+                                       "cuMemAllocFromPoolAsync/cuMemFreeAsync");
         launch_kernel = NULL;
         return -1;
     }
@@ -160,13 +174,69 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return PyLong_FromLong(result);
 }
 
+/* Device memory freed on its stream when the object goes (a failed free, at exit say, is ignored). */
+typedef struct {
+    PyObject_HEAD
+    unsigned long long address;
+    void *stream;
+} Memory;
+
+static void memory_dealloc(PyObject *self) {
+    free_async(((Memory *)self)->address, ((Memory *)self)->stream);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMemberDef memory_members[] = {
+    {"address", T_ULONGLONG, offsetof(Memory, address), READONLY, "the device address"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject MemoryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pyscan.runtime._launch.Memory",
+    .tp_basicsize = sizeof(Memory),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Device memory from a stream-ordered pool, freed on its stream when it goes.",
+    .tp_dealloc = memory_dealloc,
+    .tp_members = memory_members,
+};
+
+static PyObject *allocate(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "allocate(pool, nbytes, stream)");
+        return NULL;
+    }
+    if (launch_kernel == NULL && open_driver() < 0) return NULL;
+    void *pool = PyLong_AsVoidPtr(args[0]);
+    size_t nbytes = PyLong_AsSize_t(args[1]);
+    void *stream = PyLong_AsVoidPtr(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    unsigned long long address = 0;
+    CUresult result = alloc_async(&address, nbytes, pool, stream);
+    if (result) return PyLong_FromLong(result);
+    Memory *memory = PyObject_New(Memory, &MemoryType);
+    if (memory == NULL) {
+        free_async(address, stream);
+        return NULL;
+    }
+    memory->address = address;
+    memory->stream = stream;
+    return (PyObject *)memory;
+}
+
 static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(context, function, stream, geometry, types, *args) -> CUresult: one cuLaunchKernel"},
+    {"allocate", (PyCFunction)(void (*)(void))allocate, METH_FASTCALL,
+     "allocate(pool, nbytes, stream) -> Memory, or a CUresult: one cuMemAllocFromPoolAsync"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_launch", "One kernel launch from C (mechanism only).",
                                     -1, methods};
 
-PyMODINIT_FUNC PyInit__launch(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__launch(void) {
+    if (PyType_Ready(&MemoryType) < 0) return NULL;
+    return PyModule_Create(&module);
+}

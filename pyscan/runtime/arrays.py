@@ -19,7 +19,7 @@ from . import driver
 
 class DeviceView:
     """Contiguous device memory as the drivers see it: an address (`gpudata`), shape, dtype and size, and what owns
-    the memory (`native`: the caller's array or a cuda.core Buffer, kept alive with the view)."""
+    the memory (`native`: the caller's array or pyscan's Allocation, kept alive with the view)."""
 
     __slots__ = ("gpudata", "shape", "dtype", "size", "native")
 
@@ -87,7 +87,7 @@ class Kind:
 
     def empty(self, shape, dtype, device, stream, on_default=True):
         buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
-        return DeviceView(int(buffer.handle), shape, dtype, buffer)
+        return DeviceView(buffer.address, shape, dtype, buffer)
 
     def pointer(self, native) -> int:
         return native.gpudata
@@ -169,7 +169,7 @@ class _GPUArray(_Templated):
     def empty(self, shape, dtype, device, stream, on_default=True):
         buffer = driver.allocate(math.prod(shape) * dtype.itemsize, device, stream)
         array = self.like(self._template, shape, dtype, device)
-        array.gpudata, array.base = int(buffer.handle), buffer
+        array.gpudata, array.base = buffer.address, buffer
         return array
 
     @staticmethod
@@ -211,7 +211,7 @@ class _Numba(_Templated):
         nbytes = math.prod(shape) * dtype.itemsize
         buffer = driver.allocate(nbytes, device, stream)
         context, pointer, memory_pointer, device_array = self._numba(device)
-        data = memory_pointer(context, pointer(int(buffer.handle)), nbytes, owner=buffer)
+        data = memory_pointer(context, pointer(buffer.address), nbytes, owner=buffer)
         array = self.like(self._template, shape, dtype, device, device_array, data)
         array.gpu_data = data
         return array
@@ -324,7 +324,9 @@ class _Torch(Kind):
         return x.data_ptr(), x.shape[0], dtype, device, self._current(device)
 
     def new(self, x, shape, dtype, device, stream):
-        native = self.empty_like(x, shape, dtype, device, stream)
+        like = self._zero_d.get((dtype, device)) if shape == () else x  # empty_like's rule, inlined: the hot call
+        native = sys.modules["torch"].empty_like(like) if like is not None else self.empty_like(x, shape, dtype,
+                                                                                                  device, stream)
         return native, native.data_ptr()
 
     def empty_like(self, x, shape, dtype, device, stream, on_default=True):

@@ -15,7 +15,7 @@ from ..errors import GPUUnavailableError, OutOfMemoryError
 _INSTALL_HINT = ('install the GPU extra, `pip install -e ".[gpu]"` from the pyscan checkout: pycuda builds from source '
                  "and needs the CUDA toolkit with its headers, a C++ compiler and the Python headers (README, "
                  '"Set-up on a GPU box")')
-_core = _cu = None  # cuda.core and cuda.bindings.driver, once a GPU function has run
+_core = _cu = _allocate = None  # cuda.core, cuda.bindings.driver and the launcher's allocate(), once set up
 _reason: str | None = None  # why no GPU is usable, once found
 _lock = threading.RLock()
 
@@ -48,7 +48,7 @@ def ready():
 
 
 def _setup():
-    global _core, _cu, _reason
+    global _core, _cu, _reason, _allocate
     if _reason is not None:
         raise GPUUnavailableError(_reason)
     try:
@@ -58,7 +58,7 @@ def _setup():
         except ImportError as exc:
             raise GPUUnavailableError(f"cuda.core is not installed ({exc}); `pip install cuda-core cuda-bindings`") from None
         try:
-            importlib.import_module(f"{__package__}._launch")
+            launcher = importlib.import_module(f"{__package__}._launch")
         except ImportError as exc:
             raise GPUUnavailableError(f"pyscan's kernel launcher is not built ({exc}); `pip install -e .` in the "
                                       "checkout builds it (or `python setup.py build_ext --inplace`)") from None
@@ -83,7 +83,7 @@ def _setup():
         _reason = str(exc)
         raise
     _devices.extend(range(count))
-    _core, _cu = core, cu
+    _core, _cu, _allocate = core, cu, launcher.allocate
 
 
 def gpu_unavailable_reason() -> str | None:
@@ -243,7 +243,8 @@ def synchronize(handle: int) -> None:
 
 # --- memory -------------------------------------------------------------------------------------------------------
 
-_pools: dict = {}  # ordinal -> cuda.core DeviceMemoryResource
+_pools: dict = {}  # ordinal -> its pool's CUmemoryPool handle (an int); cuda.core's DeviceMemoryResource made it
+_resources: dict = {}  # ordinal -> that DeviceMemoryResource, kept alive
 _exact = False
 
 
@@ -254,41 +255,42 @@ def exact_allocations(on: bool = True) -> None:
     _exact = bool(on)
 
 
-def pool(ordinal: int):
-    resource = _pools.get(ordinal)
-    if resource is None:
+def pool(ordinal: int) -> int:
+    handle = _pools.get(ordinal)
+    if handle is None:
         core, cu = ready()
         with _lock:
-            resource = _pools.get(ordinal)
-            if resource is None:
+            if ordinal not in _pools:
                 resource = core.DeviceMemoryResource(ordinal, core.DeviceMemoryResourceOptions())
                 keep = cu.cuuint64_t(2**64 - 1)  # keep what it has between calls, as CuPy's and torch's pools do
                 _check(cu.cuMemPoolSetAttribute(resource.handle, cu.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                                                 keep), "cuMemPoolSetAttribute")
-                _pools[ordinal] = resource
-    return resource
+                _resources[ordinal], _pools[ordinal] = resource, int(resource.handle)
+            handle = _pools[ordinal]
+    return handle
 
 
 def allocate(nbytes: int, ordinal: int, handle: int):
-    """A cuda.core Buffer of nbytes (at least 1) on device `ordinal`, allocated on stream `handle` and freed on it when
-    the buffer goes.  OutOfMemoryError names what was asked and what is free."""
-    try:
-        if _exact:
-            synchronize(handle)
-            address = int(_check(_cu.cuMemAlloc(max(1, nbytes)), "cuMemAlloc"))
-            return _core.Buffer.from_handle(address, max(1, nbytes), owner=_Exact(address))
-        resource = _pools.get(ordinal) or pool(ordinal)
-        return resource.allocate(max(1, nbytes), stream=stream(handle))
-    except Exception as exc:  # noqa: BLE001 - cuda.core raises CUDAError; anything else goes on as it is
-        if "OUT_OF_MEMORY" not in str(exc):
-            raise
+    """nbytes (at least 1) of device `ordinal`'s memory from its pool, allocated on stream `handle` and freed on it when
+    the returned object (`.address`) goes: the launcher's allocate() (pyscan/runtime/_launch.c), a cuda.core Buffer
+    costing 1-3 us more a call.  OutOfMemoryError names what was asked and what is free."""
+    if _exact:
+        synchronize(handle)
+        err, address = _cu.cuMemAlloc(max(1, nbytes))
+        memory = err = int(err) or _Exact(int(address))
+    else:
+        memory = err = _allocate(_pools.get(ordinal) or pool(ordinal), nbytes or 1, handle)
+    if type(memory) is not int:
+        return memory
+    if err == 2:  # CUDA_ERROR_OUT_OF_MEMORY
         free, total = _check(_cu.cuMemGetInfo(), "cuMemGetInfo")
         raise OutOfMemoryError(f"out of device memory: asked for {nbytes:,} bytes on device {ordinal}, which has "
-                               f"{int(free):,} of {int(total):,} bytes free") from None
+                               f"{int(free):,} of {int(total):,} bytes free")
+    raise CudaError("cuMemAllocFromPoolAsync", _cu.CUresult(int(err)))
 
 
 class _Exact:
-    """The owner of an exact allocation: frees it when the Buffer over it goes (nothing escapes, at exit too)."""
+    """An exact allocation (cuMemAlloc), freed at once when it goes; a destructor raises nothing."""
 
     __slots__ = ("address",)
 
@@ -298,17 +300,17 @@ class _Exact:
     def __del__(self):
         try:
             _cu.cuMemFree(self.address)
-        except Exception:  # noqa: BLE001 - a destructor raises nothing (at exit the driver may be gone)
+        except Exception:  # noqa: BLE001 - at exit the driver may be gone
             pass
 
 
 def trim() -> None:
     """Give the memory the pools keep but no buffer uses back to the driver (waits for the device first)."""
-    for ordinal, resource in list(_pools.items()):
+    for ordinal, handle in list(_pools.items()):
         previous = enter(ordinal)
         try:
             _check(_cu.cuCtxSynchronize(), "cuCtxSynchronize")
-            _check(_cu.cuMemPoolTrimTo(resource.handle, 0), "cuMemPoolTrimTo")
+            _check(_cu.cuMemPoolTrimTo(handle, 0), "cuMemPoolTrimTo")
         finally:
             leave(previous)
 

@@ -41,7 +41,7 @@ class StreamWorkspace:
                     previous = driver.enter(device)  # a call made without entering its device's context
                     try:
                         kept.buffer = driver.allocate(nbytes, device, stream)  # the old one freed on the stream
-                        kept.address, kept.nbytes, kept.state = int(kept.buffer.handle), nbytes, 0
+                        kept.address, kept.nbytes, kept.state = kept.buffer.address, nbytes, 0
                         driver.memset32(kept.address, 0, nbytes // 4, stream)
                     finally:
                         driver.leave(previous)

@@ -1,7 +1,8 @@
 /* A stand-in for libcuda's launch and context calls, for tests/unit/test_launcher.py on machines without a GPU:
  * built as libcuda.so.1 and found through LD_LIBRARY_PATH by pyscan/runtime/_launch.c.  cuLaunchKernel records what
  * it was given (function, dimensions, shared bytes, stream, the context current at the launch and the first
- * fake_expect_args(n) kernel parameters, 8 bytes each); the context calls keep one handle per thread. */
+ * fake_expect_args(n) kernel parameters, 8 bytes each); the context calls keep one handle per thread; the pool calls
+ * record the pool, stream and the last address freed. */
 #include <string.h>
 
 static unsigned last_dims[7];
@@ -23,6 +24,19 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsign
     return gx == 999 ? 1 : 0; /* a grid of 999 blocks "fails" with CUDA_ERROR_INVALID_VALUE (1) */
 }
 
+/* a pool hands out 0x1000, 0x2000, ...; a request of 999 bytes "fails" with CUDA_ERROR_OUT_OF_MEMORY (2) */
+static unsigned long long next_address = 0x1000, last_freed;
+static void *last_pool, *freed_on;
+int cuMemAllocFromPoolAsync(unsigned long long *address, unsigned long long nbytes, void *pool, void *stream) {
+    if (nbytes == 999) return 2;
+    *address = next_address;
+    next_address += 0x1000;
+    last_pool = pool;
+    last_stream = stream;
+    return 0;
+}
+int cuMemFreeAsync(unsigned long long address, void *stream) { last_freed = address; freed_on = stream; return 0; }
+
 int cuCtxGetCurrent(void **context) { *context = current_context; return 0; }
 int cuCtxSetCurrent(void *context) { current_context = context; return 0; }
 
@@ -34,3 +48,6 @@ void *fake_stream(void) { return last_stream; }
 void *fake_context(void) { return last_context; }
 unsigned fake_dim(int i) { return last_dims[i]; }
 void fake_arguments(unsigned char *out) { memcpy(out, last_arguments, sizeof last_arguments); }
+unsigned long long fake_freed(void) { return last_freed; }
+void *fake_freed_on(void) { return freed_on; }
+void *fake_pool(void) { return last_pool; }

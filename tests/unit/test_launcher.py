@@ -37,9 +37,10 @@ def run(fake_libcuda, body: str) -> str:
     """Run `body` in a child Python whose libcuda is the fake (`fake`: it, through ctypes; `launch`: the launcher)."""
     program = textwrap.dedent("""
         import ctypes, struct
-        from pyscan.runtime._launch import launch
+        from pyscan.runtime._launch import allocate, launch
         fake = ctypes.CDLL("libcuda.so.1")
-        for name in ("fake_function", "fake_stream", "fake_context"):
+        fake.fake_freed.restype = ctypes.c_ulonglong
+        for name in ("fake_function", "fake_stream", "fake_context", "fake_freed_on", "fake_pool"):
             getattr(fake, name).restype = ctypes.c_void_p
         fake.fake_dim.restype = ctypes.c_uint
         def arguments(n):
@@ -83,6 +84,17 @@ def test_a_context_is_made_current_for_the_launch_and_put_back(fake_libcuda):
         print(hex(fake.fake_context()))
     """).split()
     assert out == ["0x70", "0x50", "0x50"]
+
+
+def test_memory_is_allocated_on_the_stream_and_freed_on_it_when_it_goes(fake_libcuda):
+    out = run(fake_libcuda, """
+        memory = allocate(0x77, 16, 0x99)
+        print(hex(memory.address), hex(fake.fake_pool()), hex(fake.fake_stream()), hex(fake.fake_freed()))
+        del memory
+        print(hex(fake.fake_freed()), hex(fake.fake_freed_on()))
+        print(allocate(0x77, 999, 0x99))                       # the fake's out of memory: the code comes back
+    """).splitlines()
+    assert out == ["0x1000 0x77 0x99 0x0", "0x1000 0x99", "2"]
 
 
 def test_a_failed_launch_returns_its_code(fake_libcuda):
