@@ -6,14 +6,14 @@ missing piece (cuda.core, pycuda, the CUDA driver, a device) raises GPUUnavailab
 """
 
 from . import distributed, life
-from .basics import scalar_multiply
+from .basics import pycuda_context, scalar_multiply, source_module
 from .errors import GPUUnavailableError, KernelCompileError, OutOfMemoryError
 from .histograms import HISTOGRAM_ALGORITHMS, histogram, text_histogram
 from .life import LIFE_KERNELS
 from .reductions import REDUCE_ALGORITHMS, reduce
 from .registry import REGISTRIES
 from .runtime.driver import gpu_unavailable_reason
-from .runtime.loader import get_kernel, kernel_files, pycuda_context, source_module
+from .runtime.loader import get_kernel, kernel_files
 from .scans import SCAN_ALGORITHMS, scan
 
 __version__ = "0.1.0"

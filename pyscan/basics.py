@@ -1,14 +1,70 @@
-"""Hands-On GPU Programming with Python and CUDA, ch. 4: the first SourceModule kernel."""
+"""Hands-On GPU Programming with Python and CUDA, ch. 4: pycuda's SourceModule on the files of kernels/, and the first
+SourceModule kernel (scalar multiply)."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from .runtime import arrays, driver
-from .runtime.loader import get_kernel
+from .runtime import arrays, driver, loader
+from .runtime.loader import build_source, compile_error, get_kernel
 from .types import ELEMENT_TYPES, c_type
 
 BLOCK = 256
+
+_pycuda_threads = threading.local()
+
+
+def pycuda_context(ordinal: int | None = None):
+    """pycuda.driver with device `ordinal`'s primary context (default: NumPy input's device) current on pycuda's
+    stack in this thread, for code that drives pycuda itself (SourceModule, pycuda's GPUArrays and events).  A thread
+    other than the main one pops it before it ends (`pycuda.driver.Context.pop()`)."""
+    driver.ready()
+    import pycuda.driver as drv
+
+    if getattr(_pycuda_threads, "context", None) is None:
+        drv.init()
+        if drv.Context.get_current() is None:
+            context = drv.Device(driver.default_device() if ordinal is None else ordinal).retain_primary_context()
+            context.push()
+            _pycuda_threads.context = context
+            if threading.current_thread() is threading.main_thread():
+                import atexit
+
+                atexit.register(_pop_pycuda_context, context)
+        else:
+            _pycuda_threads.context = drv.Context.get_current()
+    return drv
+
+
+def _pop_pycuda_context(context):
+    import gc
+
+    gc.collect()  # GPUArrays nobody holds are freed while their context is still current
+    try:
+        context.pop()
+    except Exception:  # noqa: BLE001 - at exit; pycuda may have popped it already
+        pass
+
+
+def source_module(relpath: str, *, options: tuple = (), **defines):
+    """pycuda's own `SourceModule` of a kernel file, specialised by `defines` (the loader's #defines and inlined
+    includes): Hands-On ch. 4's `SourceModule` -> `get_function` -> launch, on the files of kernels/.
+
+        mod = pyscan.source_module("basics/scalar_multiply.cu", ELEM_TYPE="float")
+        fn = mod.get_function("scalar_multiply")
+        fn(out_gpu, x_gpu, np.float32(2), np.int64(n), block=(256, 1, 1), grid=(40, 1, 1))
+
+    Made in pycuda's current context (pyscan's pycuda_context() pushes the primary one if there is none)."""
+    drv = pycuda_context()
+    from pycuda.compiler import SourceModule
+
+    source = build_source(relpath, **defines)
+    try:
+        return SourceModule(source, options=list(loader.COMPILE_OPTIONS) + list(options), no_extern_c=True)
+    except drv.CompileError as exc:
+        raise compile_error(relpath, defines, exc) from None
 
 
 def scalar_multiply(x, a, *, out=None, stream=None):

@@ -58,7 +58,7 @@ def event_timer(library: str) -> EventTimer:
 
         return EventTimer(lambda: torch.cuda.Event(enable_timing=True), lambda s, e: s.elapsed_time(e), "torch")
     if library == "pycuda":  # pycuda's events, on the legacy default stream
-        from .runtime.loader import pycuda_context
+        from .basics import pycuda_context
 
         drv = pycuda_context()
         return EventTimer(drv.Event, lambda s, e: s.time_till(e), "pycuda")

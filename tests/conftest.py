@@ -25,7 +25,7 @@ def short_reason(reason: str, limit: int = 100) -> str:
 
 _reason = gpu_unavailable_reason()
 if _reason is None:  # tests that make pycuda GPUArrays themselves need pycuda's context (the primary one)
-    from pyscan.runtime.loader import pycuda_context
+    from pyscan.basics import pycuda_context
 
     pycuda_context()
 _skip_reason = None if _reason is None else short_reason(_reason)

@@ -171,7 +171,7 @@ def _stamps(files) -> tuple:
     return tuple(sorted((str(f), f.stat().st_mtime_ns) for f in files))
 
 
-def _compile_error(relpath, defines, exc):
+def compile_error(relpath, defines, exc):
     log = getattr(exc, "stderr", None) or getattr(exc, "stdout", None) or str(exc)
     return KernelCompileError(f"nvcc could not compile {_shown(relpath)} with {defines}:\n{log}")
 
@@ -189,61 +189,7 @@ def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) 
     try:
         return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch)
     except drv.CompileError as exc:
-        raise _compile_error(relpath, defines, exc) from None
-
-
-_pycuda_threads = threading.local()
-
-
-def pycuda_context(ordinal: int | None = None):
-    """pycuda.driver with device `ordinal`'s primary context (default: NumPy input's device) current on pycuda's
-    stack in this thread, for code that drives pycuda itself (SourceModule, pycuda's GPUArrays and events).  A thread
-    other than the main one pops it before it ends (`pycuda.driver.Context.pop()`)."""
-    driver.ready()
-    import pycuda.driver as drv
-
-    if getattr(_pycuda_threads, "context", None) is None:
-        drv.init()
-        if drv.Context.get_current() is None:
-            context = drv.Device(driver.default_device() if ordinal is None else ordinal).retain_primary_context()
-            context.push()
-            _pycuda_threads.context = context
-            if threading.current_thread() is threading.main_thread():
-                import atexit
-
-                atexit.register(_pop_pycuda_context, context)
-        else:
-            _pycuda_threads.context = drv.Context.get_current()
-    return drv
-
-
-def _pop_pycuda_context(context):
-    import gc
-
-    gc.collect()  # GPUArrays nobody holds are freed while their context is still current
-    try:
-        context.pop()
-    except Exception:  # noqa: BLE001 - at exit; pycuda may have popped it already
-        pass
-
-
-def source_module(relpath: str, *, options: tuple = (), **defines):
-    """pycuda's own `SourceModule` of a kernel file, specialised by `defines` (the loader's #defines and inlined
-    includes): Hands-On ch. 4's `SourceModule` -> `get_function` -> launch, on the files of kernels/.
-
-        mod = pyscan.source_module("basics/scalar_multiply.cu", ELEM_TYPE="float")
-        fn = mod.get_function("scalar_multiply")
-        fn(out_gpu, x_gpu, np.float32(2), np.int64(n), block=(256, 1, 1), grid=(40, 1, 1))
-
-    Made in pycuda's current context (pyscan's pycuda_context() pushes the primary one if there is none)."""
-    drv = pycuda_context()
-    from pycuda.compiler import SourceModule
-
-    source = build_source(relpath, **defines)
-    try:
-        return SourceModule(source, options=list(COMPILE_OPTIONS) + list(options), no_extern_c=True)
-    except drv.CompileError as exc:
-        raise _compile_error(relpath, defines, exc) from None
+        raise compile_error(relpath, defines, exc) from None
 
 
 try:  # pyscan/runtime/_launch.c, built by setup.py; where it is not, driver.ready() says so before any launch

@@ -101,7 +101,7 @@ class PyCUDAKind(ArrayKind):
     name = module = "pycuda"
 
     def __init__(self):
-        from pyscan.runtime.loader import pycuda_context
+        from pyscan.basics import pycuda_context
 
         self.drv = pycuda_context()
         import pycuda.gpuarray as ga

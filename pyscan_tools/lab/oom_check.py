@@ -9,7 +9,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pyscan  # noqa: E402
-from pyscan.runtime.loader import pycuda_context  # noqa: E402
+from pyscan.basics import pycuda_context  # noqa: E402
 
 
 def main():

@@ -36,7 +36,7 @@ def kinds(host):
     import torch
     from numba import cuda as numba_cuda
 
-    from pyscan.runtime.loader import pycuda_context
+    from pyscan.basics import pycuda_context
 
     pycuda_context()
     import pycuda.gpuarray as ga

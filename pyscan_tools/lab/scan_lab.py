@@ -26,9 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from pyscan.basics import pycuda_context  # noqa: E402
 from pyscan.runtime import driver  # noqa: E402
 from pyscan.runtime.arrays import Call  # noqa: E402
-from pyscan.runtime.loader import pycuda_context  # noqa: E402
 from pyscan.scans import decoupled_lookback as dl  # noqa: E402
 from pyscan.timing import median_ms  # noqa: E402
 
@@ -139,7 +139,7 @@ def build(variant: dict, dtype=None):
 
 def _compile(b):
     """In a worker process: compile one build (pycuda's disk cache keeps it for the main process's get_kernel)."""
-    from pyscan.runtime.loader import source_module
+    from pyscan.basics import source_module
 
     source_module(b[0], **b[1])
 

@@ -29,9 +29,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pyscan  # noqa: E402
+from pyscan.basics import pycuda_context  # noqa: E402
 from pyscan.runtime import driver  # noqa: E402
 from pyscan.runtime.arrays import Call  # noqa: E402
-from pyscan.runtime.loader import pycuda_context  # noqa: E402
 from pyscan.scans import SCANS  # noqa: E402
 from pyscan.timing import median_ms  # noqa: E402
 
@@ -192,7 +192,7 @@ def prewarm_builds() -> list:
 
 def _compile(build):
     """In a worker process: compile one build (pycuda's disk cache keeps it for the main process's get_kernel)."""
-    from pyscan.runtime.loader import source_module
+    from pyscan.basics import source_module
 
     source_module(build[0], **build[1])
     return build[0]

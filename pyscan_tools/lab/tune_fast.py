@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     print(f"device: {pyscan.device_name()}")
     if args.kernel == "histogram":
         return tune_histogram(args)
-    from pyscan.runtime.loader import pycuda_context
+    from pyscan.basics import pycuda_context
 
     pycuda_context()  # the reduction's input is a GPUArray: pycuda needs a context (the primary one, pyscan's)
     import pycuda.gpuarray as ga

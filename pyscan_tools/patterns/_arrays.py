@@ -21,7 +21,7 @@ def to_numpy(result) -> np.ndarray:
 
 def upload(host: np.ndarray):
     """A pycuda GPUArray holding host (the check's device inputs)."""
-    from pyscan.runtime.loader import pycuda_context
+    from pyscan.basics import pycuda_context
 
     pycuda_context()
     import pycuda.gpuarray as ga

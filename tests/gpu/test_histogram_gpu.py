@@ -144,8 +144,8 @@ def test_bad_input_on_the_gpu():
 def test_counts_beyond_32_bits_do_not_wrap():
     """2^32 + 5 copies of one byte would wrap a 32-bit counter.  Needs 4 GiB of device memory: skipped if the
     device has less free."""
+    from pyscan.basics import pycuda_context
     from pyscan.runtime import driver as rt
-    from pyscan.runtime.loader import pycuda_context
 
     n = 2**32 + 5
     if rt.device_attributes()["free_memory"] < n + 2**30:

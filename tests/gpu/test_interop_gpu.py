@@ -16,7 +16,7 @@ KINDS = ["numpy", "pycuda", "cupy", "torch", "numba"]
 
 def _library(kind):
     if kind == "pycuda":
-        pyscan.runtime.loader.pycuda_context()
+        pyscan.pycuda_context()
         import pycuda.gpuarray as ga
 
         return ga

@@ -50,7 +50,7 @@ def _settle():
 def inputs():
     import pycuda.gpuarray as ga
 
-    from pyscan.runtime.loader import pycuda_context
+    from pyscan.basics import pycuda_context
 
     pycuda_context()
     rng = np.random.default_rng(8)

@@ -36,7 +36,7 @@ def device_kit():
     from pycuda.elementwise import ElementwiseKernel
     from pycuda.reduction import ReductionKernel
 
-    from pyscan.runtime.loader import pycuda_context
+    from pyscan.basics import pycuda_context
 
     pycuda_context()
     # (pycuda's reduction kernel has its own parameter `out` and macro parameters `a`, `b`: other names here)
@@ -121,8 +121,8 @@ def test_hierarchical_scan_at_2_to_the_30():
     import pycuda.driver as drv
     import pycuda.gpuarray as ga
 
+    from pyscan.basics import pycuda_context
     from pyscan.runtime import driver as rt
-    from pyscan.runtime.loader import pycuda_context
 
     _registered("hierarchical")
     n = 2**30
