@@ -209,7 +209,7 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS) 
     """An upper bound on the additions an input passes through in the passes over n elements along the axis: per
     pass, a thread's fold (its elements, 4 accumulators folded in 2 more), the warp trees (5 + 5) or the row-group
     tree (log2 rows + 1), summed over the passes that reduce the partials."""
-    depth, n = 0, int(n)
+    depth, n, outer, inner = 0, max(int(n), 1), max(int(outer), 1), max(int(inner), 1)
     while True:
         if inner == 1:
             mode, _, splits, seg = row_plan(outer, n, sms)

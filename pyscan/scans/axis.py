@@ -206,7 +206,7 @@ def error_depth(n: int, inner: int = 1, itemsize: int = 4) -> int:
     TILE) + 1 tiles of a row; the rescan adds the prefix (2) and ITEMS.  Columns: the thread loop (items) and the
     Kogge-Stone over ty (log2 rows) give a chunk's aggregate; one combine per chunk of the chain; the rescan
     (2 + items)."""
-    if inner == 1:
+    if inner <= 1:
         return 7 * (-(-int(n) // TILE) + 1) + 2 * ROW_ITEMS + BLOCK // 32 + 16
     lanes, rows, items, _, chunks = column_geometry(max(int(n), 1), inner, itemsize)
     return 2 * items + rows.bit_length() + 2 * chunks + 4
