@@ -216,7 +216,7 @@ def test_bad_axes_are_refused_before_the_gpu(call, error, words):
 # ------------------------------------------------------------------------- the dispatch on the fake device
 
 @pytest.fixture
-def fake_axis_gpu(fake_gpu, monkeypatch):
+def fake_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported above)
     """test_interop's fake device, with the axis drivers replaced by the models on the same host memory."""
     launched = []
 
