@@ -36,13 +36,15 @@ check every float sum against this bound and an exact reference (math.fsum).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+# Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
+from .. import axes
 from ..runtime import arrays, driver
 from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
-
-# Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
-from . import book, fast  # noqa: F401
+from . import axis, book, fast  # noqa: F401
 from .registry import REDUCTIONS
 
 REDUCE_ALGORITHMS = REDUCTIONS.names()
@@ -69,8 +71,19 @@ def _empty_result(dtype, op):
                      f"(as np.{op} raises; op='add' of an empty array is 0, as np.sum gives)")
 
 
-def reduce(x, *, algorithm="auto", op="add", stream=None):
-    """Reduce a 1-D array with `op` ("add", "max" or "min") on the GPU.
+def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None):
+    """Reduce x with `op` ("add", "max" or "min") on the GPU, over `axis`, like np.sum / np.max / np.min.
+
+    axis: None (every element: a NumPy scalar for NumPy input, a 0-d device array of x's kind for device input), an
+    int or a tuple of ints (negative ones count from the end): an array of the reduced shape (keepdims=True keeps the
+    reduced axes as extents of 1), by the axis kernels (algorithm "axis", auto's choice; docs/axis.md).  A named
+    book algorithm reduces whole arrays (axis=None, or axes that cover every extent > 1); with any other axis it is
+    refused with a ValueError naming "auto" and "axis".  Bad axes raise numpy.exceptions.AxisError (a ValueError),
+    duplicates ValueError.  An empty reduced axis gives 0s for add and raises ValueError for max/min, as NumPy.
+    dtype: None (the result has x's dtype; passed through for the result-dtype rules to come).  out: an array of x's
+    kind (NumPy for NumPy input) of the result's shape and dtype, C-contiguous, written and returned (axis=None
+    without keepdims: shape ()).  N-d or axis calls copy a device array that is not C-contiguous with its own
+    library on the call's stream (CuPy, torch).
 
     x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first; the result is a NumPy
     scalar of x's dtype) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba device array
@@ -97,29 +110,66 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       reproducible.
     """
     kind = arrays.READY.get(type(x))
-    if kind is not None and algorithm == "auto" and stream is None and op in OPERATOR_NAMES:
+    if kind is not None and axis is None and dtype is None and out is None and keepdims is False and (
+            algorithm == "auto" and stream is None and op in OPERATOR_NAMES):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and read[1]:
             return AUTO_READY(kind, x, *read, op)
     if op not in OPERATOR_NAMES:
         check_op(op)
-    if algorithm == "auto":
-        call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
-        launch = REDUCTIONS.get(choose_auto(call.size)).launch
-    else:
-        launch = REDUCTIONS.get(algorithm).launch  # unknown names fail first, listing the valid ones
-        call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
-    if call.size == 0:
-        empty = _empty_result(call.dtype, op)
-        if call.kind is arrays.NUMPY:
-            return empty
-        with call:
-            result = call.empty((), call.dtype)
-            call.memset32(result, 0, call.dtype.itemsize // 4)
-            return call.finish_scalar(result)
+    if algorithm != "auto":
+        REDUCTIONS.get(algorithm)  # unknown names fail first, listing the valid ones
+    if keepdims is not False and keepdims is not True and not isinstance(keepdims, np.bool_):
+        raise TypeError(f"reduce: keepdims must be True or False, got {arrays.describe(keepdims)}")
+    call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, ndim=None, stream=stream,
+                        strided="copy_nd" if axis is None else "copy")
+    axes.check_dtype_argument(dtype, call.dtype, "reduce")
+    shape = call.shape
+    chosen = axes.normalize_axes(axis, len(shape), "reduce: axis")
+    result_shape = axes.result_shape(shape, chosen, bool(keepdims))
+    scalar = axis is None and not keepdims  # NumPy's scalar / the 0-d device array of today
+    whole = all(shape[i] == 1 for i in range(len(shape)) if i not in chosen)  # one output: every element
+    if not whole and algorithm not in ("auto", "axis"):
+        raise ValueError(f"reduce: algorithm {algorithm!r} reduces whole arrays (axis=None); over axis {axis!r} of "
+                         f"shape {shape} use algorithm='auto' or 'axis'")
+    reduced = math.prod(shape[i] for i in chosen)
+    if reduced == 0 and op != "add":
+        _empty_result(call.dtype, op)  # raises, as NumPy
+    if scalar and out is None and call.kind is arrays.NUMPY and call.size == 0:
+        return _empty_result(call.dtype, op)
+    if out is not None:
+        call.expect_out(out, result_shape if not scalar else (), call.dtype, "reduce: out")
     with call:
-        # a 0-d result (one element: what the kernels write), so the caller's 0-d array needs no reshape
-        return call.finish_scalar(launch(call.x, op=op, call=call, out=call.empty((), call.dtype)))
+        result = call.result(result_shape if not scalar else (), call.dtype)
+        outputs = math.prod(result_shape)
+        if outputs == 0:
+            pass
+        elif reduced == 0:
+            call.memset32(result, 0, outputs * call.dtype.itemsize // 4)
+        elif whole:
+            name = choose_auto(call.size) if algorithm == "auto" else algorithm  # the 1-D kernels
+            flat = arrays.DeviceView(int(call.x.gpudata), (call.size,), call.dtype, call.x)
+            target = arrays.DeviceView(int(result.gpudata), (1,), call.dtype, result)
+            REDUCTIONS.get(name).launch(flat, op=op, call=call, out=target)
+        else:
+            _reduce_axes(call, shape, chosen, result, op)
+        if scalar and out is None:
+            return call.finish_scalar(result)
+        return call.finish(result)
+
+
+def _reduce_axes(call, shape, chosen, result, op):
+    """The passes of pyscan.axes.reduce_plan, last axes first, through scratch arrays into result."""
+    passes = axes.reduce_plan(shape, chosen)
+    if not passes:  # only extents of 1 reduced: the values as they are
+        call.copy(result, call.x, call.size * call.dtype.itemsize)
+        return
+    source = call.x
+    for k, (outer, n, inner) in enumerate(passes):
+        last = k == len(passes) - 1
+        target = result if last else call.empty((outer * inner,), call.dtype)
+        axis.reduce_along(source, target, outer, n, inner, op=op, call=call)
+        source = target
 
 
 AUTO_READY = REDUCTIONS.auto_ready()  # the commonest call's whole path

@@ -6,6 +6,6 @@ from ..registry import ReduceAlgorithm, Registry
 
 REDUCTIONS = Registry(
     "reduce", entry_type=ReduceAlgorithm,
-    order=("simple", "convergent", "shared_memory", "segmented", "coarsened", "fast"),
+    order=("simple", "convergent", "shared_memory", "segmented", "coarsened", "fast", "axis"),
     auto=("fast", "coarsened"),
 )

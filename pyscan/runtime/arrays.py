@@ -92,6 +92,11 @@ class Kind:
     def pointer(self, native) -> int:
         return native.gpudata
 
+    def contiguous_copy(self, x, stream):
+        """A C-contiguous copy of x made by its own library on `stream` (None: the library's current one), or None
+        where the kind cannot (then begin() refuses x, naming the fix)."""
+        return None
+
     def zero_d(self, native):
         return native.reshape(())
 
@@ -252,6 +257,14 @@ class _CuPy(Kind):
     def pointer(self, native) -> int:
         return native.data.ptr
 
+    def contiguous_copy(self, x, stream):
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(x.data.device_id):
+            if stream is None:
+                return cupy.ascontiguousarray(x)
+            with cupy.cuda.ExternalStream(stream):  # the copy and its pool block on the call's stream
+                return cupy.ascontiguousarray(x)
+
     def ready(self, x):  # Kind.ready's rule, read with CuPy's cheapest accessors (the peers' own kinds are hot)
         if x.ndim != 1 or not x.flags.c_contiguous or x.dtype not in READY_DTYPES:
             return None
@@ -313,6 +326,13 @@ class _Torch(Kind):
 
     def default_stream(self, x, device):
         return self._current(device)
+
+    def contiguous_copy(self, x, stream):
+        torch = sys.modules["torch"]
+        if stream is None:
+            return x.contiguous()
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=x.device)):
+            return x.contiguous()
 
     def ready(self, x):  # Kind.ready's rule, read with torch's cheapest accessors
         if x.dim() != 1 or not x.is_cuda or not x.is_contiguous():
@@ -550,8 +570,12 @@ class _HostOut:
         return getattr(self.device, name)
 
 
-def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None = None, stream=None) -> Call:
-    """Check x and the stream argument (raising TypeError / ValueError before any GPU work) and return the Call."""
+def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None = None, stream=None,
+          strided: str = "refuse") -> Call:
+    """Check x and the stream argument (raising TypeError / ValueError before any GPU work) and return the Call.
+    strided: what a device array that is not C-contiguous gets: "refuse" (a ValueError naming the fix), "copy" (a
+    C-contiguous copy by the caller's own library on the call's stream, where the kind can: CuPy, torch) or
+    "copy_nd" (copied unless it is 1-D: the N-d / axis path keeps 1-D calls as they were)."""
     kind = _kinds_by_type.get(type(x)) or kind_of(x)
     if kind is None:
         raise TypeError(f"{what}: expected {EXPECTED_KINDS}, got {describe(x)}")
@@ -569,10 +593,16 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     size = shape[0] if len(shape) == 1 else math.prod(shape)
     if max_length is not None and size > max_length:
         raise ValueError(f"{what}: {size} elements is more than the kernels' limit of {max_length}")
-    if kind is not NUMPY and not contiguous:
-        raise ValueError(f"{what}: the {kind.name} array is not contiguous (a strided view; pyscan needs C order); "
-                         f"pass {kind.fix_contiguous}")
     handle = driver.handle_of(stream) if stream is not None else None
+    if kind is not NUMPY and not contiguous:
+        copy = kind.contiguous_copy if strided == "copy" or (strided == "copy_nd" and len(shape) != 1) else None
+        made = copy(x, handle) if copy is not None else None
+        if made is None:
+            raise ValueError(f"{what}: the {kind.name} array is not contiguous (a strided view; pyscan needs C order"
+                             f"{'' if copy is None else ' and cannot copy this kind'}); pass {kind.fix_contiguous}")
+        x = made  # a C-contiguous copy made by the caller's library on the call's stream (docs/axis.md)
+        address, shape, dtype, contiguous, device, own_stream = kind.view(x)
+        shape = tuple(shape)
     if device is None:
         driver.ready()
         device = driver.device_of_pointer(address)

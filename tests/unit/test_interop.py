@@ -197,8 +197,7 @@ def test_non_contiguous_device_array_is_refused_with_the_fix(fake_gpu):
     assert fake_gpu[0] == []
 
 
-@pytest.mark.parametrize("host, error, words", [(np.zeros((2, 2), np.float32), ValueError, "1-D"),
-                                                (np.zeros(3, np.int16), TypeError, "unsupported dtype int16")])
+@pytest.mark.parametrize("host, error, words", [(np.zeros(3, np.int16), TypeError, "unsupported dtype int16")])
 def test_bad_device_arrays_are_refused_before_any_launch(fake_gpu, host, error, words):
     with pytest.raises(error, match=words):
         pyscan.scan(FakeDeviceArray(host))

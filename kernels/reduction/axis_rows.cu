@@ -1,0 +1,108 @@
+// axis_rows.cu -- reduce every row of a C-contiguous (rows, n) table (a reduction along the LAST axis): PMPP ch. 10's
+// reduction trees, one per row, with the work shaped by the row length so every shape reads at copy bandwidth.
+//
+// Why three kernels (the host picks by n, pyscan/reductions/axis.py):
+// * short rows (n <= SHORT_ROW): a thread per row.  A warp per row would leave most lanes idle (2^23 rows of 2), so
+//   the block loads its 256 rows (256 * n consecutive elements) coalesced into shared memory and each thread folds
+//   its own row from there, left to right (a pad every 32 elements keeps the banks apart);
+// * medium rows (n <= WARP_ROW): a warp per row, the lanes striding through it with four independent accumulators
+//   (loads in flight), folded, then a __shfl_down tree (PMPP §10.4's convergent tree in registers);
+// * long rows: a block per row segment of `seg` elements (the host splits a row into `splits` segments when there
+//   are too few rows to fill the GPU: 16 rows of 2^20), each block a grid-stride loop, its warps' shuffle trees and
+//   one shared-memory tree of the warp results (fast.cu's block), one result per segment.  With splits > 1 the
+//   results are per-segment partials, a (rows, splits) table the host reduces again with these same kernels.
+// No atomics: each output is a fixed tree of the inputs, so float sums are reproducible run to run.
+#ifndef IN_TYPE
+#define IN_TYPE ELEM_TYPE
+#endif
+#ifndef OUT_TYPE
+#define OUT_TYPE ELEM_TYPE
+#endif
+#include "../common/operators.cuh"
+
+#ifndef SHORT_ROW
+#define SHORT_ROW 16
+#endif
+using InT = IN_TYPE;
+using OutT = OUT_TYPE;
+
+constexpr int BLOCK = 256;  // threads per block, every kernel here
+constexpr unsigned FULL = 0xffffffffu;
+
+__device__ __forceinline__ int pad(int e) { return e + (e >> 5); }
+
+__device__ __forceinline__ T warp_reduce(T v) {  // lane 0 ends with the warp's result
+    for (int offset = 16; offset >= 1; offset >>= 1) v = op_combine(v, __shfl_down_sync(FULL, v, offset));
+    return v;
+}
+
+// Rows of n <= SHORT_ROW elements: block b owns rows 256 b .. 256 b + 255.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_short(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
+    __shared__ T smem[BLOCK * SHORT_ROW + BLOCK * SHORT_ROW / 32];
+    const int t = threadIdx.x;
+    const long long row0 = (long long)blockIdx.x * BLOCK;
+    const long long base = row0 * n, total = rows * n;
+    for (int k = 0; k < n; ++k) {
+        const int e = k * BLOCK + t;
+        if (base + e < total) smem[pad(e)] = T(in[base + e]);
+    }
+    __syncthreads();
+    if (row0 + t < rows) {
+        T acc = op_identity();
+        for (int j = 0; j < n; ++j) acc = op_combine(acc, smem[pad(t * n + j)]);
+        out[row0 + t] = OutT(acc);
+    }
+}
+
+// Rows of medium length: warp w of block b reduces row 8 b + w.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_warp(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, long long n) {
+    const int lane = threadIdx.x & 31;
+    const long long row = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+    if (row >= rows) return;  // whole warps leave: the shuffles below see full warps
+    const InT* x = in + row * n;
+    T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
+    long long j = lane;
+    for (; j + 96 < n; j += 128) {
+        const T v0 = T(x[j]), v1 = T(x[j + 32]), v2 = T(x[j + 64]), v3 = T(x[j + 96]);
+        a0 = op_combine(a0, v0);
+        a1 = op_combine(a1, v1);
+        a2 = op_combine(a2, v2);
+        a3 = op_combine(a3, v3);
+    }
+    for (; j < n; j += 32) a0 = op_combine(a0, T(x[j]));
+    const T v = warp_reduce(op_combine(op_combine(a0, a1), op_combine(a2, a3)));
+    if (lane == 0) out[row] = OutT(v);
+}
+
+// Long rows: block b reduces elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
+// out[b] (out is (rows, splits): the partials when splits > 1, the result when splits == 1).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_block(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long splits,
+                           long long seg) {
+    __shared__ T warp_results[BLOCK / 32];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const long long b = blockIdx.x;
+    const long long row = b / splits, s = b % splits;
+    const long long lo = s * seg;
+    const long long hi = lo + seg < n ? lo + seg : n;
+    const InT* x = in + row * n;
+    T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
+    long long j = lo + t;
+    for (; j + 3 * BLOCK < hi; j += 4 * BLOCK) {
+        const T v0 = T(x[j]), v1 = T(x[j + BLOCK]), v2 = T(x[j + 2 * BLOCK]), v3 = T(x[j + 3 * BLOCK]);
+        a0 = op_combine(a0, v0);
+        a1 = op_combine(a1, v1);
+        a2 = op_combine(a2, v2);
+        a3 = op_combine(a3, v3);
+    }
+    for (; j < hi; j += BLOCK) a0 = op_combine(a0, T(x[j]));
+    T v = warp_reduce(op_combine(op_combine(a0, a1), op_combine(a2, a3)));
+    if (lane == 0) warp_results[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = warp_reduce(lane < BLOCK / 32 ? warp_results[lane] : op_identity());
+        if (lane == 0) out[b] = OutT(v);
+    }
+}

@@ -1,0 +1,164 @@
+// axis_columns.cu -- a scan along any axis but the last of a C-contiguous array, seen as (outer, n, inner): for
+// each outer index, a scan of the sequence of n rows of `inner` lanes, every lane on its own (a batch of inner
+// independent column scans whose elements sit `inner` apart).  PMPP §11.7's single pass with decoupled look-back
+// (Merrill & Garland 2016), one look-back chain per lane.
+//
+// Why this shape.  Threads on consecutive lanes read consecutive addresses (coalesced), so a block covers LANES
+// lanes x ROWS rows: LANES = inner when inner < 32 (then a warp holds 32 / inner consecutive rows of every lane:
+// still one contiguous run of memory), else 32, 64, 128 or 256 lanes (the host widens the block over lanes when n
+// is short, so a block is always ~BLOCK_THREADS * items elements).  Blocks are numbered (group, chunk) with
+// group = (outer index, lane chunk) and chunk the row chunk, chunk fastest: 2^20 x 16 scanned along axis 0 (16
+// lanes) runs thousands of row chunks of one group, 16 x 2^20 along axis 0 one chunk of each of thousands of groups
+// -- enough blocks to fill the GPU for every table shape, and each element read and written once.
+//
+//              inner lanes ->
+//            +--------+--------+--------+       one block: (outer o, lane chunk lc, row chunk c),
+//    n rows  | (o,0,0)| (o,1,0)| (o,2,0)|       threads (ty, tx): tx the lane in the chunk, ty a row group;
+//      |     +--------+--------+--------+       each thread scans `items` consecutive rows of its lane,
+//      v     | (o,0,1)| (o,1,1)| (o,2,1)|       a Kogge-Stone over ty joins the thread totals, and the
+//            +--------+--------+--------+       lane's prefix comes from the chunks above (look-back)
+//
+// The look-back: every (group, chunk, lane) has a status slot (../common/tile_status.cuh: packed words for 4-byte
+// T, (half, flag) pairs for 8-byte T, epoch-tagged so the buffer is zeroed once).  Chunk 0 publishes P (its
+// aggregate); chunk c > 0 publishes A, then each lane walks back chunk by chunk, combining A aggregates until it
+// meets a P, and publishes P.  The lanes of a warp poll together (one __any_sync per step).  Blocks take their
+// (group, chunk) from an atomic ticket in that order, so a chunk only waits on chunks that took tickets earlier
+// (running or finished): no deadlock.  With one chunk per group there is no status, no counter, no look-back.
+//
+// Lengths: element offsets are 64-bit ((o * n + row) * inner + lane); tickets and block counts are 32-bit
+// (groups * chunks < 2^31), status slots 64-bit.
+#ifndef IN_TYPE
+#define IN_TYPE ELEM_TYPE
+#endif
+#ifndef OUT_TYPE
+#define OUT_TYPE ELEM_TYPE
+#endif
+#include "../common/operators.cuh"
+#include "../common/tile_status.cuh"
+
+#ifndef BLOCK_THREADS
+#define BLOCK_THREADS 256
+#endif
+#ifndef ITEMS
+#define ITEMS 16  // the most rows a thread scans (the host passes `items` <= ITEMS); 8 for 8-byte T (shared memory)
+#endif
+#if BLOCK_THREADS != 256
+#error "the host's geometry (pyscan/scans/axis.py) assumes 256 threads"
+#endif
+static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the accumulator type must be 4 or 8 bytes");
+using InT = IN_TYPE;
+using OutT = OUT_TYPE;
+
+constexpr unsigned FULL = 0xffffffffu;
+constexpr int MOST_ROWS = BLOCK_THREADS / 2;                  // ty < 128 (lanes >= 2)
+constexpr int SMEM = ITEMS * (BLOCK_THREADS + MOST_ROWS);     // rows x (lanes + 1 pad when lanes < 32)
+constexpr int WORDS = sizeof(T) == 4 ? 1 : 4;                 // 64-bit status words per slot
+
+// out[(o*n + r)*inner + l] = op over in[(o*n + r')*inner + l], r' <= r (exclusive: r' < r, the identity at r = 0).
+// lanes * rows <= BLOCK_THREADS threads are used ((ty, tx) = (t / lanes, t % lanes)); a block covers rows * items
+// rows of `lanes` lanes; lane_chunks = ceil(inner / lanes), chunks = ceil(n / (rows * items)); the grid is
+// outer * lane_chunks * chunks blocks.  With chunks > 1, counter[0..1] are 0 at entry (and at exit) and status
+// holds this stream's slots (outer * lane_chunks * chunks * lanes of them), tagged with `epoch`.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+    axis_columns_scan(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long inner, int lanes,
+                      int rows, int items, long long lane_chunks, long long chunks, int exclusive,
+                      unsigned int* counter, unsigned long long* status, unsigned int epoch) {
+    __shared__ T smem[SMEM];
+    __shared__ T totals[BLOCK_THREADS];
+    __shared__ T lane_prefix[BLOCK_THREADS];
+    __shared__ long long shared_ticket;
+
+    const int t = threadIdx.x;
+    const int tx = t % lanes, ty = t / lanes;
+    const bool used = ty < rows;  // threads past lanes * rows only join the barriers
+    const int stride = lanes < 32 ? lanes + 1 : lanes;  // shared row stride: a pad breaks bank conflicts
+
+    if (t == 0) shared_ticket = chunks > 1 ? (long long)atomicAdd(counter, 1u) : (long long)blockIdx.x;
+    __syncthreads();
+    const long long ticket = shared_ticket;
+    const long long group = ticket / chunks, chunk = ticket % chunks;
+    const long long o = group / lane_chunks;
+    const long long l = (group % lane_chunks) * lanes + tx;  // this thread's lane
+    const long long row0 = chunk * rows * items;             // the chunk's first row
+    const bool lane_ok = used && l < inner;
+
+    // 1. coalesced loads: row q of the chunk (q = k * rows + ty) -> smem[q * stride + tx]
+    for (int k = 0; k < items; ++k) {
+        const int q = k * rows + ty;
+        const long long r = row0 + q;
+        if (used) smem[q * stride + tx] = lane_ok && r < n ? T(in[(o * n + r) * inner + l]) : op_identity();
+    }
+    __syncthreads();
+
+    // 2. this thread's rows ty * items .. + items - 1 (consecutive: a serial scan), its total, and the Kogge-Stone
+    //    scan of the totals over ty for each lane
+    T total = op_identity();
+    if (used) {
+        for (int i = 0; i < items; ++i) total = op_combine(total, smem[(ty * items + i) * stride + tx]);
+        totals[t] = total;
+    }
+    __syncthreads();
+    for (int offset = 1; offset < rows; offset <<= 1) {
+        T v = used ? totals[t] : op_identity();
+        if (used && ty >= offset) v = op_combine(totals[t - offset * lanes], v);
+        __syncthreads();
+        if (used) totals[t] = v;
+        __syncthreads();
+    }
+    // totals[ty * lanes + tx] is now the inclusive scan over ty; the lane's aggregate is at ty = rows - 1
+
+    // 3. the look-back over row chunks, by the threads of ty = 0 (t < lanes): whole warps, so lanes >= 32 or warp 0
+    if (t < ((lanes + 31) & ~31)) {
+        const bool mine = t < lanes;
+        T exclusive_prefix = op_identity();
+        if (chunks > 1) {
+            const T aggregate = mine ? totals[(rows - 1) * lanes + t] : op_identity();
+            unsigned long long* own = status + WORDS * ((group * chunks + chunk) * lanes);
+            TileStatus<T> st(own, epoch);
+            if (mine) st.publish(t, chunk == 0 ? STATUS_P : STATUS_A, aggregate);
+            bool done = !mine || chunk == 0;
+            for (long long back = chunk - 1;; --back) {
+                if (__all_sync(FULL, done)) break;
+                // every lane of the warp polls (read_window's __any_sync); lanes that are done read "tile -1"
+                TileStatus<T> prev(status + WORDS * ((group * chunks + (back < 0 ? 0 : back)) * lanes), epoch);
+                unsigned flag;
+                T value;
+                prev.read_window(done || back < 0 ? -1 : t, op_identity(), flag, value);
+                if (!done) {
+                    exclusive_prefix = op_combine(value, exclusive_prefix);
+                    done = flag == STATUS_P;
+                }
+            }
+            if (mine && chunk > 0) st.publish(t, STATUS_P, op_combine(exclusive_prefix, aggregate));
+        }
+        if (mine) lane_prefix[t] = exclusive_prefix;
+    }
+    __syncthreads();
+
+    // 4. rescan this thread's rows from (the chunk's prefix) op (the rows of ty' < ty); results back to shared memory
+    if (used) {
+        T running = lane_prefix[tx];
+        if (ty > 0) running = op_combine(running, totals[t - lanes]);
+        for (int i = 0; i < items; ++i) {
+            T& slot = smem[(ty * items + i) * stride + tx];
+            const T next = op_combine(running, slot);
+            slot = exclusive ? running : next;
+            running = next;
+        }
+    }
+    __syncthreads();
+    for (int k = 0; k < items; ++k) {
+        const int q = k * rows + ty;
+        const long long r = row0 + q;
+        if (lane_ok && r < n) out[(o * n + r) * inner + l] = OutT(smem[q * stride + tx]);
+    }
+
+    if (chunks > 1 && t == 0) {
+        __threadfence();
+        if (atomicAdd(&counter[1], 1u) == gridDim.x - 1) {
+            __threadfence();
+            atomicExch(&counter[0], 0u);
+            atomicExch(&counter[1], 0u);
+        }
+    }
+}

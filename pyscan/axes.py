@@ -1,0 +1,107 @@
+"""Axes of N-d arrays for pyscan.scan and pyscan.reduce (docs/axis.md): NumPy's rules for `axis=`, the (outer, n, inner)
+view of a C-contiguous array along an axis, and the #defines of the axis kernels.
+
+A C-contiguous array of shape (d0, ..., dk) scanned or reduced along axis a is, in memory, a table
+(outer, n, inner) = (d0 * ... * d(a-1), da, d(a+1) * ... * dk): element (o, r, l) at o * n * inner + r * inner + l.
+inner == 1 (the last axis, or only extents of 1 after it) is a table of rows; inner > 1 a sequence of n rows of
+`inner` lanes per outer index.  Consecutive reduced axes merge into one n; extents of 1 can be dropped anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .types import ELEMENT_TYPES, OPERATORS, check_op
+
+try:
+    from numpy.exceptions import AxisError
+except ImportError:  # NumPy < 1.25
+    AxisError = np.AxisError
+
+
+def normalize_axis(axis, ndim: int, what: str) -> int:
+    """An int axis in [-ndim, ndim) as 0 .. ndim - 1; AxisError (a ValueError and IndexError) as NumPy raises."""
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"{what}: axis must be an int, a tuple of ints or None, got {axis!r}")
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{what}: axis must be an int{', a tuple of ints' if 'reduce' in what else ''} or None, got "
+                        f"{type(axis).__name__} {axis!r}") from None
+    if not -ndim <= a < ndim:
+        raise AxisError(a, ndim, what)
+    return a % ndim
+
+
+def normalize_axes(axis, ndim: int, what: str) -> tuple:
+    """None -> every axis; an int or a tuple of ints -> the sorted axes, duplicates refused (as np.sum)."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    axes = tuple(normalize_axis(a, ndim, what) for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{what}: duplicate value in 'axis': {axis!r}")
+    return tuple(sorted(axes))
+
+
+def split(shape: tuple, axis: int) -> tuple:
+    """(outer, n, inner) of a C-contiguous array of `shape` along `axis`."""
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+
+
+def reduce_plan(shape: tuple, axes: tuple) -> list:
+    """The passes of a reduction of `shape` over `axes` (sorted), last axes first: [(outer, n, inner), ...], each
+    pass's output the next pass's input.  Extents of 1 are dropped and consecutive reduced axes merge, so a
+    reduction over axes that are adjacent in memory is one pass; (A, B, C) over (0, 2) is two: C, then A."""
+    kept = [(extent, i in axes) for i, extent in enumerate(shape) if extent != 1]
+    groups = []  # runs of [extent, reduced?] after merging neighbours of the same kind
+    for extent, reduced in kept:
+        if groups and groups[-1][1] == reduced:
+            groups[-1][0] *= extent
+        else:
+            groups.append([extent, reduced])
+    passes = []
+    for g in range(len(groups) - 1, -1, -1):
+        if groups[g][1]:
+            outer = math.prod(e for e, _ in groups[:g])
+            inner = math.prod(e for e, r in groups[g + 1:] if not r)  # later reduced groups are gone already
+            passes.append((outer, groups[g][0], inner))
+    return passes
+
+
+def result_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axes else e for i, e in enumerate(shape))
+    return tuple(e for i, e in enumerate(shape) if i not in axes)
+
+
+def check_dtype_argument(dtype, x_dtype, what: str):
+    """dtype=: today only None (or x's own dtype) -- the accumulator and result are x's dtype.  Passed through so
+    the result-dtype rules (another change) plug in here: returns (accumulator dtype, result dtype)."""
+    x_dtype = np.dtype(x_dtype)
+    if dtype is not None and np.dtype(dtype) != x_dtype:
+        raise TypeError(f"{what}: dtype={np.dtype(dtype)} is not supported yet: the result has x's dtype {x_dtype} "
+                        "(pass dtype=None)")
+    return x_dtype, x_dtype
+
+
+def kernel_macros(in_dtype, acc_dtype, out_dtype, op) -> dict:
+    """The #defines of an axis kernel: IN_TYPE (what it reads), ELEM_TYPE (alias T, what it combines in), OUT_TYPE
+    (what it writes) and OP -- the one place that maps dtypes and the operator to C (the kernels convert with plain
+    casts, T(x[i]) and OutT(v))."""
+    check_op(op)
+
+    def c(dtype):
+        dtype = np.dtype(dtype)
+        if dtype not in ELEMENT_TYPES:
+            raise TypeError(f"unsupported dtype {dtype}: expected one of {', '.join(map(str, ELEMENT_TYPES))}")
+        return ELEMENT_TYPES[dtype]
+
+    return {"IN_TYPE": c(in_dtype), "ELEM_TYPE": c(acc_dtype), "OUT_TYPE": c(out_dtype), "OP": OPERATORS[op][0]}
+
+
+__all__ = ["AxisError", "check_dtype_argument", "kernel_macros", "normalize_axes", "normalize_axis", "reduce_plan",
+           "result_shape", "split"]

@@ -1,0 +1,304 @@
+"""Reductions along axes of N-d arrays (docs/axis.md): kernels/reduction/axis_rows.cu (the last axis: a thread, a
+warp or blocks per row by row length) and kernels/reduction/axis_columns.cu (any other axis: lanes coalesced, row
+chunks, a tree over the block's row groups).  Several row chunks (or row segments) give partials that the same
+kernels reduce again, so every output is a fixed tree of its inputs: float sums are reproducible run to run (no
+atomics), and bounded by error_depth.  `reduce_along(x, out, outer, n, inner, ...)` runs one (outer, n, inner) pass;
+pyscan.reduce chains passes for tuple axes (pyscan.axes.reduce_plan).  The models repeat the kernels' arithmetic
+exactly (same trees), so they give the GPU's float results bit for bit for the same SM count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..axes import kernel_macros
+from ..runtime import driver
+from ..runtime.loader import get_kernel
+from ..scans.steps import Step
+from ..types import check_dtype, check_op, identity, ufunc
+from .registry import REDUCTIONS
+
+ROWS_KERNEL, COLUMNS_KERNEL = "reduction/axis_rows.cu", "reduction/axis_columns.cu"
+BLOCK = 256
+SHORT_ROW = 16  # axis_rows.cu SHORT_ROW: rows up to this long get a thread each
+WARP_ROW = 4096  # rows up to this long get a warp each, when there are enough rows to fill the GPU
+BLOCKS_PER_SM = 8  # the grid the geometry aims for: 8 blocks of 256 threads per SM (2048 threads, an H100's most)
+MIN_PER_THREAD = 8  # a row segment or row chunk gives each thread at least this many elements
+NOMINAL_SMS = 132  # the models' default: an H100 SXM
+MAX_GRID = 2**31 - 1
+
+
+def row_plan(rows: int, n: int, sms: int) -> tuple:
+    """("short" | "warp" | "block", grid, splits, seg) of axis_rows.cu for `rows` rows of n > 0 elements."""
+    target = BLOCKS_PER_SM * sms
+    if n <= SHORT_ROW:
+        return "short", -(-rows // BLOCK), 1, n
+    if n <= WARP_ROW and -(-rows // (BLOCK // 32)) >= target:
+        return "warp", -(-rows // (BLOCK // 32)), 1, n
+    splits = max(1, min(-(-target // rows), -(-n // (BLOCK * MIN_PER_THREAD))))
+    seg = -(-n // splits)
+    splits = -(-n // seg)
+    return "block", rows * splits, splits, seg
+
+
+def column_plan(outer: int, n: int, inner: int, sms: int) -> tuple:
+    """(lanes, rows, chunk_rows, lane_chunks, chunks) of axis_columns.cu for an (outer, n, inner) view, inner > 1."""
+    if inner < 32:
+        lanes = inner
+    else:
+        rows = 1
+        while rows < 8 and rows * 16 < n:
+            rows *= 2
+        lanes = min(BLOCK // rows, max(32, 1 << (inner - 1).bit_length()))
+    rows = BLOCK // lanes
+    lane_chunks = -(-inner // lanes)
+    groups = outer * lane_chunks
+    wanted = max(1, min(-(-BLOCKS_PER_SM * sms // groups), -(-n // (rows * MIN_PER_THREAD))))
+    chunk_rows = -(-n // wanted)
+    chunk_rows = -(-chunk_rows // rows) * rows
+    return lanes, rows, chunk_rows, lane_chunks, -(-n // chunk_rows)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models: the kernels' trees, every thread at once.
+
+def _warp_tree(v, f):
+    """__shfl_down tree over the last axis (32 lanes): lane 0's result."""
+    v = v.copy()
+    offset = 16
+    while offset >= 1:
+        v[..., :offset] = f(v[..., :offset], v[..., offset:2 * offset])
+        offset //= 2
+    return v[..., 0]
+
+
+def _strided_fold(seq, step, f, e):
+    """Four accumulators over seq[..., k] (k = 0 .. len-1, one thread's elements `step` apart already gathered in
+    order j, j + step, ...): the kernels' main loop takes 4 at a time while all 4 exist, the rest go to a0."""
+    m = seq.shape[-1]
+    acc = [np.full(seq.shape[:-1], e, seq.dtype) for _ in range(4)]
+    k = 0
+    while k + 3 < m:
+        for u in range(4):
+            acc[u] = f(acc[u], seq[..., k + u])
+        k += 4
+    while k < m:
+        acc[0] = f(acc[0], seq[..., k])
+        k += 1
+    return f(f(acc[0], acc[1]), f(acc[2], acc[3]))
+
+
+def _gather(x, lo, hi, threads, e):
+    """(..., threads, per-thread count) of x[..., j] for j = lo + t, lo + t + threads, ... < hi (identity padding
+    where a thread has fewer: the padded slots are after its last element, and identity does not change its folds'
+    values... except the 4-accumulator grouping, so counts are returned too)."""
+    m = -(-(hi - lo) // threads) if hi > lo else 0
+    idx = lo + np.arange(threads)[:, None] + threads * np.arange(m)[None, :]
+    valid = idx < hi
+    g = np.where(valid, x[..., np.minimum(idx, max(hi - 1, 0))], e)
+    return g, valid.sum(axis=1)
+
+
+def _fold_threads(g, counts, f, e):
+    """_strided_fold per thread, each with its own count (threads with fewer elements stop earlier)."""
+    out = np.full(g.shape[:-1], e, g.dtype)
+    for c in np.unique(counts):
+        sel = counts == c
+        out[..., sel] = _strided_fold(g[..., sel, :c], 1, f, e)
+    return out
+
+
+def rows_pass(x, op, sms):
+    """One launch of axis_rows.cu on (rows, n) x: the (rows, splits) results."""
+    rows, n = x.shape
+    f, e = ufunc(op), identity(op, x.dtype)
+    mode, grid, splits, seg = row_plan(rows, n, sms)
+    if mode == "short":
+        acc = np.full(rows, e, x.dtype)
+        for j in range(n):
+            acc = f(acc, x[:, j])
+        return acc[:, None]
+    if mode == "warp":
+        g, counts = _gather(x, 0, n, 32, e)  # (rows, 32, m)
+        return _warp_tree(_fold_threads(g, counts, f, e), f)[:, None]
+    out = np.empty((rows, splits), x.dtype)
+    for s in range(splits):
+        lo, hi = s * seg, min(n, (s + 1) * seg)
+        g, counts = _gather(x, lo, hi, BLOCK, e)  # (rows, 256, m)
+        per_thread = _fold_threads(g, counts, f, e)
+        warps = _warp_tree(per_thread.reshape(rows, BLOCK // 32, 32), f)  # (rows, 8)
+        slots = np.full((rows, 32), e, x.dtype)
+        slots[:, :BLOCK // 32] = warps
+        out[:, s] = _warp_tree(slots, f)
+    return out
+
+
+def columns_pass(x, op, sms):
+    """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, chunks, inner) results."""
+    outer, n, inner = x.shape
+    f, e = ufunc(op), identity(op, x.dtype)
+    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
+    out = np.empty((outer, chunks, inner), x.dtype)
+    for c in range(chunks):
+        lo, hi = c * chunk_rows, min(n, (c + 1) * chunk_rows)
+        part = np.moveaxis(x[:, lo:hi, :], 1, 2)  # (outer, inner, rows of the chunk)
+        g, counts = _gather(part, 0, hi - lo, rows, e)  # (outer, inner, rows, m): row group ty's rows
+        totals = _fold_threads(g, counts, f, e)  # (outer, inner, rows)
+        half = 1
+        while half < rows:
+            half <<= 1
+        half >>= 1
+        while half >= 1:  # the tree over ty: ty < half takes ty + half when it exists
+            top = min(half, rows - half)
+            totals[..., :top] = f(totals[..., :top], totals[..., half:half + top])
+            half >>= 1
+        out[:, c, :] = totals[..., 0]
+    return out
+
+
+def reduce_model_along(x, op, sms=NOMINAL_SMS):
+    """The driver's passes on a C-contiguous (outer, n, inner) x, n > 0: the (outer, inner) result."""
+    outer, n, inner = x.shape
+    if inner == 1:
+        part = x.reshape(outer, n)
+        while True:
+            part = rows_pass(part, op, sms)
+            if part.shape[1] == 1:
+                return part.reshape(outer, 1)
+    part = x
+    while True:
+        part = columns_pass(part, op, sms)
+        if part.shape[1] == 1:
+            return part.reshape(outer, inner)
+
+
+def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOMINAL_SMS):
+    """NumPy model of the axis reduction: x of any shape over `axis` (None: every axis, as one row), the passes
+    of pyscan.axes.reduce_plan, each the kernels' trees.  A 1-D x (the registry's use) is one row."""
+    from ..axes import normalize_axes, reduce_plan, result_shape
+
+    check_op(op)
+    x = np.asarray(x)
+    check_dtype(x.dtype)
+    axes = normalize_axes(axis, x.ndim, "axis reduce model")
+    shape = result_shape(x.shape, axes, keepdims)
+    reduced = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    if reduced == 0:
+        if op != "add":
+            raise ValueError(f"zero-size array to reduction operation {op} which has no identity")
+        result = np.zeros(shape, x.dtype)
+    elif x.size == 0:
+        result = np.empty(shape, x.dtype)
+    else:
+        part = np.ascontiguousarray(x).reshape(-1)
+        steps = []
+        for outer, n, inner in reduce_plan(x.shape, axes):
+            part = reduce_model_along(part.reshape(outer, n, inner), op, sms).reshape(-1)
+            steps.append(Step(f"reduce (outer, n, inner) = ({outer}, {n}, {inner})", part.copy()))
+        if not steps:
+            steps.append(Step("nothing to combine (only extents of 1 reduced)", part.copy()))
+        result = part.reshape(shape)
+    if axis is None and not keepdims:
+        result = result.reshape(())[()]
+    if not return_steps:
+        return result
+    return result, (steps if x.size and reduced else [])
+
+
+def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS) -> int:
+    """An upper bound on the additions an input passes through in the passes over n elements along the axis: per
+    pass, a thread's fold (its elements, 4 accumulators folded in 2 more), the warp trees (5 + 5) or the row-group
+    tree (log2 rows + 1), summed over the passes that reduce the partials."""
+    depth, n, outer, inner = 0, max(int(n), 1), max(int(outer), 1), max(int(inner), 1)
+    while True:
+        if inner == 1:
+            mode, _, splits, seg = row_plan(outer, n, sms)
+            per = {"short": seg, "warp": -(-seg // 32) + 7, "block": -(-seg // BLOCK) + 12}[mode]
+            chunks = splits
+        else:
+            lanes, rows, chunk_rows, _, chunks = column_plan(outer, n, inner, sms)
+            per = -(-chunk_rows // rows) + 2 + rows.bit_length()
+        depth += per
+        if chunks == 1:
+            return depth
+        n = chunks
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GPU.
+
+def _launch_pass(fn_name, kernel, in_dtype, acc, out_dtype, op, call, grid, *args):
+    fn = get_kernel(kernel, fn_name, device=call.device, **kernel_macros(in_dtype, acc, out_dtype, op))
+    if grid > MAX_GRID:
+        raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
+    fn.launch_typed(call.context, call.stream, fn.config(grid, BLOCK), *args)
+
+
+def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_dtype=None) -> int:
+    """Reduce the C-contiguous (outer, n, inner) view of device array x (n > 0, outer * inner > 0) into out's
+    outer * inner elements on call.stream; returns the number of launches."""
+    sms = driver.multiprocessor_count(call.device)
+    in_dtype, out_dtype = np.dtype(x.dtype), np.dtype(out.dtype)
+    acc = np.dtype(acc_dtype) if acc_dtype is not None else out_dtype
+    source, launches = int(x.gpudata), 0
+    keep = []  # the partials' buffers, alive until the launches that read them are queued
+    while True:
+        if inner == 1:
+            mode, grid, splits, seg = row_plan(outer, n, sms)
+            chunks = splits
+        else:
+            lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
+            grid = outer * lane_chunks * chunks
+        last = chunks == 1
+        target = out if last else call.scratch(outer * chunks * inner * acc.itemsize)
+        keep.append(target)
+        to = out_dtype if last else acc
+        if inner == 1 and mode == "short":
+            _launch_pass("axis_rows_reduce_short", ROWS_KERNEL, in_dtype, acc, to, op, call, grid,
+                         int(target.gpudata), source, outer, n)
+        elif inner == 1 and mode == "warp":
+            _launch_pass("axis_rows_reduce_warp", ROWS_KERNEL, in_dtype, acc, to, op, call, grid,
+                         int(target.gpudata), source, outer, n)
+        elif inner == 1:
+            _launch_pass("axis_rows_reduce_block", ROWS_KERNEL, in_dtype, acc, to, op, call, grid,
+                         int(target.gpudata), source, n, splits, seg)
+        else:
+            _launch_pass("axis_columns_reduce", COLUMNS_KERNEL, in_dtype, acc, to, op, call, grid,
+                         int(target.gpudata), source, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks)
+        launches += 1
+        if last:
+            return launches
+        source, n, in_dtype = int(target.gpudata), chunks, acc
+
+
+def launch(x, *, op, call, out=None):
+    """The registry's launch: the op over a 1-D x (one row) into `out` (a new one-element array if None)."""
+    if out is None:
+        out = call.empty((1,), x.dtype)
+    reduce_along(x, out, 1, x.size, 1, op=op, call=call)
+    return out
+
+
+def axis_driver(x, *, op, call):
+    return call.to_host(launch(x, op=op, call=call)).reshape(-1)[0]
+
+
+def builds(dtype, op) -> list:
+    dtype = np.dtype(dtype)
+    macros = kernel_macros(dtype, dtype, dtype, op)
+    return [(ROWS_KERNEL, macros), (COLUMNS_KERNEL, macros)]
+
+
+def _entry_error_depth(n: int, blocks=None, dtype=None) -> int:
+    return error_depth(n)
+
+
+REDUCTIONS.register(
+    "axis", axis_driver, kernels=(ROWS_KERNEL, COLUMNS_KERNEL),
+    source="PMPP ch. 10's reduction trees, one per row or per lane",
+    summary="N-d arrays along any axes (auto's choice for axis=): the last axis a thread, warp or blocks per row "
+            "by row length, other axes coalesced lanes over row chunks; partials reduced again by the same "
+            "kernels, no atomics",
+    model=model, fast=True, launch=launch, error_depth=_entry_error_depth, builds=builds)
+
+__all__ = ["builds", "column_plan", "error_depth", "model", "reduce_along", "reduce_model_along", "row_plan"]

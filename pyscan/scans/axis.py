@@ -1,0 +1,298 @@
+"""Scans along an axis of an N-d array (docs/axis.md): kernels/scan/axis_rows.cu (the last axis: a segmented scan
+of the flattened array with decoupled look-back, rows as segments) and kernels/scan/axis_columns.cu (any other
+axis: n rows of `inner` lanes, a look-back over row chunks per lane).  One read and one write of every element.
+
+`scan_along(x, out, outer, n, inner, ...)` scans a C-contiguous (outer, n, inner) view; the registry entry "axis"
+is the same driver on a 1-D array (one row).  The models (`rows_model`, `columns_model`, `model`) follow the
+kernels' index arithmetic step by step, vectorised over tiles, blocks and threads, in the schedule where every
+look-back finds its predecessor's inclusive prefix (P) at its first look (decoupled_lookback.py says why another
+schedule only regroups the same aggregates: equal for integers and max/min, within error_depth for floats).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..axes import kernel_macros
+from ..runtime.loader import get_kernel
+from ..runtime.workspace import StreamWorkspace
+from ..types import check_dtype, check_op, identity, ufunc
+from .registry import SCANS
+from .steps import Step
+
+ROWS_KERNEL, ROWS_FUNCTION = "scan/axis_rows.cu", "axis_rows_scan"
+COLUMNS_KERNEL, COLUMNS_FUNCTION = "scan/axis_columns.cu", "axis_columns_scan"
+BLOCK = 256  # threads per block of both kernels
+ROW_ITEMS = 16  # axis_rows.cu ITEMS: consecutive elements per thread
+TILE = BLOCK * ROW_ITEMS  # 4096 elements per tile of the row scan
+MAX_GRID = 2**31 - 1
+
+
+def column_items(itemsize: int) -> int:
+    """axis_columns.cu ITEMS, the most rows a thread scans: 16 for 4-byte types, 8 for 8-byte ones (its shared
+    memory, ITEMS * 384 elements, stays at 24 KB)."""
+    return 16 if itemsize == 4 else 8
+
+
+def column_geometry(n: int, inner: int, itemsize: int) -> tuple:
+    """(lanes, rows, items, lane_chunks, chunks) of axis_columns_scan for an (outer, n, inner) view, inner > 1, n > 0.
+    lanes: block width over the lanes (inner itself when inner < 32, so a warp reads 32 / inner whole rows of
+    contiguous memory; else 32 .. 256, wider when n is short so a block still holds ~256 * items elements); rows:
+    BLOCK // lanes row groups; items: rows per thread; a chunk is rows * items rows."""
+    most = column_items(itemsize)
+    if inner < 32:
+        lanes = inner
+    else:
+        rows = 1
+        while rows < 8 and rows * most < n:
+            rows *= 2
+        lanes = min(BLOCK // rows, max(32, 1 << (inner - 1).bit_length()))
+    rows = BLOCK // lanes
+    items = min(most, -(-n // rows))
+    return lanes, rows, items, -(-inner // lanes), -(-n // (rows * items))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models.
+
+def _seg_combine(fa, va, fb, vb, f):
+    """The segmented operator, a before b: (fa | fb, fb ? vb : op(va, vb))."""
+    return fa | fb, np.where(fb, vb, f(va, vb))
+
+
+def rows_model(x, n: int, *, op="add", exclusive=False, return_steps=False):
+    """axis_rows.cu on the flattened C-order array x (its size a multiple of the row length n): every row scanned."""
+    flat_in = np.ascontiguousarray(x).reshape(-1)
+    total, dt = flat_in.size, flat_in.dtype
+    if total == 0:
+        return (flat_in.copy(), []) if return_steps else flat_in.copy()
+    f, e = ufunc(op), identity(op, dt)
+    tiles = -(-total // TILE)
+    flat = np.full(tiles * TILE, e, dt)
+    flat[:total] = flat_in
+    X = flat.reshape(tiles, BLOCK, ROW_ITEMS)
+    g = np.arange(tiles * TILE, dtype=np.int64).reshape(tiles, BLOCK, ROW_ITEMS)
+    heads = g % n == 0
+    # 2. thread pairs: a left-to-right loop over the items, restarting at heads
+    flag = np.zeros((tiles, BLOCK), bool)
+    value = np.full((tiles, BLOCK), e, dt)
+    for i in range(ROW_ITEMS):
+        flag |= heads[:, :, i]
+        value = f(np.where(heads[:, :, i], e, value), X[:, :, i])
+    # warp Kogge-Stone over the pairs (lane >= offset takes (lane - offset) before it)
+    Wf, Wv = flag.reshape(tiles, BLOCK // 32, 32).copy(), value.reshape(tiles, BLOCK // 32, 32).copy()
+    offset = 1
+    while offset < 32:
+        sf, sv = Wf[:, :, :-offset].copy(), Wv[:, :, :-offset].copy()
+        Wf[:, :, offset:], Wv[:, :, offset:] = _seg_combine(sf, sv, Wf[:, :, offset:], Wv[:, :, offset:], f)
+        offset *= 2
+    pf = np.zeros_like(Wf)
+    pv = np.full_like(Wv, e)
+    pf[:, :, 1:], pv[:, :, 1:] = Wf[:, :, :-1], Wv[:, :, :-1]  # shfl_up by 1, lane 0 the identity
+    # warp prefixes, warp by warp from the identity
+    agg_f, agg_v = np.zeros(tiles, bool), np.full(tiles, e, dt)
+    wpf, wpv = np.zeros((tiles, BLOCK // 32), bool), np.full((tiles, BLOCK // 32), e, dt)
+    for w in range(BLOCK // 32):
+        wpf[:, w], wpv[:, w] = agg_f, agg_v
+        agg_f, agg_v = _seg_combine(agg_f, agg_v, Wf[:, w, -1], Wv[:, w, -1], f)
+    tpf, tpv = _seg_combine(wpf[:, :, None], wpv[:, :, None], pf, pv, f)
+    tpf, tpv = tpf.reshape(tiles, BLOCK), tpv.reshape(tiles, BLOCK)
+    # 3. look-back in the serial schedule: P[t] = aggregate if the tile holds a head (or is tile 0), else op(P[t-1],
+    #    aggregate); the exclusive prefix of tile t is P[t-1] unless it is tile 0 or starts a row
+    starts_row = (np.arange(tiles, dtype=np.int64) * TILE) % n == 0
+    prefix = np.full(tiles, e, dt)
+    P = np.empty(tiles, dt)
+    for t in range(tiles):
+        if t > 0 and not starts_row[t]:
+            prefix[t] = P[t - 1]
+        P[t] = agg_v[t] if (t == 0 or agg_f[t]) else f(prefix[t], agg_v[t])
+    # 4. rescan
+    running = np.where(tpf, tpv, f(prefix[:, None], tpv))
+    out = np.empty_like(X)
+    for i in range(ROW_ITEMS):
+        running = np.where(heads[:, :, i], e, running)
+        nxt = f(running, X[:, :, i])
+        out[:, :, i] = running if exclusive else nxt
+        running = nxt
+    result = out.reshape(-1)[:total].copy()
+    if not return_steps:
+        return result
+    block = np.where(flag, value, f(tpv, value))  # each thread's inclusive pair within the tile (its value)
+    looked = np.where(flag | tpf, block, f(prefix[:, None], block))
+    steps = [Step("load (coalesced, into shared memory)", flat.copy()),
+             Step("thread (flag, value) totals, restarting at row starts", _at_last(X, value)),
+             Step("segmented block scan of the thread totals (warp shuffles + warp totals)", _at_last(X, block)),
+             Step("look-back: + the tile's prefix, up to the first row start", _at_last(X, looked)),
+             Step("rescan each thread's items from its prefix" + (" (exclusive)" if exclusive else ""),
+                  out.reshape(-1).copy())]
+    return result, steps
+
+
+def _at_last(X, values):
+    A = X.copy()
+    A[:, :, -1] = values
+    return A.reshape(-1)
+
+
+def columns_model(x, *, op="add", exclusive=False):
+    """axis_columns.cu on a C-contiguous (outer, n, inner) array x (inner > 1): every column scanned along n."""
+    x = np.asarray(x)
+    outer, n, inner = x.shape
+    dt = x.dtype
+    if x.size == 0:
+        return x.copy()
+    f, e = ufunc(op), identity(op, dt)
+    lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, dt.itemsize)
+    R = rows * items
+    pad = np.full((outer, chunks * R, lane_chunks * lanes), e, dt)
+    pad[:, :n, :inner] = x
+    # [outer, chunk, ty, item, lane chunk, tx]: row chunk*R + ty*items + item of lane lc*lanes + tx
+    X = pad.reshape(outer, chunks, rows, items, lane_chunks, lanes)
+    total = np.full((outer, chunks, rows, lane_chunks, lanes), e, dt)
+    for i in range(items):
+        total = f(total, X[:, :, :, i])
+    scanned = total.copy()  # Kogge-Stone over ty
+    offset = 1
+    while offset < rows:
+        shifted = scanned[:, :, :-offset].copy()
+        scanned[:, :, offset:] = f(shifted, scanned[:, :, offset:])
+        offset *= 2
+    aggregate = scanned[:, :, -1]  # (outer, chunk, lane chunk, tx)
+    prefix = np.full_like(aggregate, e)
+    P = np.empty_like(aggregate)
+    for c in range(chunks):
+        if c > 0:
+            prefix[:, c] = f(P[:, c - 1], e)  # the look-back's one combine: op(value, identity)
+        P[:, c] = aggregate[:, c] if c == 0 else f(prefix[:, c], aggregate[:, c])
+    running = np.repeat(prefix[:, :, None], rows, axis=2)
+    running[:, :, 1:] = f(running[:, :, 1:], scanned[:, :, :-1])
+    out = np.empty_like(X)
+    for i in range(items):
+        nxt = f(running, X[:, :, :, i])
+        out[:, :, :, i] = running if exclusive else nxt
+        running = nxt
+    return out.reshape(outer, chunks * R, lane_chunks * lanes)[:, :n, :inner].copy()
+
+
+def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1):
+    """NumPy step-model of the axis scan: x of any shape scanned along `axis` (the kernel the driver picks for it:
+    axis_rows.cu when nothing but extents of 1 follow the axis, else axis_columns.cu).  return_steps: the row
+    kernel's steps (a scan along the last axis)."""
+    from ..axes import normalize_axis, split
+
+    check_op(op)
+    x = np.asarray(x)
+    check_dtype(x.dtype)
+    if x.ndim == 0:
+        x = x.reshape(1)
+    a = normalize_axis(axis, x.ndim, "axis scan model")
+    outer, n, inner = split(x.shape, a)
+    if x.size == 0:
+        return (x.copy(), []) if return_steps else x.copy()
+    if inner == 1:
+        out = rows_model(x, n, op=op, exclusive=exclusive, return_steps=return_steps)
+        if return_steps:
+            return out[0].reshape(x.shape), out[1]
+        return out.reshape(x.shape)
+    if return_steps:
+        raise ValueError("axis scan model: steps are recorded for scans along the last axis (the row kernel)")
+    return columns_model(x.reshape(outer, n, inner), op=op, exclusive=exclusive).reshape(x.shape)
+
+
+def error_depth(n: int, inner: int = 1, itemsize: int = 4) -> int:
+    """Roundings on any path from an input to an output of a scan of length n along the axis.
+    Rows (inner == 1): like decoupled_lookback's: the thread loop (ITEMS) + warp scan (5) + warp totals (8) give the
+    aggregate; each look-back hop adds <= 7 (a 5-level warp reduction, 1 combine, 1 publish) over the <= ceil(n /
+    TILE) + 1 tiles of a row; the rescan adds the prefix (2) and ITEMS.  Columns: the thread loop (items) and the
+    Kogge-Stone over ty (log2 rows) give a chunk's aggregate; one combine per chunk of the chain; the rescan
+    (2 + items)."""
+    if inner <= 1:
+        return 7 * (-(-int(n) // TILE) + 1) + 2 * ROW_ITEMS + BLOCK // 32 + 16
+    lanes, rows, items, _, chunks = column_geometry(max(int(n), 1), inner, itemsize)
+    return 2 * items + rows.bit_length() + 2 * chunks + 4
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GPU.
+
+EPOCHS = 1 << 30
+# The tile counter and status words of both kernels, per (device, stream) and element size: zeroed when allocated,
+# each launch takes the next epoch (docs/runtime.md, "Kept buffers").  Layout (64-bit words): [0] counter and finished
+# blocks, [1] unused, [2:] status words (rows: per tile; columns: per (group, chunk, lane) slot).
+_status = {4: StreamWorkspace("axis scan status, 32-bit types"), 8: StreamWorkspace("axis scan status, 64-bit types")}
+
+
+def _next_status(slots: int, itemsize: int, device: int, stream: int) -> tuple:
+    workspace = _status[itemsize]
+    kept = workspace.get(8 * (2 + slots * (1 if itemsize == 4 else 4)), device, stream)
+    with kept.lock:
+        kept.state += 1
+        if kept.state == EPOCHS:
+            workspace.zero(kept, stream)
+            kept.state = 1
+        return kept.address, kept.state
+
+
+def _kernel(relpath, function, in_dtype, acc_dtype, out_dtype, op, device, **more):
+    return get_kernel(relpath, function, device=device, **more, **kernel_macros(in_dtype, acc_dtype, out_dtype, op))
+
+
+def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bool, call, acc_dtype=None) -> int:
+    """Scan the C-contiguous (outer, n, inner) view of device array x into out (same size, may be x) on call.stream;
+    returns the number of launches (0 for an empty array)."""
+    total = outer * n * inner
+    if total == 0:
+        return 0
+    in_dtype, out_dtype = np.dtype(x.dtype), np.dtype(out.dtype)
+    acc = np.dtype(acc_dtype) if acc_dtype is not None else out_dtype
+    itemsize = acc.itemsize
+    x_address, out_address = int(x.gpudata), int(out.gpudata)
+    if inner == 1:
+        fn = _kernel(ROWS_KERNEL, ROWS_FUNCTION, in_dtype, acc, out_dtype, op, call.device)
+        tiles = -(-total // TILE)
+        if tiles > MAX_GRID:
+            raise ValueError(f"scan: {total} elements is more tiles than one launch takes ({MAX_GRID})")
+        if tiles == 1:
+            fn.launch_typed(call.context, call.stream, fn.config(1, BLOCK), out_address, x_address, total, n,
+                            int(exclusive), 0, 0, 1, 0)
+            return 1
+        base, epoch = _next_status(tiles, itemsize, call.device, call.stream)
+        fn.launch_typed(call.context, call.stream, fn.config(tiles, BLOCK), out_address, x_address, total, n,
+                        int(exclusive), base, base + 16, tiles, epoch)
+        return 1
+    lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, itemsize)
+    fn = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, call.device,
+                 ITEMS=column_items(itemsize))
+    blocks = outer * lane_chunks * chunks
+    if blocks > MAX_GRID:
+        raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {blocks} blocks, more "
+                         f"than one launch takes ({MAX_GRID})")
+    base, epoch = (0, 0) if chunks == 1 else _next_status(blocks * lanes, itemsize, call.device, call.stream)
+    fn.launch_typed(call.context, call.stream, fn.config(blocks, BLOCK), out_address, x_address, n, inner, lanes,
+                    rows, items, lane_chunks, chunks, int(exclusive), base, base + 16 if base else 0, epoch)
+    return 1
+
+
+def axis_driver(x, out, *, op, exclusive, call):
+    """The registry's driver: a 1-D array is one row."""
+    return scan_along(x, out, 1, x.size, 1, op=op, exclusive=exclusive, call=call)
+
+
+def builds(dtype, op) -> list:
+    """(kernel file, #defines) of the two kernels for dtype and op (prewarm, the sanitizer)."""
+    dtype = np.dtype(dtype)
+    macros = kernel_macros(dtype, dtype, dtype, op)
+    return [(ROWS_KERNEL, macros), (COLUMNS_KERNEL, {**macros, "ITEMS": column_items(dtype.itemsize)})]
+
+
+SCANS.register(
+    "axis", axis_driver, kernels=(ROWS_KERNEL, COLUMNS_KERNEL),
+    source="PMPP ch. 11: the segmented scan exercise with §11.7's single pass, decoupled look-back (Merrill & "
+           "Garland 2016)",
+    summary="N-d arrays along any axis (auto's choice for axis=): the last axis as one segmented look-back scan "
+            "of the flattened array (rows as segments), other axes as n rows of `inner` coalesced lanes with a "
+            "look-back over row chunks per lane; one read and one write of every element",
+    model=model, fast=True, error_depth=error_depth,
+)
+
+__all__ = ["builds", "column_geometry", "columns_model", "error_depth", "model", "rows_model", "scan_along"]

@@ -1,0 +1,313 @@
+"""N-d arrays and axis= (docs/axis.md), without a GPU: the NumPy models of the axis kernels against NumPy on every
+axis of shapes with extents 0, 1, 2, 31, 32, 33 and primes, 3-D and 4-D, every dtype and op, exclusive scans and
+tuple axes; axis normalisation, result shapes and errors; and the public dispatch end to end on the fake device of
+test_interop (the axis drivers replaced by the models on the same host addresses)."""
+
+import ctypes
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scan_checks import make_input
+from test_interop import FakeDeviceArray, fake_gpu  # noqa: F401  (the fake device's fixture)
+
+import pyscan
+from pyscan import axes
+from pyscan.reductions import axis as raxis
+from pyscan.reductions.registry import REDUCTIONS
+from pyscan.scans import axis as saxis
+from pyscan.scans.registry import SCANS
+from pyscan.types import OPERATOR_NAMES, identity, ufunc
+
+DTYPES = (np.int32, np.int64, np.float32, np.float64)
+SHAPES = [(0,), (1,), (33,), (4099,), (2, 3), (1, 32), (32, 1), (31, 33), (0, 5), (5, 0), (3, 4097), (4097, 3),
+          (2, 3, 5), (7, 1, 13), (2, 33, 31), (3, 2, 5, 7), (1, 1, 1, 2), (2, 0, 3)]
+
+
+def scan_reference(x, axis, op, exclusive):
+    x = np.asarray(x)
+    inclusive = np.cumsum(x, axis=axis, dtype=x.dtype) if op == "add" else ufunc(op).accumulate(x, axis=axis)
+    if not exclusive:
+        return inclusive
+    out = np.empty_like(inclusive)
+    head = [slice(None)] * x.ndim
+    head[axis] = slice(0, 1)
+    out[tuple(head)] = identity(op, x.dtype)
+    rest, before = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+    rest[axis], before[axis] = slice(1, None), slice(None, -1)
+    out[tuple(rest)] = inclusive[tuple(before)]
+    return out
+
+
+def data(rng, shape, dtype, op):
+    return make_input(rng, math.prod(shape), dtype, op).reshape(shape)
+
+
+def assert_close(got, expected, x, axis, op, depth, exact_float=False, keepdims=True):
+    """Integers, max and min exactly; float add within depth * eps * (sum of |x| along the axis)."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    if op != "add" or expected.dtype.kind == "i" or exact_float:
+        np.testing.assert_array_equal(got, expected)
+        return
+    magnitude = np.sum(np.abs(x.astype(np.float64)), axis=axis, keepdims=keepdims)
+    bound = depth * np.finfo(x.dtype).eps * magnitude + np.finfo(x.dtype).tiny
+    assert np.all(np.abs(got.astype(np.float64) - expected.astype(np.float64)) <= bound)
+
+
+# ------------------------------------------------------------------------------------------------- scan models
+
+@pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
+@pytest.mark.parametrize("op", OPERATOR_NAMES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_scan_model_every_axis(dtype, op, exclusive, rng):
+    for shape in SHAPES:
+        x = data(rng, shape, dtype, op)
+        for axis in range(-len(shape), len(shape)):
+            a = axis % len(shape)
+            outer, n, inner = axes.split(shape, a)
+            got = saxis.model(x, op=op, exclusive=exclusive, axis=axis)
+            expected = scan_reference(x.astype(np.float64) if x.dtype.kind == "f" and op == "add" else x, a, op,
+                                      exclusive).astype(x.dtype)
+            assert_close(got, expected, x, a, op, saxis.error_depth(n, inner, x.dtype.itemsize))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 31, 4095, 4096, 4097, 8191, 12289])
+def test_scan_model_rows_across_tiles(n, rng):
+    """Row lengths around the 4096-element tile: rows that start mid-tile, tiles with several heads, rows over
+    several tiles (the look-back stops at a row start)."""
+    for rows in (1, 2, 3):
+        x = rng.integers(-50, 50, (rows, n)).astype(np.int32)
+        for exclusive in (False, True):
+            np.testing.assert_array_equal(saxis.rows_model(x, n, exclusive=exclusive).reshape(rows, n),
+                                          scan_reference(x, 1, "add", exclusive))
+
+
+@pytest.mark.parametrize("shape", [(2 ** 12, 16), (16, 2 ** 12), (2 ** 13, 2), (64, 256), (300, 40), (5, 3, 700)])
+def test_scan_model_table_shapes_scaled(shape, rng):
+    x = rng.integers(-9, 9, shape).astype(np.int32)
+    for axis in range(len(shape)):
+        np.testing.assert_array_equal(saxis.model(x, axis=axis), scan_reference(x, axis, "add", False))
+
+
+def test_column_geometry_covers_the_table():
+    for n, inner, itemsize in [(2 ** 20, 16, 4), (16, 2 ** 20, 4), (2 ** 23, 2, 4), (4096, 4096, 8), (7, 33, 8),
+                               (1, 2, 4), (65536, 64, 4), (3, 31, 4)]:
+        lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, itemsize)
+        assert lanes * rows <= 256 and 1 <= items <= saxis.column_items(itemsize)
+        assert lane_chunks * lanes >= inner and chunks * rows * items >= n > (chunks - 1) * rows * items
+        assert rows * items * (lanes + (lanes < 32)) <= saxis.column_items(itemsize) * 384  # the kernel's smem
+        assert lanes == inner or lanes % 32 == 0
+
+
+def test_scan_model_steps_of_rows():
+    x = (np.arange(6000, dtype=np.int64) % 5).reshape(3, 2000)
+    result, steps = saxis.model(x, return_steps=True)
+    np.testing.assert_array_equal(result, np.cumsum(x, axis=1))
+    assert len(steps) == 5 and all(s.values.size == 4096 * 2 for s in steps)
+
+
+# ----------------------------------------------------------------------------------------------- reduce models
+
+def _numpy_reduce(x, axis, op, keepdims):
+    f = {"add": np.sum, "max": np.max, "min": np.min}[op]
+    if op == "add" and x.dtype.kind == "f":
+        return f(x.astype(np.float64), axis=axis, keepdims=keepdims).astype(x.dtype)
+    return f(x, axis=axis, keepdims=keepdims, dtype=x.dtype) if op == "add" else f(x, axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("op", OPERATOR_NAMES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_reduce_model_every_axis(dtype, op, rng):
+    for shape in SHAPES + [(3, 20000), (20000, 3), (16, 5000)]:
+        x = data(rng, shape, dtype, op)
+        nd = len(shape)
+        choices = [None] + list(range(-nd, nd)) + ([(0, nd - 1), tuple(range(nd)), (-1, 1)] if nd >= 3 else [])
+        for axis in choices:
+            for keepdims in (False, True):
+                try:
+                    expected = _numpy_reduce(x, axis, op, keepdims)
+                except ValueError:
+                    with pytest.raises(ValueError, match="zero-size"):
+                        raxis.model(x, op=op, axis=axis, keepdims=keepdims)
+                    continue
+                got = raxis.model(x, op=op, axis=axis, keepdims=keepdims)
+                assert np.shape(got) == np.shape(expected)
+                if axis is None and not keepdims:
+                    assert np.isscalar(got) or np.ndim(got) == 0
+                chosen = axes.normalize_axes(axis, nd, "t")
+                depth = sum(raxis.error_depth(o_n_i[1], o_n_i[2], o_n_i[0])
+                            for o_n_i in axes.reduce_plan(shape, chosen)) or 1
+                assert_close(got, expected, x, tuple(chosen), op, depth, keepdims=keepdims)
+
+
+def test_row_and_column_plans_fill_the_gpu():
+    for rows, n in [(2 ** 23, 2), (2 ** 20, 16), (16, 2 ** 20), (4096, 4096), (64, 65536), (1, 10 ** 6)]:
+        mode, grid, splits, seg = raxis.row_plan(rows, n, 132)
+        assert splits * seg >= n and grid >= min(rows, 8 * 132) // 8
+    for outer, n, inner in [(1, 2 ** 20, 16), (1, 16, 2 ** 20), (1, 2 ** 23, 2), (1, 4096, 4096), (1, 65536, 64)]:
+        lanes, rows, chunk_rows, lane_chunks, chunks = raxis.column_plan(outer, n, inner, 132)
+        assert outer * lane_chunks * chunks >= min(8 * 132, outer * lane_chunks * -(-n // (rows * 8))) // 2
+        assert chunk_rows % rows == 0 and chunks * chunk_rows >= n
+
+
+# ------------------------------------------------------------------------------------------------------- axes
+
+def test_normalize_axis_follows_numpy():
+    assert axes.normalize_axis(-1, 3, "t") == 2 and axes.normalize_axis(np.int64(1), 2, "t") == 1
+    for bad in (3, -4):
+        with pytest.raises(axes.AxisError):
+            axes.normalize_axis(bad, 3, "t")
+    with pytest.raises(ValueError):  # AxisError is a ValueError too
+        axes.normalize_axis(5, 2, "t")
+    with pytest.raises(TypeError):
+        axes.normalize_axis(1.0, 2, "t")
+    with pytest.raises(TypeError):
+        axes.normalize_axis(True, 2, "t")
+    assert axes.normalize_axes((-1, 0), 3, "t") == (0, 2) and axes.normalize_axes(None, 2, "t") == (0, 1)
+    with pytest.raises(ValueError, match="duplicate"):
+        axes.normalize_axes((1, -1), 2, "t")
+
+
+def test_reduce_plan_merges_and_orders_passes():
+    assert axes.reduce_plan((3, 4, 5), (0, 2)) == [(12, 5, 1), (1, 3, 4)]
+    assert axes.reduce_plan((3, 1, 4), (0, 2)) == [(1, 12, 1)]
+    assert axes.reduce_plan((2, 3, 4, 5), (1, 2)) == [(2, 12, 5)]
+    assert axes.reduce_plan((2, 1), (1,)) == []
+
+
+def test_kernel_macros_are_one_place():
+    m = axes.kernel_macros(np.int32, np.int64, np.float64, "max")
+    assert m == {"IN_TYPE": "int", "ELEM_TYPE": "long long", "OUT_TYPE": "double", "OP": "OP_MAX"}
+    with pytest.raises(TypeError):
+        axes.kernel_macros(np.int16, np.int32, np.int32, "add")
+
+
+def test_registry_entries():
+    assert SCANS.get("axis").kernels == ("scan/axis_rows.cu", "scan/axis_columns.cu")
+    assert REDUCTIONS.get("axis").kernels == ("reduction/axis_rows.cu", "reduction/axis_columns.cu")
+    assert "axis" not in SCANS.auto_priority and SCANS.choose() == "decoupled_lookback"  # 1-D auto unchanged
+    assert "axis" in pyscan.scans.IN_PLACE
+
+
+# ---------------------------------------------------------------------------------- errors before any GPU work
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda x: pyscan.scan(x, axis=2), np.exceptions.AxisError if hasattr(np, "exceptions") else ValueError,
+     "out of bounds"),
+    (lambda x: pyscan.scan(x, axis=-3), ValueError, "out of bounds"),
+    (lambda x: pyscan.scan(x, axis=(0, 1)), TypeError, "axis must be an int"),
+    (lambda x: pyscan.scan(x, axis=1.5), TypeError, "axis must be an int"),
+    (lambda x: pyscan.scan(x, axis=1, algorithm="kogge_stone"), ValueError, "'auto' or 'axis'"),
+    (lambda x: pyscan.scan(x, axis=0, dtype=np.float64), TypeError, "dtype=float64"),
+    (lambda x: pyscan.reduce(x, axis=(0, 0)), ValueError, "duplicate"),
+    (lambda x: pyscan.reduce(x, axis=5), ValueError, "out of bounds"),
+    (lambda x: pyscan.reduce(x, axis=0, algorithm="fast"), ValueError, "'auto' or 'axis'"),
+    (lambda x: pyscan.reduce(x, keepdims=2), TypeError, "keepdims"),
+    (lambda x: pyscan.reduce(x[:0], axis=0, op="max"), ValueError, "zero-size"),
+])
+def test_bad_axes_are_refused_before_the_gpu(call, error, words):
+    x = np.ones((3, 4), np.int32)
+    with pytest.raises(error, match=words):
+        call(x)
+
+
+# ------------------------------------------------------------------------- the dispatch on the fake device
+
+@pytest.fixture
+def fake_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported above)
+    """test_interop's fake device, with the axis drivers replaced by the models on the same host memory."""
+    launched = []
+
+    def host(view, shape):
+        dtype = np.dtype(view.dtype)
+        count = math.prod(shape)
+        buffer = (ctypes.c_char * max(count * dtype.itemsize, 1)).from_address(int(view.gpudata))
+        return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
+
+    def scan_along(x, out, outer, n, inner, *, op, exclusive, call, acc_dtype=None):
+        launched.append(("scan", outer, n, inner))
+        values = host(x, (outer, n, inner)).copy()
+        host(out, (outer, n, inner))[...] = saxis.model(values, op=op, exclusive=exclusive, axis=1)
+        return 1
+
+    def reduce_along(x, out, outer, n, inner, *, op, call, acc_dtype=None):
+        launched.append(("reduce", outer, n, inner))
+        values = host(x, (outer, n, inner)).copy()
+        host(out, (outer, inner))[...] = raxis.reduce_model_along(values, op)
+        return 1
+
+    monkeypatch.setattr(saxis, "scan_along", scan_along)
+    monkeypatch.setattr(raxis, "reduce_along", reduce_along)
+    entry = SCANS._algorithms["axis"]
+
+    def axis_driver(x, out, *, op, exclusive, call):
+        return scan_along(x, out, 1, x.size, 1, op=op, exclusive=exclusive, call=call)
+
+    monkeypatch.setitem(SCANS._algorithms, "axis", dataclasses.replace(entry, driver=axis_driver))
+    return launched, fake_gpu
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5), (4, 1, 6), (2, 3, 4, 5), (1, 7)])
+def test_scan_dispatch_every_axis(shape, fake_axis_gpu):
+    launched, _ = fake_axis_gpu
+    rng = np.random.default_rng(3)
+    for axis in [None] + list(range(-len(shape), len(shape))):
+        for exclusive in (False, True):
+            x = FakeDeviceArray(rng.integers(-9, 9, shape).astype(np.int32))
+            launched.clear()
+            result = pyscan.scan(x, axis=axis, exclusive=exclusive, op="max")
+            expected = scan_reference(x.host.reshape(-1) if axis is None else x.host, 0 if axis is None else axis,
+                                      "max", exclusive)
+            assert isinstance(result, FakeDeviceArray)
+            np.testing.assert_array_equal(result.host, expected)
+            if axis is not None and len(shape) > 1:
+                assert launched and launched[0][0] == "scan"
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5), (4, 1, 6), (2, 3, 4, 5)])
+def test_reduce_dispatch_axes_and_keepdims(shape, fake_axis_gpu):
+    rng = np.random.default_rng(4)
+    nd = len(shape)
+    for axis in [None, 0, -1, (0, nd - 1), tuple(range(nd))]:
+        for keepdims in (False, True):
+            x = FakeDeviceArray(rng.integers(-9, 9, shape).astype(np.int64))
+            result = pyscan.reduce(x, axis=axis, keepdims=keepdims)
+            expected = np.sum(x.host, axis=axis, keepdims=keepdims)
+            assert isinstance(result, FakeDeviceArray)
+            assert result.host.shape == np.shape(expected)
+            np.testing.assert_array_equal(result.host, expected)
+
+
+def test_reduce_dispatch_empty_axes_and_out(fake_axis_gpu):
+    x = FakeDeviceArray(np.zeros((0, 3), np.int32))
+    np.testing.assert_array_equal(pyscan.reduce(x, axis=0).host, np.zeros(3, np.int32))
+    assert pyscan.reduce(FakeDeviceArray(np.zeros((3, 0), np.int32)), axis=0, op="max").host.shape == (0,)
+    with pytest.raises(ValueError, match="zero-size"):
+        pyscan.reduce(FakeDeviceArray(np.zeros((3, 0), np.int32)), axis=1, op="max")
+    y = FakeDeviceArray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    out = FakeDeviceArray(np.zeros(4, np.int32))
+    assert pyscan.reduce(y, axis=0, out=out) is out
+    np.testing.assert_array_equal(out.host, np.arange(12).reshape(3, 4).sum(axis=0))
+    with pytest.raises(ValueError, match="shape"):
+        pyscan.reduce(y, axis=1, out=out)
+
+
+def test_scan_dispatch_out_in_place_and_named_algorithms(fake_axis_gpu):
+    x = FakeDeviceArray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    expected = np.cumsum(x.host, axis=0, dtype=np.int32)
+    assert pyscan.scan(x, axis=0, out=x) is x
+    np.testing.assert_array_equal(x.host, expected)
+    one_row = FakeDeviceArray(np.arange(5, dtype=np.int32).reshape(1, 5))
+    # the axis is the whole array: a named 1-D algorithm runs on it (the fake's decoupled_lookback)
+    np.testing.assert_array_equal(pyscan.scan(one_row, axis=1, algorithm="decoupled_lookback").host,
+                                  np.cumsum(one_row.host, axis=1))
+
+
+def test_strided_device_arrays_copy_only_on_the_nd_path(fake_axis_gpu):
+    base = np.arange(24, dtype=np.int32).reshape(4, 6)
+    with pytest.raises(ValueError, match="not contiguous.*cannot copy this kind"):
+        pyscan.scan(FakeDeviceArray(base[:, ::2]), axis=0)  # a kind without a copy of its own: refused, named
+    with pytest.raises(ValueError, match="not contiguous"):
+        pyscan.scan(FakeDeviceArray(base[0, ::2]))  # 1-D: as before
