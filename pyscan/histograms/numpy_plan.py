@@ -105,8 +105,8 @@ class BinRule:
 
     def arguments(self) -> tuple:
         """(lo, hi, first_edge, norm_denom, bins_as_div) as the kernel takes them."""
-        return tuple(_kernel_number(v) for v in (self.lo, self.hi, self.first_edge, self.norm_denom,
-                                                 self.bins_as_div))
+        first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
+        return tuple(_kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div))
 
 
 # ---- NumPy's own helpers, as numpy/lib/_histograms_impl.py has them ------------------------------------------
