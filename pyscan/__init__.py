@@ -31,7 +31,8 @@ def device_name() -> str | None:
 
 __all__ = [
     "GPUUnavailableError", "KernelCompileError", "OutOfMemoryError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
-    "REGISTRIES", "SCAN_ALGORITHMS", "bincount", "byte_histogram", "distributed", "get_kernel", "gpu_unavailable_reason", "histogram", "kernel_files",
+    "REGISTRIES", "SCAN_ALGORITHMS", "bincount", "byte_histogram", "distributed", "get_kernel",
+    "gpu_unavailable_reason", "histogram", "kernel_files",
     "device_name", "life", "pycuda_context", "reduce",
     "scalar_multiply", "scan", "source_module", "text_histogram",
 ]

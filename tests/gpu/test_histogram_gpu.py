@@ -112,7 +112,8 @@ def test_input_kinds(rng):
         assert isinstance(counts, np.ndarray) and counts.dtype == np.uint64
         np.testing.assert_array_equal(counts, expected, err_msg=type(value).__name__)
     strided = rng.integers(0, 256, 20_001, dtype=np.uint8)
-    np.testing.assert_array_equal(as_numpy(pyscan.byte_histogram(strided[::3], 255)), np.histogram(strided[::3], 255, (0, 256))[0])
+    np.testing.assert_array_equal(as_numpy(pyscan.byte_histogram(strided[::3], 255)),
+                                  np.histogram(strided[::3], 255, (0, 256))[0])
     letters = b"hello world, programming massively parallel processors"
     counts = as_numpy(pyscan.text_histogram(ga.to_gpu(np.frombuffer(letters, np.uint8))))
     assert counts.tolist() == python_letter_histogram(letters)
