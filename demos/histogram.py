@@ -123,7 +123,7 @@ def bench(size, repeat):
     copy_src = copy_dst = None  # free the device memory
     rows = {}
     ok = True
-    candidates = [(a.name, lambda d, b, name=a.name: pyscan.histogram(d, b, algorithm=name)) for a in HISTOGRAMS]
+    candidates = [(a.name, lambda d, b, name=a.name: pyscan.byte_histogram(d, b, algorithm=name)) for a in HISTOGRAMS]
     for kind, data in inputs.items():
         data_gpu = ga.to_gpu(data)
         expected = np.bincount(data, minlength=256)  # = np.histogram(data, 256, (0, 256)) (tests/unit/test_histogram.py)

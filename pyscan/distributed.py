@@ -32,7 +32,7 @@ empty give 0, as np.sum).  max and min gather every rank's (result, non-empty) p
 NCCL's float max/min are fmaxf/fminf, which drop a NaN where np.max keeps it, and all shards empty must raise
 ValueError as np.max does.  So max/min wait for the collective on the host; add does not.
 
-histogram: pyscan.histogram's uint64 counts on each rank, then one all_reduce(SUM) of them viewed as int64 (NCCL
+histogram: pyscan.byte_histogram's uint64 counts on each rank, then one all_reduce(SUM) of them viewed as int64 (NCCL
 has no unsigned 64-bit sum in torch; counts below 2^63 sum to the same bits), viewed back as torch.uint64.
 
 slowest_rank_ms(fn, repeat=, device=) times a call across the ranks (median of the slowest rank's time per call,
@@ -456,7 +456,7 @@ def _local_histogram(x, bins, stream):
     import pyscan
 
     torch, _ = _torch()
-    return _as_result(pyscan.histogram(_local_input(x), bins, **_stream_kwargs(stream)), torch, x.device)
+    return _as_result(pyscan.byte_histogram(_local_input(x), bins, **_stream_kwargs(stream)), torch, x.device)
 
 
 def _check_bins(bins) -> int:

@@ -1,7 +1,13 @@
-"""Histogram (PMPP ch. 9): every kernel of the chapter behind one function, plus a fast one.
+"""Histogram (PMPP ch. 9): NumPy's histogram and bincount for any integer or float array, and the chapter's byte
+histogram with every kernel of the chapter behind one function, plus a fast one.
 
-    pyscan.histogram(data, bins=256, *, algorithm="auto")    -> np.ndarray of uint64, shape (bins,)
-    pyscan.text_histogram(text, *, algorithm="auto")         -> np.ndarray of uint64, shape (7,)
+    pyscan.histogram(x, bins=10, range=None, weights=None, density=False)  -> (hist, bin_edges), as np.histogram
+    pyscan.bincount(x, weights=None, minlength=0)                          -> counts, as np.bincount
+    pyscan.byte_histogram(data, bins=256, *, algorithm="auto")  -> np.ndarray of uint64, shape (bins,)
+    pyscan.text_histogram(text, *, algorithm="auto")            -> np.ndarray of uint64, shape (7,)
+
+histogram and bincount are pyscan.histograms.numpy_histogram (its docstring says how); what follows is the byte
+histogram's.
 
 Counts are uint64.  They cannot overflow for any input that fits in memory (2^64 bytes); in particular not for
 inputs of up to 2^32 elements.  On the device, blocks count into 32-bit shared-memory counters (the drivers
@@ -34,7 +40,8 @@ import numpy as np
 from ..runtime import arrays
 
 # Each module registers its algorithms; the registry's order (histograms/registry.py) is HISTOGRAM_ALGORITHMS'.
-from . import book, fast  # noqa: F401
+from . import book, fast, numpy_histogram  # noqa: F401
+from .numpy_histogram import bincount, histogram
 from .reference import COUNT_DTYPE, LETTER_BINS, LETTER_LABELS, MAX_BINS, reference_histogram
 from .registry import HISTOGRAMS
 
@@ -93,8 +100,9 @@ def _count(call, bins: int, letters: bool, algorithm, out):
         return call.finish(counts)
 
 
-def histogram(data, bins=256, *, algorithm="auto", out=None, stream=None):
-    """The histogram of a 1-D array of bytes on the GPU: `bins` equal bins over 0..255, byte v in bin
+def byte_histogram(data, bins=256, *, algorithm="auto", out=None, stream=None):
+    """The histogram of a 1-D array of bytes on the GPU (PMPP ch. 9's kernels; pyscan.histogram is np.histogram's
+    contract for any dtype): `bins` equal bins over 0..255, byte v in bin
     v * bins // 256, so the result equals np.histogram(data, bins=bins, range=(0, 256))[0].
 
     data: a 1-D NumPy uint8 array (non-contiguous ones are copied), bytes, bytearray or a memoryview of bytes
@@ -107,7 +115,7 @@ def histogram(data, bins=256, *, algorithm="auto", out=None, stream=None):
     """
     algorithm = _algorithm(algorithm)
     bins = _check_bins(bins)
-    call = _begin(data, "histogram: data", stream)
+    call = _begin(data, "byte_histogram: data", stream)
     return _count(call, bins, False, algorithm, out)
 
 
@@ -117,7 +125,7 @@ def text_histogram(text, *, algorithm="auto", out=None, stream=None):
     bytes of non-ASCII characters) is ignored.
 
     text: a str (encoded as UTF-8), bytes, bytearray, a memoryview of bytes, or a 1-D uint8 array as histogram()
-    takes.  Returns 7 uint64 counts, as histogram() returns them.
+    takes.  Returns 7 uint64 counts, as byte_histogram() returns them.
     """
     algorithm = _algorithm(algorithm)
     if isinstance(text, str):
@@ -126,5 +134,5 @@ def text_histogram(text, *, algorithm="auto", out=None, stream=None):
     return _count(call, LETTER_BINS, True, algorithm, out)
 
 
-__all__ = ["HISTOGRAMS", "HISTOGRAM_ALGORITHMS", "LETTER_BINS", "LETTER_LABELS", "choose_auto", "histogram",
-           "reference_histogram", "text_histogram"]
+__all__ = ["HISTOGRAMS", "HISTOGRAM_ALGORITHMS", "LETTER_BINS", "LETTER_LABELS", "bincount", "byte_histogram",
+           "choose_auto", "histogram", "reference_histogram", "text_histogram"]

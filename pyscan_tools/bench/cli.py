@@ -6,7 +6,7 @@ them, in one run on one GPU, next to a device copy of the same bytes.
 
 Every row is the per-call time of back-to-back calls (CUDA events around a batch of calls, divided by the
 calls; the median of 5 batches): for small inputs the host's work per call shows, for large ones the kernels'.
-pyscan's rows call the public function (pyscan.scan, pyscan.reduce, pyscan.histogram, pyscan.life.Life) on the
+pyscan's rows call the public function (pyscan.scan, pyscan.reduce, pyscan.byte_histogram, pyscan.life.Life) on the
 array a user holds -- a CuPy array and a torch tensor -- and get their result back in the same kind; the
 registered driver alone is an extra column.  benchmarks/README.md explains every column and target.
 """

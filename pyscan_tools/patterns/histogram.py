@@ -1,4 +1,4 @@
-"""Histogram (PMPP ch. 9): the bench times pyscan.histogram on 256 bins of uniform and of all-equal bytes (the
+"""Histogram (PMPP ch. 9): the bench times pyscan.byte_histogram on 256 bins of uniform and of all-equal bytes (the
 contention case) against cupy.histogram and torch.bincount; the check runs every algorithm on bytes, bins from 1
 to 256, NumPy, bytes and device inputs, and the letter histogram of Fig. 9.1 (text_histogram)."""
 
@@ -73,7 +73,7 @@ def run_case(c, rng) -> tuple:
     arg = {"numpy": data, "bytes": data.tobytes(), "gpu": None}[p["kind"]]
     if p["kind"] == "gpu":
         arg = upload(data)
-    out = to_numpy(pyscan.histogram(arg, bins, algorithm=c.algorithm))
+    out = to_numpy(pyscan.byte_histogram(arg, bins, algorithm=c.algorithm))
     if out.dtype.kind not in "iu" or out.shape != (bins,):
         return "mismatch", f"expected integer counts of shape ({bins},), got {out.dtype} {out.shape}"
     after = np.frombuffer(arg, np.uint8) if p["kind"] == "bytes" else to_numpy(arg)
@@ -100,7 +100,7 @@ PATTERN = Pattern(
     bench_cases=(("uint8", "uniform"), ("uint8", "all-equal")), sizes=SIZES, make_input=make_input,
     reference=lambda host, data, units: reference_histogram(host, BINS),
     same=_same, reads_only=True, inputs_depend_on_op=True,
-    public_name="pyscan.histogram", driver_call=driver_call,
-    public_call=lambda pyscan, x, data, algorithm: returning(lambda: pyscan.histogram(x, BINS, algorithm=algorithm)),
+    public_name="pyscan.byte_histogram", driver_call=driver_call,
+    public_call=lambda pyscan, x, data, algorithm: returning(lambda: pyscan.byte_histogram(x, BINS, algorithm=algorithm)),
     check_cases=check_cases, auto_cases=auto_cases, run_case=run_case,
 )

@@ -19,7 +19,7 @@ def test_gpuarray_of_the_wrong_dtype(dtype, no_gpu_after_upload):
     no_gpu_after_upload()
     for call in (pyscan.scan, pyscan.reduce, lambda v: pyscan.scalar_multiply(v, 2)):
         raises_clearly(call, wrong, TypeError, SUPPORTED)
-    raises_clearly(pyscan.histogram, ints, TypeError, "uint8")
+    raises_clearly(pyscan.byte_histogram, ints, TypeError, "uint8")
     raises_clearly(pyscan.text_histogram, ints, TypeError, "uint8")
 
 
@@ -63,7 +63,7 @@ def test_non_contiguous_numpy_inputs_work_and_stay_untouched(rng):
     data = rng.integers(0, 256, 9001, dtype=np.uint8)
     for d in (data[::3], data[::-1]):
         snap = snapshot(d)
-        np.testing.assert_array_equal(pyscan.histogram(d, 7), np.histogram(d, bins=7, range=(0, 256))[0])
+        np.testing.assert_array_equal(pyscan.byte_histogram(d, 7), np.histogram(d, bins=7, range=(0, 256))[0])
         assert_untouched(d, snap)
     lattice = (rng.random((40, 30)) < 0.4).astype(np.int32)
     for lat in (lattice.T, lattice[::-1, ::2]):

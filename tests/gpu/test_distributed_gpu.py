@@ -114,7 +114,7 @@ class Rig:
 
         if CPU_MODE or whole.size == 0:
             return np.histogram(whole, bins, range=(0, 256))[0].astype(np.uint64)
-        return self.host(pyscan.histogram(self.to_device(whole), bins))
+        return self.host(pyscan.byte_histogram(self.to_device(whole), bins))
 
     def agree(self, failure):
         """Every rank's failure message (None if it passed), gathered so that every rank asserts the same."""

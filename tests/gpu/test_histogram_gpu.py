@@ -44,7 +44,7 @@ def test_every_algorithm_equals_numpy(n, kind, rng):
     for bins in BINS:
         expected = np.histogram(data, bins=bins, range=(0, 256))[0]
         for name in HISTOGRAM_NAMES:
-            counts = as_numpy(pyscan.histogram(data_gpu, bins, algorithm=name))
+            counts = as_numpy(pyscan.byte_histogram(data_gpu, bins, algorithm=name))
             assert isinstance(counts, np.ndarray) and counts.dtype == np.uint64 and counts.shape == (bins,)
             np.testing.assert_array_equal(counts, expected, err_msg=f"{name}, bins={bins}, n={n}, {kind}")
 
@@ -55,7 +55,7 @@ def test_all_equal_extreme_values(value):
     for bins in BINS:
         expected = np.histogram(data, bins=bins, range=(0, 256))[0]
         for name in pyscan.HISTOGRAM_ALGORITHMS:
-            np.testing.assert_array_equal(as_numpy(pyscan.histogram(data, bins, algorithm=name)), expected, err_msg=name)
+            np.testing.assert_array_equal(as_numpy(pyscan.byte_histogram(data, bins, algorithm=name)), expected, err_msg=name)
 
 
 @pytest.mark.parametrize("offset", range(17))
@@ -68,7 +68,7 @@ def test_unaligned_gpuarray_slices(offset, rng):
     for end in (offset + 1, offset + 16, offset + 40, 10_000 - offset % 5):
         piece = data[offset:end]
         for name in pyscan.HISTOGRAM_ALGORITHMS:
-            np.testing.assert_array_equal(as_numpy(pyscan.histogram(data_gpu[offset:end], algorithm=name)),
+            np.testing.assert_array_equal(as_numpy(pyscan.byte_histogram(data_gpu[offset:end], algorithm=name)),
                                           np.histogram(piece, bins=256, range=(0, 256))[0], err_msg=f"{name} {end}")
 
 
@@ -108,11 +108,12 @@ def test_input_kinds(rng):
     expected = np.histogram(data, bins=64, range=(0, 256))[0]
     raw = data.tobytes()
     for value in (data, ga.to_gpu(data), raw, bytearray(raw), memoryview(raw), memoryview(bytearray(raw))):
-        counts = as_numpy(pyscan.histogram(value, 64))
+        counts = as_numpy(pyscan.byte_histogram(value, 64))
         assert isinstance(counts, np.ndarray) and counts.dtype == np.uint64
         np.testing.assert_array_equal(counts, expected, err_msg=type(value).__name__)
     strided = rng.integers(0, 256, 20_001, dtype=np.uint8)
-    np.testing.assert_array_equal(as_numpy(pyscan.histogram(strided[::3], 255)), np.histogram(strided[::3], 255, (0, 256))[0])
+    np.testing.assert_array_equal(as_numpy(pyscan.byte_histogram(strided[::3], 255)),
+                                  np.histogram(strided[::3], 255, (0, 256))[0])
     letters = b"hello world, programming massively parallel processors"
     counts = as_numpy(pyscan.text_histogram(ga.to_gpu(np.frombuffer(letters, np.uint8))))
     assert counts.tolist() == python_letter_histogram(letters)
@@ -123,7 +124,7 @@ def test_empty_gives_zeros():
 
     for name in HISTOGRAM_NAMES:
         for empty in (np.zeros(0, np.uint8), b"", ga.empty(0, np.uint8)):  # (ga.zeros(0) fails in pycuda)
-            counts = as_numpy(pyscan.histogram(empty, 7, algorithm=name))
+            counts = as_numpy(pyscan.byte_histogram(empty, 7, algorithm=name))
             assert counts.dtype == np.uint64 and counts.tolist() == [0] * 7
         assert as_numpy(pyscan.text_histogram("", algorithm=name)).tolist() == [0] * 7
 
@@ -132,11 +133,11 @@ def test_bad_input_on_the_gpu():
     import pycuda.gpuarray as ga
 
     with pytest.raises(TypeError, match="uint8"):
-        as_numpy(pyscan.histogram(ga.zeros(10, np.int32)))
+        as_numpy(pyscan.byte_histogram(ga.zeros(10, np.int32)))
     with pytest.raises(ValueError, match="1-D"):
-        as_numpy(pyscan.histogram(ga.zeros((2, 5), np.uint8)))
+        as_numpy(pyscan.byte_histogram(ga.zeros((2, 5), np.uint8)))
     with pytest.raises(ValueError, match="bins"):
-        as_numpy(pyscan.histogram(ga.zeros(10, np.uint8), 300))
+        as_numpy(pyscan.byte_histogram(ga.zeros(10, np.uint8), 300))
     with pytest.raises(ValueError, match="unknown histogram algorithm"):
         as_numpy(pyscan.text_histogram("abc", algorithm="nope"))
 
@@ -155,7 +156,7 @@ def test_counts_beyond_32_bits_do_not_wrap():
     data = ga.empty(n, np.uint8)
     pycuda_context().memset_d8(data.gpudata, 200, n)
     for name in ("fast", "aggregated", "coarsened"):
-        counts = as_numpy(pyscan.histogram(data, 256, algorithm=name))
+        counts = as_numpy(pyscan.byte_histogram(data, 256, algorithm=name))
         assert counts[200] == n and counts.sum() == n, name
     del data
 

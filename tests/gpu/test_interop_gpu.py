@@ -93,7 +93,7 @@ def test_reduce_each_kind_gives_a_0d_array_of_it(kind, op, rng):
 @pytest.mark.parametrize("kind", KINDS)
 def test_histogram_each_kind_counts_on_the_device(kind, rng):
     host = rng.integers(0, 256, 1_000_003).astype(np.uint8)
-    counts = pyscan.histogram(to_kind(host, kind), bins=37)
+    counts = pyscan.byte_histogram(to_kind(host, kind), bins=37)
     assert_kind(counts, kind)
     np.testing.assert_array_equal(to_numpy(counts), reference_histogram(host, 37))
     text = np.frombuffer(b"programming massively parallel processors" * 99, np.uint8)
@@ -171,7 +171,7 @@ def test_histogram_out():
     torch = pytest.importorskip("torch")
     data = torch.randint(0, 256, (99_999,), dtype=torch.uint8, device="cuda")
     out = torch.empty(256, dtype=torch.uint64, device="cuda")
-    assert pyscan.histogram(data, out=out) is out
+    assert pyscan.byte_histogram(data, out=out) is out
     np.testing.assert_array_equal(out.cpu().numpy(), reference_histogram(data.cpu().numpy(), 256))
 
 
@@ -186,7 +186,7 @@ def test_work_queued_on_a_torch_stream_is_seen_without_synchronize():
         x.fill_(1)
         scanned = pyscan.scan(x)
         total = pyscan.reduce(x)
-        counts = pyscan.histogram(x.view(torch.uint8))
+        counts = pyscan.byte_histogram(x.view(torch.uint8))
     stream.synchronize()
     np.testing.assert_array_equal(scanned.cpu().numpy(), np.arange(1, n + 1, dtype=np.int32))
     assert int(total) == n
@@ -242,7 +242,7 @@ def test_thread_pool_of_mixed_calls(rng):
         if what == 1:
             return to_numpy(pyscan.reduce(sources[kind], op="max")) == host.max()
         if what == 2:
-            return np.array_equal(pyscan.histogram(data, bins=16), reference_histogram(data, 16))
+            return np.array_equal(pyscan.byte_histogram(data, bins=16), reference_histogram(data, 16))
         lattice = (np.arange(40 * 40).reshape(40, 40) % 3 == 0).astype(np.uint8)
         return np.array_equal(pyscan.life.step(lattice, 2), pyscan.life.reference_step(lattice, 2))
 

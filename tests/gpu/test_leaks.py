@@ -75,7 +75,7 @@ def _public_calls(inp):
         "scan": lambda: pyscan.scan(inp["i32"]),
         "scan_exclusive_max": lambda: pyscan.scan(inp["f32"], exclusive=True, op="max"),
         "reduce": lambda: pyscan.reduce(inp["f32"]),
-        "histogram": lambda: pyscan.histogram(inp["bytes"], 256),
+        "histogram": lambda: pyscan.byte_histogram(inp["bytes"], 256),
         "text_histogram": lambda: pyscan.text_histogram(inp["text"]),
         "life.step": lambda: pyscan.life.step(inp["lattice"], 2),
         "life.Life": life_class,
@@ -126,7 +126,7 @@ def test_every_algorithm_does_not_leak(pattern, name, inputs):
     elif pattern == "reduce":
         call = lambda: pyscan.reduce(inputs["i32"], algorithm=name, op="max")  # noqa: E731
     elif pattern == "histogram":
-        call = lambda: pyscan.histogram(inputs["bytes"], 7, algorithm=name)  # noqa: E731
+        call = lambda: pyscan.byte_histogram(inputs["bytes"], 7, algorithm=name)  # noqa: E731
     elif pattern == "life":
         def call():
             game = pyscan.life.Life(inputs["lattice"], kernel=name)

@@ -144,7 +144,7 @@ def test_histogram_past_2_32_bytes(cp, rng, algorithm):
     data[cp.asarray(pos)] = cp.asarray(values)
     spikes = np.bincount(values, minlength=256).astype(np.uint64)
     for bins in (256, 10, 1):
-        counts = host(pyscan.histogram(data, bins, algorithm=algorithm)).astype(np.uint64)
+        counts = host(pyscan.byte_histogram(data, bins, algorithm=algorithm)).astype(np.uint64)
         expected = np.zeros(bins, np.uint64)
         np.add.at(expected, np.arange(256) * bins // 256, spikes)
         expected[0] += np.uint64(HISTOGRAM_N - pos.size)

@@ -145,7 +145,7 @@ def test_reduce_unknown_algorithm_lists_valid_ones(no_gpu):
 
 def test_histogram_unknown_algorithm_lists_valid_ones(no_gpu):
     data = np.arange(8, dtype=np.uint8)
-    e = raises_clearly(lambda v: pyscan.histogram(v, algorithm="nope"), data, ValueError, "nope")
+    e = raises_clearly(lambda v: pyscan.byte_histogram(v, algorithm="nope"), data, ValueError, "nope")
     for name in pyscan.HISTOGRAM_ALGORITHMS:
         assert name in str(e)
     e = raises_clearly(lambda v: pyscan.text_histogram(v, algorithm="nope"), "abc", ValueError, "nope")
@@ -185,13 +185,13 @@ BAD_BINS = [(0, ValueError), (257, ValueError), (-1, ValueError), (1000, ValueEr
 @pytest.mark.parametrize("bins, exc", BAD_BINS, ids=lambda v: repr(v))
 def test_histogram_bins_out_of_range(bins, exc, no_gpu):
     data = np.arange(100, dtype=np.uint8)
-    raises_clearly(lambda v: pyscan.histogram(v, bins), data, exc, r"1.*256")
+    raises_clearly(lambda v: pyscan.byte_histogram(v, bins), data, exc, r"1.*256")
 
 
 @pytest.mark.parametrize("bins", [1, 7, 255, 256, np.int64(64), np.uint8(3)], ids=repr)
 def test_histogram_good_bins_pass_validation(bins, no_gpu):
     with pytest.raises(GPUTouched):
-        pyscan.histogram(np.arange(100, dtype=np.uint8), bins)
+        pyscan.byte_histogram(np.arange(100, dtype=np.uint8), bins)
 
 
 @pytest.mark.parametrize("bad, exc, pattern", [
@@ -207,7 +207,7 @@ def test_histogram_good_bins_pass_validation(bins, no_gpu):
     (np.zeros((), np.uint8), ValueError, r"1-D"),
 ], ids=lambda v: repr(v)[:30])
 def test_histogram_bad_data(bad, exc, pattern, no_gpu):
-    raises_clearly(lambda v: pyscan.histogram(v), bad, exc, pattern)
+    raises_clearly(lambda v: pyscan.byte_histogram(v), bad, exc, pattern)
 
 
 @pytest.mark.parametrize("bad", [None, 5, [104, 105], 2.5, np.zeros(3, np.int32), np.zeros((2, 2), np.uint8)],
@@ -220,7 +220,7 @@ def test_text_histogram_bad_text(bad, no_gpu):
                                   np.frombuffer(b"hello world", np.uint8)[::2]], ids=lambda v: type(v).__name__)
 def test_histogram_byte_inputs_pass_validation(data, no_gpu):
     with pytest.raises(GPUTouched):
-        pyscan.histogram(data, 16)
+        pyscan.byte_histogram(data, 16)
 
 
 # ------------------------------------------------------------------------------------------------------- life

@@ -197,7 +197,7 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
         value = reduce_reference(x, op)
         return value + 1 if (wrong_reduce_max and op == "max") else value
 
-    def histogram(x, bins, *, algorithm="auto"):
+    def byte_histogram(x, bins, *, algorithm="auto"):
         clock.cost(overhead_ms + x.size * 0.2e-9)
         return np.bincount(x, minlength=bins).astype(np.uint64)
 
@@ -222,7 +222,7 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
     names = {"scan": ("good", "one_block", "broken", "slow"), "reduce": ("fast",), "histogram": ("fast",),
              "life": ("fast",)}
     registries = {p: types.SimpleNamespace(names=lambda n=n: n) for p, n in names.items()}
-    return types.SimpleNamespace(scan=scan, reduce=reduce, histogram=histogram, life=types.SimpleNamespace(Life=Life),
+    return types.SimpleNamespace(scan=scan, reduce=reduce, byte_histogram=byte_histogram, life=types.SimpleNamespace(Life=Life),
                                  REGISTRIES=registries, __version__="test")
 
 

@@ -190,7 +190,7 @@ def test_fast_grid_fills_the_device_and_bounds_block_counts():
 
 def test_registry():
     assert pyscan.HISTOGRAM_ALGORITHMS == ("atomic_block", "atomic_interleaved", "privatized", "aggregated",
-                                           "coarsened", "fast")
+                                           "coarsened", "fast", "numpy_shared_copies", "numpy_global_atomics")
     assert choose_auto() == "fast" and [a.name for a in HISTOGRAMS if a.fast] == ["fast"]
     assert pyscan.REGISTRIES["histogram"] is HISTOGRAMS
     for algorithm in HISTOGRAMS:
@@ -199,10 +199,14 @@ def test_registry():
             assert relpath in kernel_files()
 
 
-@pytest.mark.parametrize("relpath", [f for f in kernel_files() if f.startswith("histogram/")])
+BYTE_KERNELS = sorted({f for a in HISTOGRAMS if not a.name.startswith("numpy_") for f in a.kernels})
+
+
+@pytest.mark.parametrize("relpath", BYTE_KERNELS)
 @pytest.mark.parametrize("letters", [0, 1])
 def test_kernel_signatures(relpath, letters):
-    """Every histogram kernel takes (data, n, bins, histo): pointer, long long, int, pointer."""
+    """Every byte histogram kernel takes (data, n, bins, histo): pointer, long long, int, pointer (the kernels of
+    pyscan.histogram, which the registry also holds, are checked in test_histogram_numpy.py)."""
     source = build_source(relpath, LETTERS=letters)
     function = "histogram_" + relpath.split("/")[1][:-3]
     assert signature(source, function) == "PqiP"
@@ -232,7 +236,7 @@ def no_launch(monkeypatch):
 ])
 def test_histogram_bad_data(bad, exc, match, no_launch):
     with pytest.raises(exc, match=match):
-        pyscan.histogram(bad)
+        pyscan.byte_histogram(bad)
 
 
 @pytest.mark.parametrize("bins, exc", [(0, ValueError), (257, ValueError), (-1, ValueError), (2.0, TypeError),
@@ -240,16 +244,16 @@ def test_histogram_bad_data(bad, exc, match, no_launch):
                                        (np.float32(8), TypeError)])
 def test_histogram_bad_bins(bins, exc, no_launch):
     with pytest.raises(exc, match="bins"):
-        pyscan.histogram(np.zeros(4, np.uint8), bins)
+        pyscan.byte_histogram(np.zeros(4, np.uint8), bins)
 
 
 def test_bad_algorithm_lists_the_valid_names(no_launch):
     with pytest.raises(ValueError, match="'auto', 'atomic_block', .*'fast'"):
-        pyscan.histogram(np.zeros(4, np.uint8), algorithm="bogus")
+        pyscan.byte_histogram(np.zeros(4, np.uint8), algorithm="bogus")
     with pytest.raises(ValueError, match="'aggregated'"):
         pyscan.text_histogram("abc", algorithm="Aggregated")
     with pytest.raises(TypeError, match="algorithm"):
-        pyscan.histogram(np.zeros(4, np.uint8), algorithm=None)
+        pyscan.byte_histogram(np.zeros(4, np.uint8), algorithm=None)
 
 
 @pytest.mark.parametrize("bad", [np.zeros(3, np.int16), 3, ["a"], np.zeros((1, 3), np.uint8)])
@@ -268,10 +272,10 @@ def test_numpy_integer_bins_accepted_up_to_the_gpu(monkeypatch):
 
     monkeypatch.setattr("pyscan.runtime.driver.ready", driver)
     monkeypatch.setattr("pyscan.runtime.driver.enter", driver)  # where every public call starts on the GPU
-    for call in (lambda: pyscan.histogram(np.zeros(4, np.uint8), np.int64(7)),
-                 lambda: pyscan.histogram(b"abc", 1), lambda: pyscan.histogram(bytearray(b"")),
-                 lambda: pyscan.histogram(memoryview(b"xyz")), lambda: pyscan.text_histogram("é et à"),
-                 lambda: pyscan.histogram(np.zeros(9, np.uint8)[::2], algorithm="privatized")):
+    for call in (lambda: pyscan.byte_histogram(np.zeros(4, np.uint8), np.int64(7)),
+                 lambda: pyscan.byte_histogram(b"abc", 1), lambda: pyscan.byte_histogram(bytearray(b"")),
+                 lambda: pyscan.byte_histogram(memoryview(b"xyz")), lambda: pyscan.text_histogram("é et à"),
+                 lambda: pyscan.byte_histogram(np.zeros(9, np.uint8)[::2], algorithm="privatized")):
         with pytest.raises(pyscan.GPUUnavailableError):
             call()
     assert len(reached) == 6

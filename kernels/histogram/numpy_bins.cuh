@@ -1,0 +1,125 @@
+// numpy_bins.cuh -- which bin np.histogram / np.bincount puts a value in, computed with NumPy's own arithmetic
+// so that values on and next to the edges land where NumPy puts them.  (The byte kernels' bin_of of
+// histogram_bins.cuh is the special case uint8 over range (0, 256).)
+//
+// BIN_MODE chooses the rule; the host (pyscan/histograms/numpy_plan.py) works out every parameter with NumPy and
+// pyscan/histograms/numpy_models.py repeats this arithmetic line by line in NumPy.
+//
+// * BIN_UNIFORM (bins=int): NumPy's fast path for equal bins (numpy/lib/_histograms_impl.py, histogram):
+//     keep   = first_edge <= x <= last_edge               -- here: lo <= key <= hi, thresholds in the data's own
+//                                                            type that the host found with NumPy's comparison
+//     t      = x as the bin type BT                       (EDGE_T; BT_BITS 16: __half emulated in float)
+//     f      = ((t - first_edge) / norm_denom) * bins     (the subtraction in BT, the rest in DT, the type of
+//                                                            BT / norm_denom; DT_BITS 16/32/64)
+//     index  = (intp)f; index == bins -> bins - 1
+//     index -= t < edges[index];  index += t >= edges[index + 1] and index != bins - 1
+//   Every operation rounds once, as NumPy's loops do (float16: in float, then rounded to half, as NumPy's half
+//   loops do); the _rn intrinsics keep nvcc from contracting or approximating.
+// * BIN_EDGES (bins=a sequence): NumPy's searchsorted path.  Bin i holds edges[i] <= x < edges[i + 1], the last
+//   bin also x == edges[bins]; compared in NumPy's common type of data and edges (EDGE_T), by binary search.  NaN
+//   is never counted (NumPy sorts it after every edge).
+// * BIN_BINCOUNT: bin = x for 0 <= x < bins (np.bincount; the host has checked that no value is negative).
+#pragma once
+
+#include "element_loads.cuh"
+
+#define BIN_UNIFORM 0
+#define BIN_EDGES 1
+#define BIN_BINCOUNT 2
+
+#ifndef BIN_MODE
+#define BIN_MODE BIN_UNIFORM
+#endif
+#ifndef EDGE_T
+#define EDGE_T float  // BIN_UNIFORM: NumPy's bin type (float for float16 and float32); BIN_EDGES: the common type
+#endif
+#ifndef BT_BITS
+#define BT_BITS 32  // precision of the bin type: 16, 32 or 64
+#endif
+#ifndef DIV_T
+#define DIV_T double  // the type of (t - first_edge) / norm_denom: float (DT_BITS 16, 32) or double
+#endif
+#ifndef DT_BITS
+#define DT_BITS 64
+#endif
+
+__device__ __forceinline__ float round_to_half(float x) { return __half2float(__float2half_rn(x)); }
+
+// t - first_edge in the bin type
+__device__ __forceinline__ EDGE_T bt_subtract(EDGE_T a, EDGE_T b) {
+#if BT_BITS == 64
+    return __dsub_rn(a, b);
+#elif BT_BITS == 32
+    return __fsub_rn(a, b);
+#else
+    return round_to_half(__fsub_rn(a, b));
+#endif
+}
+
+__device__ __forceinline__ DIV_T dt_divide(DIV_T a, DIV_T b) {
+#if DT_BITS == 64
+    return __ddiv_rn(a, b);
+#elif DT_BITS == 32
+    return __fdiv_rn(a, b);
+#else
+    return round_to_half(__fdiv_rn(a, b));
+#endif
+}
+
+__device__ __forceinline__ DIV_T dt_multiply(DIV_T a, DIV_T b) {
+#if DT_BITS == 64
+    return __dmul_rn(a, b);
+#elif DT_BITS == 32
+    return __fmul_rn(a, b);
+#else
+    return round_to_half(__fmul_rn(a, b));
+#endif
+}
+
+// The parameters of one histogram, as the host computed them (unused ones are 0).
+struct BinRule {
+    int bins;
+    KEY_T lo, hi;         // BIN_UNIFORM: the values kept are lo <= key <= hi
+    EDGE_T first_edge;    // BIN_UNIFORM: first_edge in the bin type
+    DIV_T norm_denom;     // BIN_UNIFORM: last_edge - first_edge as NumPy computes it, in DT
+    DIV_T bins_as_div;    // BIN_UNIFORM: bins in DT
+    const EDGE_T* edges;  // BIN_UNIFORM: the bins + 1 edges in the bin type; BIN_EDGES: in the common type
+
+    // The bin of a value, or -1 where NumPy does not count it.
+    __device__ __forceinline__ int bin_of(KEY_T key) const {
+#if BIN_MODE == BIN_UNIFORM
+        if (!(key >= lo && key <= hi)) return -1;  // outside the range, or NaN
+        EDGE_T t = (EDGE_T)key;
+#if BT_BITS == 16
+        t = round_to_half(t);  // exact for the data that reach here (float16, int8, uint8)
+#endif
+        const DIV_T f = dt_multiply(dt_divide((DIV_T)bt_subtract(t, first_edge), norm_denom), bins_as_div);
+        long long index = (long long)f;  // truncation, as astype(np.intp)
+        if (index >= bins) index = bins - 1;
+        if (index < 0) index = 0;
+        if (t < __ldg(&edges[index])) {
+            --index;
+        } else if (index != bins - 1 && t >= __ldg(&edges[index + 1])) {
+            ++index;
+        }
+        return (int)index;
+#elif BIN_MODE == BIN_EDGES
+        const EDGE_T s = (EDGE_T)key;
+        int low = 0, high = bins + 1;  // the first edge greater than s (edges <= s: an upper bound)
+        while (low < high) {
+            const int mid = (low + high) >> 1;
+            if (__ldg(&edges[mid]) <= s) {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        if (low == 0) return -1;                                      // below the first edge, or NaN
+        if (low == bins + 1) return s <= __ldg(&edges[bins]) ? bins - 1 : -1;  // the last edge closes the last bin
+        return low - 1;
+#else
+        const long long value = (long long)key;
+        return (value >= 0 && value < bins) ? (int)value : -1;
+#endif
+    }
+};

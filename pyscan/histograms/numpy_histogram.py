@@ -1,0 +1,327 @@
+"""pyscan.histogram and pyscan.bincount: np.histogram's and np.bincount's contract for every integer and float
+array pyscan takes, on the GPU (kernels/histogram/numpy_histogram.cu, min_max.cu, histogram_finish.cu).
+
+    histogram(x, bins=10, range=None, weights=None, density=False, *, stream=None) -> (hist, bin_edges)
+    bincount(x, weights=None, minlength=0, *, stream=None) -> counts
+
+The host works out NumPy's edges and the constants of its bin arithmetic (numpy_plan); the kernels count; the
+NumPy step-models (numpy_models) repeat the kernels' arithmetic.  The two kernels are also registered in the
+byte histogram's registry (histograms/registry.py: "numpy_shared_copies", "numpy_global_atomics") with drivers
+and models of the byte histogram's signature, so every tool that runs the byte histograms runs them too.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import sys
+
+import numpy as np
+
+from ..runtime import arrays, driver
+from ..runtime.loader import get_kernel
+from . import numpy_models
+from . import numpy_plan as plan
+from .launch import sms
+from .reference import COUNT_DTYPE as BYTE_COUNT_DTYPE
+from .registry import HISTOGRAMS
+
+KERNEL = "histogram/numpy_histogram.cu"
+FUNCTIONS = {plan.SHARED: "numpy_histogram_shared", plan.GLOBAL: "numpy_histogram_global"}
+
+
+# ---- launches ------------------------------------------------------------------------------------------------
+
+def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | None = None,
+               warp_aggregate: bool | None = None):
+    """Count `data` (a contiguous device array of rule.dtype, any shape) into `out` (rule.bins 8-byte counters on
+    the device: int64 / uint64 counts, or float64 sums with `weights`, a device array of data's size), zeroed
+    here, on the call's stream.  strategy / warp_aggregate: as numpy_plan.choose_strategy (None: the host's
+    choice: copies in shared memory while the bins fit, warp-aggregated global atomics beyond)."""
+    weighted = weights is not None
+    chosen, copies = plan.choose_strategy(rule.bins, weighted, strategy)
+    if warp_aggregate is None:
+        warp_aggregate = chosen == plan.GLOBAL and not weighted
+    call.memset32(out, 0, 2 * rule.bins)
+    if data.size == 0 or rule.bins == 0:
+        return out
+    weight_dtype = np.dtype(weights.dtype) if weighted else np.dtype(np.float32)
+    fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
+                    WEIGHTED=int(weighted), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
+                    WEIGHT_IS_HALF=int(weight_dtype == np.float16), WARP_AGGREGATE=int(bool(warp_aggregate)),
+                    **rule.defines())
+    edges = call.to_device(rule.edges)  # freed on the stream after the launch that reads it
+    grid = plan.grid_size(data.size, rule.dtype.itemsize, weighted, sms(call))
+    shared = rule.bins * copies * (8 if weighted else 4) if chosen == plan.SHARED else 0
+    fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata),
+                           int(weights.gpudata) if weighted else 0, np.int64(data.size), np.int32(rule.bins),
+                           *rule.arguments(), int(edges.gpudata), int(out.gpudata), shared_size=shared)
+    return out
+
+
+def device_min_max(data, call) -> tuple:
+    """(min, max) of a non-empty contiguous device array as NumPy scalars of its dtype ((nan, nan) if it holds a
+    NaN, as NumPy's a.min() and a.max()): min_max.cu's block partials, finished on the host (this waits)."""
+    dtype = np.dtype(data.dtype)
+    kdtype = plan.key_dtype(dtype)
+    grid = plan.min_max_grid(data.size, dtype.itemsize, sms(call))
+    fn = get_kernel("histogram/min_max.cu", "min_max_partials", device=call.device,
+                    VALUE_T=plan.VALUE_C_TYPES[dtype], VALUE_IS_HALF=int(dtype == np.float16),
+                    KEY_T=plan.VALUE_C_TYPES[kdtype], MIN_MAX_BLOCK=plan.MIN_MAX_BLOCK)
+    slot = grid * 8  # each partial array starts 8-byte aligned
+    scratch = call.scratch(3 * slot)
+    lowest, highest = plan._lowest_highest(dtype)
+    base = int(scratch.gpudata)
+    fn.prepared_async_call((grid, 1, 1), (plan.MIN_MAX_BLOCK, 1, 1), call.stream, int(data.gpudata),
+                           np.int64(data.size), plan._kernel_number(lowest), plan._kernel_number(highest), base,
+                           base + slot, base + 2 * slot)
+    host = call.to_host(scratch)
+    width = grid * kdtype.itemsize
+    mins, maxs = host[:width].view(kdtype), host[slot:slot + width].view(kdtype)
+    nans = host[2 * slot:2 * slot + 4 * grid].view(np.int32)
+    return numpy_models.finish_min_max(mins, maxs, nans, dtype)
+
+
+def _launch_convert(sums, out, call):
+    dtype = np.dtype(out.dtype)
+    fn = get_kernel("histogram/histogram_finish.cu", "histogram_convert", device=call.device,
+                    OUT_T=plan.VALUE_C_TYPES[dtype], OUT_IS_HALF=int(dtype == np.float16))
+    grid = max(1, min(-(-sums.size // 256), 4 * sms(call)))
+    fn.prepared_async_call((grid, 1, 1), (256, 1, 1), call.stream, int(sums.gpudata), int(out.gpudata),
+                           np.int64(sums.size))
+
+
+def _launch_density(sums, bin_edges, out, call):
+    widths = call.to_device(np.array(np.diff(bin_edges), float))
+    sum_type = "double" if np.dtype(sums.dtype).kind == "f" else "unsigned long long"
+    fn = get_kernel("histogram/histogram_finish.cu", "histogram_density", device=call.device, SUM_T=sum_type)
+    fn.prepared_async_call((1, 1, 1), (1024, 1, 1), call.stream, int(sums.gpudata), int(widths.gpudata),
+                           np.int32(sums.size), int(out.gpudata))
+
+
+# ---- arguments -----------------------------------------------------------------------------------------------
+
+def _prepared(x):
+    """x as arrays.begin takes it: a list, tuple or number as a NumPy array (as NumPy's array_like); a CuPy or torch
+    array that is not contiguous copied by its own library (a histogram does not depend on the order)."""
+    kind = arrays.kind_of(x)
+    if kind is None:
+        if isinstance(x, (list, tuple, int, float, np.generic)) and not isinstance(x, bool):
+            return np.asarray(x)
+        return x
+    if kind is arrays.CUPY and not x.flags.c_contiguous:
+        return sys.modules["cupy"].ascontiguousarray(x)
+    if kind is arrays.TORCH and x.is_cuda and not x.is_contiguous():
+        return x.contiguous()
+    return x
+
+
+def _is_device(x) -> bool:
+    kind = arrays.kind_of(x)
+    return kind is not None and kind is not arrays.NUMPY
+
+
+def _begin_weights(weights, call, what: str, stream, shape_message: str):
+    """The weights' Call, checked against x's: the same side (host or device), device and size."""
+    weights_call = arrays.begin(_prepared(weights), what=what, dtypes=plan.VALUE_DTYPES, ndim=None, stream=stream)
+    if (weights_call.kind is arrays.NUMPY) != (call.kind is arrays.NUMPY):
+        side = "a NumPy array" if call.kind is arrays.NUMPY else "a device array"
+        raise TypeError(f"{what}: expected {side} like x, got {arrays.describe(weights)}")
+    if weights_call.shape != call.shape:
+        raise ValueError(f"{shape_message} (x: {call.shape}, weights: {weights_call.shape})")
+    if weights_call.kind is not arrays.NUMPY and weights_call.device != call.device:
+        raise ValueError(f"{what}: on device {weights_call.device}, but x is on device {call.device}")
+    return weights_call
+
+
+def _weights_on_device(weights_call, call):
+    if weights_call is None:
+        return None
+    if weights_call.host is not None:
+        return call.to_device(np.ascontiguousarray(weights_call.host).ravel())
+    return weights_call.x
+
+
+def _device_edges_to_host(bins, stream) -> np.ndarray:
+    edges_call = arrays.begin(_prepared(bins), what="histogram: bins", dtypes=plan.EDGE_DTYPES, ndim=1, stream=stream)
+    with edges_call:
+        host = np.empty(edges_call.shape, edges_call.dtype)
+        driver.copy_dtoh(host.ctypes.data, int(edges_call.x.gpudata), host.nbytes, edges_call.stream)
+    return host
+
+
+def _edges_out(call, bin_edges: np.ndarray, bins):
+    """bin_edges in the caller's kind: NumPy's array for NumPy input; for device input the caller's own edges
+    array when it passed one (NumPy returns np.asarray(bins)), else a new array of its kind."""
+    if call.kind is arrays.NUMPY:
+        return bin_edges
+    if _is_device(bins):
+        return bins
+    edges = call.empty(bin_edges.shape, bin_edges.dtype)
+    uploaded = call.to_device(bin_edges)
+    call.copy(edges, uploaded, bin_edges.nbytes)
+    return call.finish(edges)
+
+
+def _finish(call, sums, rule, result_dtype, density: bool):
+    """The histogram in the caller's kind: counts (int64), sums converted to the weights' dtype, or the density."""
+    if density and call.kind is arrays.NUMPY:
+        counts = call.finish(sums)
+        if result_dtype != counts.dtype:
+            counts = counts.astype(result_dtype)
+        return plan.density(counts, rule.bin_edges)
+    if density:
+        out = call.empty((rule.bins,), np.float64)
+        if rule.bins:
+            _launch_density(sums, rule.bin_edges, out, call)
+        return call.finish(out)
+    if np.dtype(sums.dtype) == result_dtype:
+        return call.finish(sums)
+    out = call.empty((rule.bins,), result_dtype)
+    if rule.bins:
+        _launch_convert(sums, out, call)
+    return call.finish(out)
+
+
+# ---- the public functions ------------------------------------------------------------------------------------
+
+def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=None):  # noqa: A002  NumPy's names
+    """np.histogram on the GPU: (hist, bin_edges) with NumPy's meaning, for any integer or float array.
+
+    x: int8..int64, uint8..uint64, float16, float32 or float64, of any shape (flattened, as NumPy does): a NumPy
+    array (or a list), or a device array -- CuPy, torch CUDA tensor, pycuda GPUArray, Numba, any
+    __cuda_array_interface__ object -- used where it is (a non-contiguous CuPy or torch view is first made
+    contiguous by its library).  bins: an int (equal bins over the range) or a monotonically increasing 1-D array
+    of edges, host or device.  range: (min, max), or None for the data's min and max (one pass over the data on
+    the device, whose result comes to the host to make NumPy's edges).  Values outside the range are not counted;
+    the last bin is closed on the right; NaN is not counted with an explicit range or edges, and with range=None
+    it raises ValueError, as in NumPy.  weights: an array of x's shape of any of those dtypes, on x's side (host
+    or device): the histogram is then the sums of the weights, in the weights' dtype (summed in float64 on the
+    device).  density: NumPy's n / db / n.sum() (float64).
+
+    Returns (hist, bin_edges): int64 counts like NumPy's; the edges NumPy would return (float64 for integer data,
+    the data's float type for floats, or the edges given).  NumPy input gives NumPy arrays; device input gives
+    arrays of its kind on its device (the edges made from the host's, or the bins array given), on the call's
+    stream (`stream=` as for pyscan.scan).  Bin indices are NumPy's to the bit, values on edges included.
+    """
+    x = _prepared(x)
+    call = arrays.begin(x, what="histogram: x", dtypes=plan.VALUE_DTYPES, ndim=None, stream=stream)
+    device_bins = _is_device(bins)
+    rule = count = None
+    if device_bins:
+        rule = plan.edges_rule(call.dtype, _device_edges_to_host(bins, stream))
+    elif np.ndim(bins) == 0:
+        if isinstance(bins, str):
+            raise TypeError(f"`bins`: the estimators of NumPy ({bins!r}) are not supported: pass an int or edges")
+        count = plan.check_bins_count(bins)
+        if range is not None:
+            first, last = plan.check_range(range)
+            rule = plan.uniform_rule(call.dtype, count, first, last, explicit_range=True)
+    else:
+        rule = plan.edges_rule(call.dtype, bins)
+    if not isinstance(density, (bool, np.bool_)) and density is not None:
+        raise TypeError(f"density must be a bool, got {arrays.describe(density)}")
+    weights_call = None
+    if weights is not None:
+        weights_call = _begin_weights(weights, call, "histogram: weights", stream,
+                                      "weights should have the same shape as a.")
+    result_dtype = np.dtype(weights_call.dtype) if weights_call is not None else plan.COUNT_DTYPE
+    with call:
+        if rule is None:  # bins=int, range=None: NumPy's range is the data's min and max
+            if call.size == 0:
+                first, last = 0, 1
+            else:
+                first, last = device_min_max(call.x, call)
+                if not (np.isfinite(first) and np.isfinite(last)):
+                    raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
+            rule = plan.uniform_rule(call.dtype, count, first, last, explicit_range=False)
+        device_weights = _weights_on_device(weights_call, call)
+        sums_dtype = plan.SUM_DTYPE if device_weights is not None else plan.COUNT_DTYPE
+        if sums_dtype == result_dtype and not density:
+            sums = call.empty((rule.bins,), sums_dtype)
+        else:
+            sums = call.scratch((rule.bins,), sums_dtype)
+        count_into(call.x, device_weights, rule, sums, call=call)
+        hist = _finish(call, sums, rule, result_dtype, bool(density))
+        return hist, _edges_out(call, rule.bin_edges, bins)
+
+
+def bincount(x, weights=None, minlength=0, *, stream=None):
+    """np.bincount on the GPU: the number of occurrences of each value 0 .. max(x) in a 1-D array of non-negative
+    integers (int8..int64, uint8..uint64), at least `minlength` bins.
+
+    The length needs max(x), found by one pass on the device and read back (as is whether any value is negative,
+    which raises ValueError as NumPy does).  weights: an array of x's length, on x's side (host or device): the
+    result is then the float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input
+    gives a NumPy array, device input an array of its kind on its device, on the call's stream.
+    """
+    x = _prepared(x)
+    call = arrays.begin(x, what="bincount: x", dtypes=plan.BINCOUNT_DTYPES, ndim=1, stream=stream)
+    if isinstance(minlength, (bool, np.bool_)):
+        raise TypeError("minlength must be an int, got a bool")
+    try:
+        minlength = operator.index(minlength)
+    except TypeError:
+        raise TypeError(f"minlength must be an int, got {arrays.describe(minlength)}") from None
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    weights_call = None
+    if weights is not None:
+        weights_call = _begin_weights(weights, call, "bincount: weights", stream,
+                                      "The weights and list don't have the same length.")
+    with call:
+        length = minlength
+        if call.size:
+            low, high = device_min_max(call.x, call)
+            if low < 0:
+                raise ValueError(f"'list' argument must have no negative elements (found {low})")
+            length = max(length, int(high) + 1)
+        rule = plan.bincount_rule(call.dtype, length)
+        device_weights = _weights_on_device(weights_call, call)
+        out = call.empty((length,), plan.SUM_DTYPE if device_weights is not None else plan.COUNT_DTYPE)
+        count_into(call.x, device_weights, rule, out, call=call)
+        return call.finish(out)
+
+
+# ---- the byte histogram's registry: the same kernels on bytes ------------------------------------------------
+
+_byte_rule = functools.lru_cache(maxsize=None)(plan.byte_rule)
+
+
+def _byte_driver(strategy: str):
+    def driver_(data, bins, *, call, letters=False, out=None):
+        rule = _byte_rule(bins, letters)
+        if out is None:
+            out = call.empty((rule.bins,), BYTE_COUNT_DTYPE)
+        return count_into(data, None, rule, out, call=call, strategy=strategy)
+
+    driver_.__name__ = f"numpy_{strategy}_driver"
+    driver_.__doc__ = f"The byte histogram through {FUNCTIONS[strategy]} (NumPy's rule for range (0, 256))."
+    return driver_
+
+
+def _byte_model(strategy: str):
+    def model(data, bins, *, letters=False, sms=132, return_stats=False):
+        rule = _byte_rule(bins, letters)
+        counts, stats = numpy_models.numpy_histogram_model(np.asarray(data, dtype=np.uint8), rule, strategy=strategy,
+                                                           sms=sms, return_stats=True)
+        counts = counts.astype(BYTE_COUNT_DTYPE)
+        stats = {"global_atomics": stats["global_atomics"], "shared_atomics": stats["shared_atomics"]}
+        return (counts, stats) if return_stats else counts
+
+    model.__name__ = f"numpy_{strategy}_model"
+    return model
+
+
+KERNELS = ("histogram/numpy_histogram.cu", "histogram/numpy_bins.cuh", "histogram/element_loads.cuh")
+HISTOGRAMS.register(
+    "numpy_shared_copies", _byte_driver(plan.SHARED), kernels=("histogram/numpy_histogram.cu",),
+    source="PMPP §9.4-9.5 carried to NumPy's bins",
+    summary=f"any dtype, NumPy's bin arithmetic; up to {plan.MAX_COPIES} private copies per block in shared "
+            "memory, 16-byte loads, one commit per nonzero bin",
+    model=_byte_model(plan.SHARED))
+HISTOGRAMS.register(
+    "numpy_global_atomics", _byte_driver(plan.GLOBAL), kernels=("histogram/numpy_histogram.cu",),
+    source="PMPP §9.3 and §9.6 (aggregation across a warp)",
+    summary="any dtype, any number of bins: global atomics, the lanes of a warp on one bin added as one",
+    model=_byte_model(plan.GLOBAL))

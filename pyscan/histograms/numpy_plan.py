@@ -1,0 +1,345 @@
+"""np.histogram's and np.bincount's contract worked out on the host, for the kernels of
+kernels/histogram/numpy_histogram.cu: the bin rule (NumPy's edges and the constants of its bin arithmetic),
+the strategy (private copies in shared memory or global atomics) and the grid.  Needs only NumPy.
+
+NumPy computes a value's bin (numpy/lib/_histograms_impl.py, histogram) as
+
+* bins=int, the fast path for equal bins: keep first_edge <= x <= last_edge (compared as NumPy compares x's dtype
+  with the edge's type), t = x as the bin type BT (the edges' dtype), f = ((t - first_edge) / norm_denom) * bins
+  (subtraction in BT, the rest in DT = the type of BT / norm_denom), index = int(f), bins -> bins - 1, then one
+  step down if t < edges[index], or up if t >= edges[index + 1] and index is not the last bin;
+* bins=edges: searchsorted of the edges in the data (compared in the common type of both): bin i holds
+  edges[i] <= x < edges[i + 1], the last bin also x == edges[-1].
+
+BinRule holds what the kernel needs for that, every constant made by NumPy itself from a 0-element array of the
+data's dtype (np.histogram(np.empty(0, dtype), bins, range) gives the very edges, and NumPy's errors for a bad
+range or too many bins).  The comparison with the range is done on the device in the data's own type: the host
+finds the smallest and largest values of the dtype NumPy keeps (lo, hi), by bisection over the dtype's values
+with NumPy's own comparison.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+VALUE_C_TYPES = {
+    np.dtype(np.int8): "signed char", np.dtype(np.int16): "short", np.dtype(np.int32): "int",
+    np.dtype(np.int64): "long long", np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short",
+    np.dtype(np.uint32): "unsigned int", np.dtype(np.uint64): "unsigned long long", np.dtype(np.float16): "__half",
+    np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+}
+VALUE_DTYPES = tuple(VALUE_C_TYPES)  # the dtypes histogram() takes (data and weights)
+BINCOUNT_DTYPES = tuple(d for d in VALUE_DTYPES if d.kind in "iu")  # np.bincount: integers only
+EDGE_DTYPES = VALUE_DTYPES  # the dtypes of explicit edges
+
+UNIFORM, EDGES, BINCOUNT = "uniform", "edges", "bincount"
+MODE_MACROS = {UNIFORM: 0, EDGES: 1, BINCOUNT: 2}
+MAX_BINS = 2**31 - 1  # bins are int on the device
+COUNT_DTYPE = np.dtype(np.int64)  # NumPy's counts (intp)
+SUM_DTYPE = np.dtype(np.float64)  # what weights are summed in on the device
+
+# ---- launch configuration, shared by the drivers and the models ----------------------------------------------
+BLOCK = 512  # threads per block
+BLOCKS_PER_SM = 4  # 2048 resident threads per SM / 512
+SHARED_BYTES = 48 * 1024  # the private copies of one block (the default dynamic shared-memory limit)
+MAX_COPIES = 16  # private copies per block of small histograms (as the fast byte kernel)
+MAX_BLOCK_COUNT = 2**30  # no block counts more than this many elements: its 32-bit shared counters cannot overflow
+SHARED, GLOBAL = "shared_copies", "global_atomics"
+MIN_MAX_BLOCK = 256
+MIN_MAX_BLOCKS_PER_SM = 8
+
+
+def key_dtype(dtype) -> np.dtype:
+    """The dtype the device compares values in: the data's own, float32 for float16 (exact)."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _c_type(dtype) -> str:
+    """The C type of a key or edge dtype."""
+    return VALUE_C_TYPES[key_dtype(dtype)]
+
+
+def _bits(dtype) -> int:
+    return np.dtype(dtype).itemsize * 8
+
+
+def _float_c_type(bits: int) -> str:
+    return "double" if bits == 64 else "float"  # float16 is emulated in float, rounded to half after each step
+
+
+def _kernel_number(value):
+    """A Python number the launcher packs as its C type (numpy scalars as int or float)."""
+    value = np.asarray(value)[()]
+    return int(value) if np.dtype(type(value)).kind in "iub" else float(value)
+
+
+@dataclass(frozen=True, eq=False)
+class BinRule:
+    """One histogram's bins as the kernels compute them (numpy_bins.cuh's BinRule)."""
+
+    mode: str  # UNIFORM, EDGES or BINCOUNT
+    dtype: np.dtype  # the data's
+    bins: int
+    edges: np.ndarray  # what the kernel compares with: BT's edges (UNIFORM) or the common type's (EDGES)
+    bin_edges: np.ndarray | None = None  # the edges np.histogram returns (None for bincount)
+    lo: object = 0  # UNIFORM: the values kept are lo <= x <= hi (key dtype)
+    hi: object = 0
+    first_edge: object = 0.0  # UNIFORM: in the bin type
+    norm_denom: object = 0.0  # UNIFORM: in DT
+    bins_as_div: object = 0.0  # UNIFORM: bins in DT
+    bt_bits: int = 64
+    dt_bits: int = 64
+
+    def defines(self) -> dict:
+        """The #defines of numpy_bins.cuh for this rule."""
+        return {
+            "VALUE_T": VALUE_C_TYPES[self.dtype], "VALUE_IS_HALF": int(self.dtype == np.float16),
+            "KEY_T": _c_type(self.dtype), "BIN_MODE": MODE_MACROS[self.mode], "EDGE_T": _c_type(self.edges.dtype),
+            "BT_BITS": self.bt_bits, "DIV_T": _float_c_type(self.dt_bits), "DT_BITS": self.dt_bits,
+        }
+
+    def arguments(self) -> tuple:
+        """(lo, hi, first_edge, norm_denom, bins_as_div) as the kernel takes them."""
+        first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
+        return tuple(_kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div))
+
+
+# ---- NumPy's own helpers, as numpy/lib/_histograms_impl.py has them ------------------------------------------
+
+def _unsigned_subtract(a, b):
+    """a - b as NumPy's histogram computes norm_denom: integers subtracted as unsigned, so the width of a range
+    that spans more than the signed type holds is right."""
+    signed_to_unsigned = {np.byte: np.ubyte, np.short: np.ushort, np.intc: np.uintc, np.int_: np.uint,
+                          np.longlong: np.ulonglong}
+    dt = np.result_type(a, b)
+    unsigned = signed_to_unsigned.get(dt.type)
+    if unsigned is None:
+        return np.subtract(a, b, dtype=dt)
+    return np.subtract(np.asarray(a, dtype=dt), np.asarray(b, dtype=dt), casting="unsafe", dtype=unsigned)
+
+
+def _expanded(first_edge, last_edge):
+    """NumPy's _get_outer_edges after its checks: an empty range widened by 0.5 on each side."""
+    if first_edge == last_edge:
+        first_edge = first_edge - 0.5
+        last_edge = last_edge + 0.5
+    return first_edge, last_edge
+
+
+# ---- the values of a dtype in order, for the kept range ------------------------------------------------------
+
+def _ordered_values(dtype):
+    """(first key, last key, value(key)): the dtype's values (NaN left out) as consecutive integers, in order."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max), dtype.type
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    top = int(np.array(np.inf, dtype).view(unsigned))
+    sign = 1 << (8 * dtype.itemsize - 1)
+
+    def value(key):
+        return np.array(key if key >= 0 else sign | -key, unsigned).view(dtype)[()]
+
+    return -top, top, value
+
+
+def _first_true(predicate, low: int, high: int):
+    """The first key in [low, high] where a monotone (False ... True) predicate is true, or None."""
+    if not predicate(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if predicate(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _scalar_key(value) -> tuple:
+    return type(value).__name__, value
+
+
+@functools.lru_cache(maxsize=512)
+def _kept_range(dtype_str: str, first: tuple, last: tuple) -> tuple:
+    """(lo, hi): the smallest and largest values x of the dtype with first_edge <= x <= last_edge as NumPy compares
+    an array of the dtype with those scalars (np.array([x], dtype) >= first_edge); (highest, lowest) if none."""
+    dtype = np.dtype(dtype_str)
+    first_edge, last_edge = first[1], last[1]
+    low, high, value = _ordered_values(dtype)
+
+    def at_least_first(key):
+        return bool((np.array([value(key)], dtype) >= first_edge)[0])
+
+    def above_last(key):
+        return not bool((np.array([value(key)], dtype) <= last_edge)[0])
+
+    lo = _first_true(at_least_first, low, high)
+    past = _first_true(above_last, low, high)
+    hi = high if past is None else past - 1
+    if lo is None or hi < low or hi < lo:
+        return value(high), value(low)  # nothing is kept
+    return value(lo), value(hi)
+
+
+def _lowest_highest(dtype) -> tuple:
+    """The key dtype's lowest and highest values (-inf and inf for floats)."""
+    dtype = key_dtype(dtype)
+    if dtype.kind == "f":
+        return dtype.type(-np.inf), dtype.type(np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min), dtype.type(info.max)
+
+
+# ---- the rules ------------------------------------------------------------------------------------------------
+
+def check_bins_count(bins) -> int:
+    """An integer bins argument as NumPy checks it (operator.index; at least 1), and at most MAX_BINS."""
+    try:
+        count = operator.index(bins)
+    except TypeError:
+        raise TypeError(f"`bins` must be an integer or an array of edges, got {type(bins).__name__} {bins!r}"[:200]
+                        ) from None
+    if count < 1:
+        raise ValueError(f"`bins` must be positive, when an integer (got {count})")
+    if count > MAX_BINS:
+        raise ValueError(f"`bins`: at most {MAX_BINS} bins, got {count}")
+    return count
+
+
+def check_range(range_) -> tuple:
+    """A range as NumPy takes it (two real numbers, first <= last, both finite), checked before any GPU work."""
+    try:
+        first_edge, last_edge = range_
+    except (TypeError, ValueError):
+        raise TypeError(f"range must be a pair (min, max) of numbers or None, got {range_!r}"[:200]) from None
+    for edge in (first_edge, last_edge):
+        if isinstance(edge, (bool, np.bool_)) or not isinstance(edge, (int, float, np.integer, np.floating)):
+            raise TypeError(f"range must be a pair of real numbers (int, float or NumPy scalars), got {range_!r}"[:200])
+    if first_edge > last_edge:
+        raise ValueError("max must be larger than min in range parameter.")
+    if not (np.isfinite(first_edge) and np.isfinite(last_edge)):
+        raise ValueError(f"supplied range of [{first_edge}, {last_edge}] is not finite")
+    return first_edge, last_edge
+
+
+def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: bool) -> BinRule:
+    """bins equal bins over [first_edge, last_edge]: the range given (explicit_range) or the data's min and max
+    (NumPy scalars of the data's dtype, already checked finite; every non-NaN value is then kept)."""
+    dtype = np.dtype(dtype)
+    with np.errstate(all="ignore"):
+        bin_edges = np.histogram(np.empty(0, dtype), bins=bins, range=(first_edge, last_edge))[1]
+        first, last = _expanded(first_edge, last_edge)
+        bin_type = bin_edges.dtype
+        norm_denom = _unsigned_subtract(last, first)
+        div_type = (np.zeros(1, bin_type) / norm_denom).dtype
+        if _unsigned_subtract(np.zeros(1, bin_type), first).dtype != bin_type or div_type.kind != "f":
+            raise TypeError(f"histogram: a range of {type(first_edge).__name__} and {type(last_edge).__name__} "
+                            f"with {dtype} data is not supported")
+        first_bt = np.asarray(first).astype(bin_type)[()]
+        norm_dt = np.asarray(norm_denom).astype(div_type)[()]
+        bins_dt = (np.ones(1, div_type) * bins)[0]
+    if explicit_range:
+        lo, hi = _kept_range(dtype.str, _scalar_key(first), _scalar_key(last))
+    else:
+        lo, hi = _lowest_highest(dtype)
+    kdtype = key_dtype(dtype)
+    edge_dtype = np.dtype(np.float64) if bin_type == np.float64 else np.dtype(np.float32)
+    return BinRule(UNIFORM, dtype, bins, bin_edges.astype(edge_dtype), bin_edges, lo=kdtype.type(lo),
+                   hi=kdtype.type(hi), first_edge=first_bt, norm_denom=norm_dt, bins_as_div=bins_dt,
+                   bt_bits=_bits(bin_type), dt_bits=_bits(div_type))
+
+
+def check_edges(edges) -> np.ndarray:
+    """Explicit edges (a host array or sequence) as NumPy checks them: 1-D, monotonically increasing; and numeric
+    without NaN (pyscan's limit: NumPy would sort NaN edges after every value)."""
+    edges = np.asarray(edges)
+    if edges.ndim != 1:
+        raise ValueError(f"`bins` must be 1d, when an array (got shape {edges.shape})")
+    if edges.dtype not in EDGE_DTYPES:
+        raise TypeError(f"`bins`: edges of dtype {edges.dtype} are not supported: expected one of "
+                        f"{', '.join(str(d) for d in EDGE_DTYPES)}")
+    if edges.size == 0:
+        raise ValueError("`bins`: expected at least one edge, got none")
+    if edges.dtype.kind == "f" and np.isnan(edges).any():
+        raise ValueError("`bins`: the edges hold NaN, which pyscan does not take (NumPy would sort it last)")
+    if np.any(edges[:-1] > edges[1:]):
+        raise ValueError("`bins` must increase monotonically, when an array")
+    if edges.size - 1 > MAX_BINS:
+        raise ValueError(f"`bins`: at most {MAX_BINS} bins, got {edges.size - 1}")
+    return edges
+
+
+def edges_rule(dtype, edges) -> BinRule:
+    """Bins between explicit edges (checked by check_edges), compared in NumPy's common type of data and edges."""
+    dtype = np.dtype(dtype)
+    edges = check_edges(edges)
+    common = np.promote_types(dtype, edges.dtype)
+    search = edges.astype(common).astype(key_dtype(common))
+    return BinRule(EDGES, dtype, edges.size - 1, search, edges)
+
+
+def bincount_rule(dtype, length: int) -> BinRule:
+    """np.bincount's bins: value v in bin v, for length bins."""
+    if length > MAX_BINS:
+        raise ValueError(f"bincount: max(x) + 1 = {length} bins is more than the {MAX_BINS} the kernels take")
+    return BinRule(BINCOUNT, np.dtype(dtype), int(length), np.zeros(1, np.float32))
+
+
+LETTER_EDGES = np.array([97, 101, 105, 109, 113, 117, 121, 122.5])  # a-d ... u-x, y-z (the last bin closed)
+
+
+def byte_rule(bins: int, letters: bool = False) -> BinRule:
+    """The byte histogram's bins as a NumPy rule: np.histogram(range=(0, 256)), or PMPP Fig. 9.1's letter bins as
+    edges (the letter a has code 97; y-z is [121, 122.5], closed, so '{' (123) is left out)."""
+    if letters:
+        return edges_rule(np.uint8, LETTER_EDGES)
+    return uniform_rule(np.uint8, bins, 0, 256, explicit_range=True)
+
+
+# ---- strategy and grid ----------------------------------------------------------------------------------------
+
+def choose_strategy(bins: int, weighted: bool, strategy: str | None = None) -> tuple:
+    """(strategy, copies): private copies in shared memory while one copy fits in SHARED_BYTES (as many copies, a
+    power of two up to MAX_COPIES, as fit), else atomics on the global histogram.  strategy= forces one (a forced
+    SHARED must fit)."""
+    counter = 8 if weighted else 4
+    copies = 0
+    if bins * counter <= SHARED_BYTES:
+        copies = 1
+        while copies < MAX_COPIES and bins * counter * copies * 2 <= SHARED_BYTES:
+            copies *= 2
+    if strategy == GLOBAL or (strategy is None and copies == 0):
+        return GLOBAL, 0
+    if copies == 0:
+        raise ValueError(f"{bins} bins of {counter}-byte counters do not fit in {SHARED_BYTES} bytes of shared memory")
+    return SHARED, copies
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def grid_size(n: int, itemsize: int, weighted: bool, sms: int) -> int:
+    """Blocks of BLOCK threads: enough to fill the device (BLOCKS_PER_SM per SM) but no more than the data needs
+    (one 16-byte vector per thread, or one weighted element), and enough that no block counts more than
+    MAX_BLOCK_COUNT elements."""
+    per_thread = 1 if weighted else max(1, 16 // itemsize)
+    grid = min(_ceil_div(n, BLOCK * per_thread), BLOCKS_PER_SM * sms)
+    return max(1, grid, _ceil_div(n, MAX_BLOCK_COUNT))
+
+
+def min_max_grid(n: int, itemsize: int, sms: int) -> int:
+    return max(1, min(_ceil_div(n, MIN_MAX_BLOCK * max(1, 16 // itemsize)), MIN_MAX_BLOCKS_PER_SM * sms))
+
+
+def density(counts: np.ndarray, bin_edges: np.ndarray) -> np.ndarray:
+    """density=True as NumPy computes it: n / db / n.sum(), db the widths in float64."""
+    widths = np.array(np.diff(bin_edges), float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return counts / widths / counts.sum()

@@ -1,0 +1,290 @@
+"""pyscan.histogram and pyscan.bincount on the GPU against np.histogram and np.bincount: every dtype, values on and
+next to the edges, out of range, NaN, weights, density, 0 and 1 elements, NumPy / CuPy / torch / pycuda / Numba
+input (each skips where its library is absent), large inputs with 100, 4096 and 2^20 bins, skewed data (all in
+one bin), non-contiguous views, both strategies forced.  Counts are compared exactly; float weights within the
+bound of tests/unit/test_histogram_numpy.py."""
+
+import numpy as np
+import pytest
+
+import pyscan
+from pyscan.histograms import numpy_histogram as nh
+from pyscan.histograms import numpy_plan as plan
+from pyscan.runtime import arrays
+
+DTYPES = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                                np.float16, np.float32, np.float64)]
+INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
+DEVICE_KINDS = ["cupy", "torch", "pycuda", "numba"]
+
+
+def _library(kind):
+    if kind == "pycuda":
+        pyscan.runtime.loader.pycuda_context()
+        import pycuda.gpuarray as ga
+
+        return ga
+    if kind == "numba":
+        numba_cuda = pytest.importorskip("numba.cuda")
+        if not numba_cuda.is_available():
+            pytest.skip("numba.cuda sees no GPU")
+        return numba_cuda
+    return pytest.importorskip(kind) if kind != "numpy" else np
+
+
+def to_kind(host, kind):
+    lib = _library(kind)
+    if kind == "numpy":
+        return host.copy()
+    if kind == "pycuda":
+        return lib.to_gpu(host)
+    if kind == "cupy":
+        return lib.asarray(host)
+    if kind == "torch":
+        if host.dtype in (np.uint16, np.uint32, np.uint64) and not hasattr(lib, "uint32"):
+            pytest.skip("this torch has no unsigned types beyond uint8")
+        return lib.from_numpy(host.copy()).cuda()
+    return lib.to_device(host)
+
+
+def to_numpy(x):
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.asarray(x)
+    module = type(x).__module__.split(".")[0]
+    if module == "cupy":
+        return x.get()
+    if module == "torch":
+        return x.cpu().numpy()
+    if module == "numba":
+        return x.copy_to_host()
+    return x.get()
+
+
+def _module(x):
+    return type(x).__module__.split(".")[0]
+
+
+def _data(dtype, n, rng):
+    if dtype.kind == "f":
+        return (rng.standard_normal(n) * 3).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), n, endpoint=True).astype(dtype)
+
+
+def _with_edges(x, bins, range_):
+    """x, plus NumPy's edges for (bins, range) as x's dtype and their neighbours up and down."""
+    try:
+        edges = np.histogram(np.empty(0, x.dtype), bins, range_ if range_ is not None else (x.min(), x.max()))[1]
+    except ValueError:
+        return x
+    e = edges.astype(x.dtype)
+    if x.dtype.kind == "f":
+        more = [e, np.nextafter(e, x.dtype.type(np.inf)), np.nextafter(e, x.dtype.type(-np.inf))]
+    else:
+        info = np.iinfo(x.dtype)
+        more = [e, np.array([min(int(v) + 1, info.max) for v in e], x.dtype),
+                np.array([max(int(v) - 1, info.min) for v in e], x.dtype)]
+    return np.concatenate([x] + more)
+
+
+def _same(got, want):
+    hist, edges = to_numpy(got[0]), to_numpy(got[1])
+    assert hist.dtype == want[0].dtype and edges.dtype == want[1].dtype
+    np.testing.assert_array_equal(edges, want[1])
+    np.testing.assert_array_equal(hist, want[0])
+
+
+# ---- NumPy input: every dtype, bins, range -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("bins", [1, 7, 100, 4096])
+@pytest.mark.parametrize("range_", [None, (-3.0, 3.0), (0.1, 2.7), (np.float32(-1.3), np.float32(2))],
+                         ids=["none", "float", "fraction", "float32"])
+def test_numpy_input_equals_numpy(dtype, bins, range_, rng):
+    x = _with_edges(_data(dtype, 20_011, rng), bins, range_)
+    try:
+        want = np.histogram(x, bins, range_)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=str(exc)[:20]):
+            pyscan.histogram(x, bins, range_)
+        return
+    _same(pyscan.histogram(x, bins, range_), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_explicit_edges(dtype, rng):
+    x = _data(dtype, 30_001, rng)
+    for edges in (np.array([-5.0, -1.5, 0.0, 0.25, 3.0, 100.0]), np.array([-3, 0, 0, 1, 5, 5]),
+                  np.array([-np.inf, 0.0, np.inf]), np.sort(rng.standard_normal(3000))):
+        data = np.concatenate([x, edges[np.isfinite(edges)].astype(dtype)])
+        _same(pyscan.histogram(data, edges), np.histogram(data, edges))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)], ids=str)
+def test_nan_and_inf(dtype, rng):
+    x = _data(dtype, 10_000, rng)
+    x[::97] = np.nan
+    x[::101] = np.inf
+    _same(pyscan.histogram(x, 50, (-2, 2)), np.histogram(x, 50, (-2, 2)))
+    _same(pyscan.histogram(x, np.array([-np.inf, 0, np.inf])), np.histogram(x, np.array([-np.inf, 0, np.inf])))
+    with pytest.raises(ValueError, match="autodetected range of \\[nan, nan\\] is not finite"):
+        pyscan.histogram(x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_zero_and_one_element(dtype):
+    for x in (np.zeros(0, dtype), np.full(1, 3, dtype), np.full(1000, 3, dtype)):
+        for range_ in (None, (0, 10)):
+            _same(pyscan.histogram(x, 10, range_), np.histogram(x, 10, range_))
+
+
+def test_n_dimensional_and_lists(rng):
+    x = rng.standard_normal((64, 33, 5)).astype(np.float32)
+    _same(pyscan.histogram(x, 20), np.histogram(x, 20))
+    _same(pyscan.histogram(x[:, ::2, 1:], 20), np.histogram(x[:, ::2, 1:], 20))  # a non-contiguous NumPy view
+    _same(pyscan.histogram([1, 2, 2, 3, 7], bins=[0, 2, 5, 7]), np.histogram([1, 2, 2, 3, 7], bins=[0, 2, 5, 7]))
+
+
+# ---- weights and density ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy", "torch"])
+@pytest.mark.parametrize("weight_dtype", [np.float16, np.float32, np.float64, np.int32], ids=lambda d: np.dtype(d).name)
+def test_weights(kind, weight_dtype, rng):
+    x = _data(np.dtype(np.float32), 200_003, rng)
+    weights = ((rng.standard_normal(x.size) * 10) if np.dtype(weight_dtype).kind == "f"
+               else rng.integers(0, 100, x.size)).astype(weight_dtype)
+    for bins, range_ in ((100, None), (4096, (-2, 2)), (2**14, (-5, 5))):
+        got = pyscan.histogram(to_kind(x, kind), bins, range_, weights=to_kind(weights, kind))
+        assert _module(got[0]) == kind
+        want = np.histogram(x, bins, range_, weights=weights)
+        hist = to_numpy(got[0])
+        assert hist.dtype == want[0].dtype
+        if np.dtype(weight_dtype).kind == "f":
+            eps = np.finfo(weight_dtype).eps
+            bound = (x.size / 65536 + 2) * eps * np.histogram(x, bins, range_, weights=np.abs(weights.astype(float)))[0]
+            assert np.all(np.abs(hist.astype(float) - want[0].astype(float)) <= bound + 1e-300)
+        else:
+            np.testing.assert_array_equal(hist, want[0])
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+def test_density(kind, rng):
+    x = _data(np.dtype(np.float64), 100_000, rng)
+    for bins in (30, np.array([-10.0, -1.0, 0.0, 0.5, 3.0, 40.0])):
+        got = pyscan.histogram(to_kind(x, kind), bins if kind == "numpy" or np.ndim(bins) == 0 else
+                               to_kind(bins, kind), density=True)
+        np.testing.assert_array_equal(to_numpy(got[0]), np.histogram(x, bins, density=True)[0])
+        weights = rng.random(x.size)
+        got = pyscan.histogram(to_kind(x, kind), bins, weights=to_kind(weights, kind), density=True)
+        np.testing.assert_allclose(to_numpy(got[0]), np.histogram(x, bins, weights=weights, density=True)[0],
+                                   rtol=1e-9)
+
+
+# ---- device kinds ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", DEVICE_KINDS)
+@pytest.mark.parametrize("dtype", [np.dtype(np.int32), np.dtype(np.float32), np.dtype(np.float16),
+                                   np.dtype(np.uint8), np.dtype(np.int64)], ids=str)
+def test_device_kinds(kind, dtype, rng):
+    host = _data(dtype, 100_001, rng)
+    x = to_kind(host, kind)
+    for bins, range_ in ((10, None), (256, (0, 100)), (np.array([-7.0, 0.0, 1.0, 50.0]), None)):
+        got = pyscan.histogram(x, bins, range_)
+        assert _module(got[0]) == kind and _module(got[1]) == kind
+        _same(got, np.histogram(host, bins, range_))
+    np.testing.assert_array_equal(to_numpy(x), host)  # the input is untouched
+
+
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+def test_device_edges_come_back_as_given(kind, rng):
+    host = _data(np.dtype(np.float32), 10_000, rng)
+    edges = to_kind(np.array([-3.0, -1.0, 0.0, 2.0, 3.0]), kind)
+    hist, bin_edges = pyscan.histogram(to_kind(host, kind), edges)
+    assert bin_edges is edges
+    np.testing.assert_array_equal(to_numpy(hist), np.histogram(host, to_numpy(edges))[0])
+
+
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+def test_non_contiguous_device_views(kind, rng):
+    host = _data(np.dtype(np.float32), (300, 201), rng)
+    x = to_kind(host, kind)
+    for view, host_view in ((x[::2], host[::2]), (x[:, 1::3], host[:, 1::3]), (x.T, host.T)):
+        _same(pyscan.histogram(view, 64), np.histogram(host_view, 64))
+        _same(pyscan.histogram(view, 64, (-1, 1)), np.histogram(host_view, 64, (-1, 1)))
+
+
+def test_torch_stream(rng):
+    torch = pytest.importorskip("torch")
+    host = _data(np.dtype(np.float32), 1 << 20, rng)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x = torch.from_numpy(host).cuda()
+        hist, edges = pyscan.histogram(x, 100, (-3, 3))
+        counts = pyscan.bincount((x.abs() * 10).to(torch.int32))
+    stream.synchronize()
+    np.testing.assert_array_equal(hist.cpu().numpy(), np.histogram(host, 100, (-3, 3))[0])
+    np.testing.assert_array_equal(counts.cpu().numpy(), np.bincount((np.abs(host) * 10).astype(np.int32)))
+
+
+# ---- large inputs, many bins, skew -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint8)], ids=str)
+@pytest.mark.parametrize("bins", [100, 4096, 2**20])
+@pytest.mark.parametrize("skew", [0.0, 0.9, 1.0])
+def test_large(kind, dtype, bins, skew, rng):
+    n = 1 << 24
+    host = (rng.random(n) * 1000).astype(dtype) if dtype.kind == "f" else rng.integers(0, 255, n).astype(dtype)
+    hot = rng.random(n) < skew
+    host[hot] = 7
+    x = to_kind(host, kind)
+    range_ = (0, 1000) if dtype.kind == "f" else (0, 256)
+    _same(pyscan.histogram(x, bins, range_), np.histogram(host, bins, range_))
+    if bins == 100:
+        _same(pyscan.histogram(x, bins), np.histogram(host, bins))
+
+
+@pytest.mark.parametrize("strategy", [plan.SHARED, plan.GLOBAL])
+@pytest.mark.parametrize("warp_aggregate", [False, True])
+@pytest.mark.parametrize("bins", [1, 100, 4096])
+def test_strategies_forced(strategy, warp_aggregate, bins, rng):
+    host = (rng.random(1_000_003) * 10).astype(np.float32)
+    host[::3] = 5.0
+    rule = plan.uniform_rule(host.dtype, bins, 0, 10, explicit_range=True)
+    call = arrays.begin(host, what="x", dtypes=plan.VALUE_DTYPES, ndim=None)
+    with call:
+        out = call.empty((bins,), np.int64)
+        nh.count_into(call.x, None, rule, out, call=call, strategy=strategy, warp_aggregate=warp_aggregate)
+        counts = call.to_host(out)
+    np.testing.assert_array_equal(counts, np.histogram(host, bins, (0, 10))[0])
+
+
+# ---- bincount -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy", "torch"])
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)
+def test_bincount(kind, dtype, rng):
+    high = min(np.iinfo(dtype).max, 999)
+    host = rng.integers(0, high, 100_003, endpoint=True).astype(dtype)
+    x = to_kind(host, kind)
+    got = pyscan.bincount(x)
+    assert _module(got) == kind
+    np.testing.assert_array_equal(to_numpy(got), np.bincount(host))
+    np.testing.assert_array_equal(to_numpy(pyscan.bincount(x, minlength=5000)), np.bincount(host, minlength=5000))
+    weights = rng.standard_normal(host.size)
+    np.testing.assert_allclose(to_numpy(pyscan.bincount(x, weights=to_kind(weights, kind))),
+                               np.bincount(host, weights), rtol=1e-9, atol=1e-9)
+    if dtype.kind == "i":
+        bad = host.copy()
+        bad[777] = -1
+        with pytest.raises(ValueError, match="negative"):
+            pyscan.bincount(to_kind(bad, kind))
+
+
+def test_bincount_large_and_empty(rng):
+    host = rng.integers(0, 1000, 1 << 24).astype(np.int64)
+    np.testing.assert_array_equal(pyscan.bincount(host), np.bincount(host))
+    skewed = np.full(1 << 24, 2**20 - 1, np.int32)
+    skewed[::11] = rng.integers(0, 2**20, skewed[::11].size)
+    np.testing.assert_array_equal(pyscan.bincount(skewed), np.bincount(skewed))
+    np.testing.assert_array_equal(pyscan.bincount(np.zeros(0, np.int32), minlength=4), np.zeros(4, np.int64))

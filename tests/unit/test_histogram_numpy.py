@@ -1,0 +1,366 @@
+"""pyscan.histogram / pyscan.bincount without a GPU: the host's rules (numpy_plan) and the kernels' NumPy
+step-models (numpy_models) against np.histogram and np.bincount for every dtype, values on and next to the edges,
+out of range, NaN and inf, weights, density, 0 and 1 elements; the strategy and the grid; the kernels' argument
+types; and the checks made before anything reaches the GPU.
+
+Counts are compared exactly.  Float weights are summed in float64 on the device where NumPy sums each block of
+65536 elements in float64 and adds the blocks in the weights' dtype, so the sums differ by at most
+(n / 65536 + 2) rounding errors of the weights' dtype times the sum of |w| of the bin (the bound checked here)."""
+
+import numpy as np
+import pytest
+
+import pyscan
+from pyscan.histograms import numpy_models as nm
+from pyscan.histograms import numpy_plan as plan
+from pyscan.runtime.loader import build_source, signature
+
+DTYPES = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                                np.float16, np.float32, np.float64)]
+INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
+
+
+def _data(dtype, n, rng):
+    if dtype.kind == "f":
+        return (rng.standard_normal(n) * 3).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), n, endpoint=True).astype(dtype)
+
+
+def _neighbours(edges, dtype):
+    """The edges as the data's dtype, and the next value up and down: where the bin arithmetic must be exact."""
+    e = edges.astype(dtype)
+    if dtype.kind == "f":
+        return np.concatenate([e, np.nextafter(e, dtype.type(np.inf)), np.nextafter(e, dtype.type(-np.inf))])
+    info = np.iinfo(dtype)
+    up = np.array([min(int(v) + 1, info.max) for v in e], dtype)
+    down = np.array([max(int(v) - 1, info.min) for v in e], dtype)
+    return np.concatenate([e, up, down])
+
+
+def _same(got, want):
+    assert got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+def _outcome(function):
+    try:
+        return function()
+    except (ValueError, TypeError, OverflowError) as exc:
+        return exc
+
+
+def _same_outcome(data, bins, range_=None):
+    got = _outcome(lambda: nm.histogram_model(data, bins, range_, sms=2))
+    want = _outcome(lambda: np.histogram(data, bins, range_))
+    if isinstance(want, Exception):
+        assert type(got) is type(want) and str(want) in str(got), (got, want)
+    else:
+        assert not isinstance(got, Exception), got
+        _same(got, want)
+
+
+# ---- equal bins: every dtype, every kind of range ----------------------------------------------------------
+
+RANGES = [None, (-3.0, 3.0), (0.1, 0.7), (np.float32(0.1), np.float32(2.7)), (-1, 2), (0, 256),
+          (np.float64(-2.2), np.float64(1.1)), (-100.5, 300.25)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("bins", [1, 7, 10, 100, 4096])
+def test_equal_bins_equal_numpy(dtype, bins, rng):
+    x = _data(dtype, 2001, rng)
+    for range_ in RANGES:
+        try:
+            edges = np.histogram(np.empty(0, dtype), bins, range_ if range_ is not None else (x.min(), x.max()))[1]
+        except ValueError:
+            edges = np.zeros(0)
+        data = np.concatenate([x, _neighbours(edges, dtype)]) if edges.size else x
+        _same_outcome(data, bins, range_)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.int8)], ids=str)
+def test_integer_extremes(dtype, rng):
+    info = np.iinfo(dtype)
+    x = np.concatenate([rng.integers(info.min, info.max, 500, endpoint=True, dtype=dtype),
+                        np.array([info.min, info.max, 0, 1], dtype=dtype)])
+    for bins in (1, 2, 3, 255, 256, 1000):
+        for range_ in (None, (int(info.min), int(info.max)), (0, 100), (np.float16(0), np.float16(100)),
+                       (2**62, 2**63) if info.bits == 64 else (-0.5, 0.5)):
+            _same_outcome(x, bins, range_)
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind == "f"], ids=str)
+def test_nan_and_inf(dtype):
+    x = np.array([0.5, np.nan, np.inf, -np.inf, 1.0, 0.0, 2.0, -0.0], dtype=dtype)
+    for bins in (1, 4, 100):
+        for range_ in ((0, 1), (-1.0, 2.0), (0.25, 0.75)):
+            _same(nm.histogram_model(x, bins, range_, sms=1), np.histogram(x, bins, range_))
+        _same(nm.histogram_model(x, np.array([-np.inf, 0, 1, np.inf]), sms=1),
+              np.histogram(x, np.array([-np.inf, 0, 1, np.inf])))
+    for bad in (x, x[2:4], np.array([1.0, np.inf], dtype)):  # range=None with NaN or inf: NumPy's message
+        with pytest.raises(ValueError) as ours:
+            nm.histogram_model(bad, 10, sms=1)
+        with pytest.raises(ValueError) as numpys:
+            np.histogram(bad, 10)
+        assert str(ours.value) == str(numpys.value)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_zero_and_one_element(dtype):
+    for x in (np.zeros(0, dtype), np.ones(1, dtype), np.full(1, 7, dtype)):
+        for bins in (1, 3, 10):
+            for range_ in (None, (0, 10)):
+                _same(nm.histogram_model(x, bins, range_, sms=1), np.histogram(x, bins, range_))
+
+
+def test_all_values_equal_widens_the_range(rng):
+    for dtype in DTYPES:
+        x = np.full(300, 5, dtype)
+        _same(nm.histogram_model(x, 10, sms=1), np.histogram(x, 10))
+
+
+def test_n_dimensional_input_is_flattened(rng):
+    x = rng.standard_normal((7, 11, 3)).astype(np.float32)
+    _same(nm.histogram_model(x, 20, sms=1), np.histogram(x, 20))
+
+
+# ---- explicit edges -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_explicit_edges(dtype, rng):
+    x = _data(dtype, 1500, rng)
+    for edges in (np.array([-5.0, -1.5, 0.0, 0.25, 3.0, 100.0]), np.array([-3, 0, 0, 1, 5, 5]),
+                  np.array([0, 1, 2, 3], np.uint8), np.array([-2.5, 2.5], np.float32),
+                  np.array([-np.inf, 0.0, np.inf]), np.sort(rng.standard_normal(50)).astype(np.float16),
+                  np.array([7.0])):
+        data = np.concatenate([x, _neighbours(edges[np.isfinite(edges.astype(np.float64))], dtype)])
+        _same_outcome(data, edges)
+
+
+def test_edges_compared_in_the_common_type():
+    """int64 data against float64 edges is compared in float64, as NumPy's searchsorted does: 2^53 + 3 rounds to
+    2^53 + 4, on the edge."""
+    x = np.array([2**53 + 3, 2**53 + 1, 2**53 + 4, 2**62 + 1], np.int64)
+    for edges in (np.array([2.0**53 + 4, 2.0**54]), np.array([2**53 + 4, 2**54])):
+        _same(nm.histogram_model(x, edges, sms=1), np.histogram(x, edges))
+    x = np.array([2**64 - 1, 2**63, 5], np.uint64)
+    _same(nm.histogram_model(x, np.array([-1, 2**62], np.int64), sms=1),
+          np.histogram(x, np.array([-1, 2**62], np.int64)))
+
+
+# ---- weights and density ------------------------------------------------------------------------------------
+
+def _weight_bound(weights, data, bins, range_):
+    eps = np.finfo(weights.dtype).eps if weights.dtype.kind == "f" else 0.0
+    abs_sums = np.histogram(data, bins, range_, weights=np.abs(weights.astype(np.float64)))[0]
+    return (data.size / 65536 + 2) * eps * abs_sums + 1e-300
+
+
+@pytest.mark.parametrize("weight_dtype", [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.uint64)], ids=str)
+def test_weights(dtype, weight_dtype, rng):
+    x = _data(dtype, 3000, rng)
+    weights = (rng.standard_normal(x.size) * 10).astype(weight_dtype) if np.dtype(weight_dtype).kind == "f" else \
+        rng.integers(0, 100, x.size).astype(weight_dtype)
+    for bins, range_ in ((10, None), (100, (-2, 2)), (3, (0, 1000))):
+        got = nm.histogram_model(x, bins, range_, weights, sms=2)
+        want = np.histogram(x, bins, range_, weights=weights)
+        assert got[0].dtype == want[0].dtype
+        np.testing.assert_array_equal(got[1], want[1])
+        if np.dtype(weight_dtype).kind == "f":
+            difference = np.abs(got[0].astype(np.float64) - want[0].astype(np.float64))
+            assert np.all(difference <= _weight_bound(weights, x, bins, range_)), difference.max()
+        else:
+            np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.float16)], ids=str)
+def test_density(dtype, rng):
+    x = _data(dtype, 2000, rng)
+    for bins in (10, np.array([-50.0, -1.0, 0.0, 0.5, 3.0, 900.0])):
+        got = nm.histogram_model(x, bins, density=True, sms=2)
+        want = np.histogram(x, bins, density=True)
+        np.testing.assert_array_equal(got[0], want[0])  # integer counts: NumPy's formula to the bit
+        weights = rng.random(x.size).astype(np.float32)
+        got = nm.histogram_model(x, bins, weights=weights, density=True, sms=2)
+        want = np.histogram(x, bins, weights=weights, density=True)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-4)  # float32 sums, summed in another order
+
+
+# ---- bincount -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)
+def test_bincount(dtype, rng):
+    high = min(np.iinfo(dtype).max, 999)
+    x = rng.integers(0, high, 3000, endpoint=True).astype(dtype)
+    np.testing.assert_array_equal(nm.bincount_model(x, sms=2), np.bincount(x))
+    np.testing.assert_array_equal(nm.bincount_model(x, minlength=2000, sms=2), np.bincount(x, minlength=2000))
+    weights = rng.standard_normal(x.size)
+    np.testing.assert_allclose(nm.bincount_model(x, weights, sms=2), np.bincount(x, weights), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_array_equal(nm.bincount_model(np.zeros(0, dtype), minlength=3), np.bincount(np.zeros(0, dtype),
+                                                                                                  minlength=3))
+    if dtype.kind == "i":
+        with pytest.raises(ValueError, match="negative"):
+            nm.bincount_model(np.array([3, -1, 2], dtype))
+
+
+def test_bincount_skewed_and_global(rng):
+    x = np.full(5000, 2**20 - 1, np.int32)
+    x[::7] = rng.integers(0, 2**20, x[::7].size)
+    counts, stats = nm.numpy_histogram_model(x, plan.bincount_rule(x.dtype, 2**20), sms=2, return_stats=True)
+    np.testing.assert_array_equal(counts, np.bincount(x, minlength=2**20))
+    assert stats["strategy"] == plan.GLOBAL
+
+
+# ---- the kernels' organisation: strategy, copies, grid, reading order ------------------------------------
+
+def test_strategy():
+    assert plan.choose_strategy(1, False) == (plan.SHARED, 16)
+    assert plan.choose_strategy(256, False) == (plan.SHARED, 16)
+    assert plan.choose_strategy(4096, False) == (plan.SHARED, 2)
+    assert plan.choose_strategy(12288, False) == (plan.SHARED, 1)
+    assert plan.choose_strategy(12289, False) == (plan.GLOBAL, 0)
+    assert plan.choose_strategy(6144, True) == (plan.SHARED, 1)
+    assert plan.choose_strategy(6145, True) == (plan.GLOBAL, 0)
+    assert plan.choose_strategy(2**20, False) == (plan.GLOBAL, 0)
+    assert plan.choose_strategy(100, False, plan.GLOBAL) == (plan.GLOBAL, 0)
+    with pytest.raises(ValueError, match="shared memory"):
+        plan.choose_strategy(2**20, False, plan.SHARED)
+
+
+def test_grid_bounds_every_block_count():
+    for n in (1, 1000, 2**24, 2**40):
+        for itemsize in (1, 4, 8):
+            grid = plan.grid_size(n, itemsize, False, 132)
+            assert 1 <= grid and grid * plan.MAX_BLOCK_COUNT >= n
+    assert plan.grid_size(2**28, 4, False, 132) == plan.BLOCKS_PER_SM * 132
+
+
+@pytest.mark.parametrize("address", [0, 2, 4, 12, 1, 3])
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.float16), np.dtype(np.float32),
+                                   np.dtype(np.float64)], ids=str)
+def test_reading_order_covers_every_element(address, dtype, rng):
+    """Head (before the first 16-byte boundary; every element when the address is not a multiple of the element
+    size), tail and vectors: every element exactly once, for any alignment (the model checks the cover)."""
+    x = _data(dtype, 5003, rng)
+    rule = plan.uniform_rule(dtype, 37, -2, 2, explicit_range=True)
+    for strategy in (plan.SHARED, plan.GLOBAL):
+        counts = nm.numpy_histogram_model(x, rule, strategy=strategy, sms=1, address=address)
+        np.testing.assert_array_equal(counts, np.histogram(x, 37, (-2, 2))[0])
+
+
+def test_copies_and_warp_aggregation_cut_the_atomics(rng):
+    """All values in one bin: the shared strategy commits one bin per block; the warp-aggregated global strategy
+    issues one atomic per warp step instead of one per value."""
+    x = np.full(2**16, 1.0, np.float32)
+    rule = plan.uniform_rule(x.dtype, 2**20, 0, 2, explicit_range=True)
+    counts, stats = nm.numpy_histogram_model(x, rule, sms=2, return_stats=True)
+    assert counts[2**19] == x.size and stats["strategy"] == plan.GLOBAL
+    assert stats["global_atomics"] == x.size // 32  # one per warp and element of the lanes' vectors
+    _, plain = nm.numpy_histogram_model(x, rule, sms=2, warp_aggregate=False, return_stats=True)
+    assert plain["global_atomics"] == x.size
+    rule = plan.uniform_rule(x.dtype, 100, 0, 2, explicit_range=True)
+    _, stats = nm.numpy_histogram_model(x, rule, sms=2, return_stats=True)
+    assert stats["strategy"] == plan.SHARED and stats["global_atomics"] == stats["grid"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_min_max_partials(dtype, rng):
+    x = _data(dtype, 4099, rng)
+    low, high = nm.finish_min_max(*nm.min_max_partials_model(x, sms=2, address=4), dtype)
+    assert low == x.min() and high == x.max() and type(low) is dtype.type
+    if dtype.kind == "f":
+        x[100] = np.nan
+        low, high = nm.finish_min_max(*nm.min_max_partials_model(x, sms=2), dtype)
+        assert np.isnan(low) and np.isnan(high)
+
+
+def test_byte_rule_is_the_byte_mapping():
+    values = np.arange(256, dtype=np.uint8)
+    for bins in (1, 7, 100, 255, 256):
+        rule = plan.byte_rule(bins)
+        np.testing.assert_array_equal(nm.bins_of(values, rule), (values.astype(np.int64) * bins) >> 8)
+    letters = nm.bins_of(values, plan.byte_rule(7, letters=True))
+    position = values.astype(np.int64) - ord("a")
+    np.testing.assert_array_equal(letters, np.where((position >= 0) & (position < 26), position // 4, -1))
+
+
+# ---- the kernels' argument types ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function", ["numpy_histogram_shared", "numpy_histogram_global"])
+def test_kernel_signatures(function):
+    cases = {
+        "PPqibbdddPP": plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True),
+        "PPqifffddPP": plan.uniform_rule(np.float32, 10, -3.0, 3.0, explicit_range=True),
+        "PPqifffffPP": plan.uniform_rule(np.float16, 10, np.float16(0), np.float16(1),
+                                          explicit_range=False),
+        "PPqiQQdddPP": plan.edges_rule(np.uint64, np.array([0, 5, 9], np.int64)),
+        "PPqiqqfddPP": plan.bincount_rule(np.int64, 10),
+        "PPqiIIIddPP": plan.edges_rule(np.uint32, np.array([0, 5, 9], np.uint8)),
+    }
+    for expected, rule in cases.items():
+        source = build_source("histogram/numpy_histogram.cu", **rule.defines())
+        assert signature(source, function) == expected, rule.defines()
+        assert len(rule.arguments()) == 5
+
+
+def test_other_kernel_signatures():
+    defines = plan.uniform_rule(np.float16, 3, 0, 1, explicit_range=True).defines()
+    source = build_source("histogram/min_max.cu", VALUE_T=defines["VALUE_T"], VALUE_IS_HALF=1, KEY_T="float")
+    assert signature(source, "min_max_partials") == "PqffPPP"
+    source = build_source("histogram/histogram_finish.cu", SUM_T="double", OUT_T="__half", OUT_IS_HALF=1)
+    assert signature(source, "histogram_density") == "PPiP" and signature(source, "histogram_convert") == "PPq"
+
+
+# ---- checks before the GPU -------------------------------------------------------------------------------
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """Any attempt to launch or allocate fails the test: these errors come before the GPU."""
+    from pyscan.runtime import arrays
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("reached the GPU")
+
+    monkeypatch.setattr(arrays.Call, "__enter__", refuse)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: pyscan.histogram(np.ones(4), bins=0), ValueError, "positive"),
+    (lambda: pyscan.histogram(np.ones(4), bins=2.5), TypeError, "integer"),
+    (lambda: pyscan.histogram(np.ones(4), bins="auto"), TypeError, "estimators"),
+    (lambda: pyscan.histogram(np.ones(4), bins=[[1, 2]]), ValueError, "1d"),
+    (lambda: pyscan.histogram(np.ones(4), bins=[3, 1]), ValueError, "monotonically"),
+    (lambda: pyscan.histogram(np.ones(4), bins=[0, np.nan]), ValueError, "NaN"),
+    (lambda: pyscan.histogram(np.ones(4), bins=2**31), ValueError, "at most"),
+    (lambda: pyscan.histogram(np.ones(4), range=(2, 1)), ValueError, "max must be larger"),
+    (lambda: pyscan.histogram(np.ones(4), range=(0, np.nan)), ValueError, "not finite"),
+    (lambda: pyscan.histogram(np.ones(4), range=(0,)), TypeError, "pair"),
+    (lambda: pyscan.histogram(np.ones(4), range=("a", "b")), TypeError, "real numbers"),
+    (lambda: pyscan.histogram(np.ones(4), weights=np.ones(3)), ValueError, "same shape"),
+    (lambda: pyscan.histogram(np.ones(4), weights=np.ones(4, complex)), TypeError, "dtype"),
+    (lambda: pyscan.histogram(np.ones(4, bool)), TypeError, "bool"),
+    (lambda: pyscan.histogram(np.ones(4, complex)), TypeError, "complex"),
+    (lambda: pyscan.histogram("abc"), TypeError, "expected"),
+    (lambda: pyscan.histogram(np.ones(4), density="yes"), TypeError, "density"),
+    (lambda: pyscan.bincount(np.ones(4)), TypeError, "float64"),
+    (lambda: pyscan.bincount(np.ones((2, 2), np.int32)), ValueError, "1-D"),
+    (lambda: pyscan.bincount(np.ones(4, np.int32), minlength=-1), ValueError, "minlength"),
+    (lambda: pyscan.bincount(np.ones(4, np.int32), minlength=1.5), TypeError, "minlength"),
+    (lambda: pyscan.bincount(np.ones(4, np.int32), weights=np.ones(3)), ValueError, "same length"),
+])
+def test_bad_input_is_refused_before_the_gpu(no_gpu, call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+@pytest.mark.skipif(pyscan.gpu_unavailable_reason() is None, reason="a GPU is usable here")
+def test_valid_input_without_gpu_says_so():
+    for call in (lambda: pyscan.histogram(np.arange(10.0)), lambda: pyscan.bincount(np.arange(10)),
+                 lambda: pyscan.histogram([1, 2, 3], bins=[0, 1, 5], weights=[1.0, 2.0, 3.0])):
+        with pytest.raises(pyscan.GPUUnavailableError):
+            call()
