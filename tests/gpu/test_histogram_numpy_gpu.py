@@ -20,7 +20,7 @@ DEVICE_KINDS = ["cupy", "torch", "pycuda", "numba"]
 
 def _library(kind):
     if kind == "pycuda":
-        pyscan.runtime.loader.pycuda_context()
+        pyscan.pycuda_context()
         import pycuda.gpuarray as ga
 
         return ga
