@@ -2,8 +2,8 @@
 // PMPP ch. 9 carried to float bins and to many bins.  The bin of a value is numpy_bins.cuh's (NumPy's own
 // arithmetic); the elements are read once, 16 bytes per load, by element_loads.cuh.
 //
-// Two kernels, chosen by the host (pyscan/histograms/numpy_plan.py, choose_strategy) by whether the bins fit in
-// shared memory:
+// Three kernels; the host (pyscan/histograms/numpy_plan.py, choose_strategy) picks by the data's size in bytes
+// and by whether the bins fit in shared memory:
 //
 // * numpy_histogram_shared -- privatization (PMPP §9.4, Fig. 9.10) with coarsening (§9.5): the grid is sized
 //   to the device, each block counts its share of the input into COPIES private copies of the histogram in
@@ -11,15 +11,23 @@
 //   32 / COPIES lanes of a warp meet on one counter), then adds each bin's sum over its copies to the global
 //   histogram with one atomic, if it is not zero (the merge).  The host gives small histograms up to 16 copies
 //   and large ones fewer, down to one copy of up to 12,288 counters (48 KB).
-// * numpy_histogram_global -- beyond shared memory (up to 2^31 - 1 bins): every value is an atomic on the global
-//   histogram (PMPP §9.3, Fig. 9.8), and the lanes of a warp that hit the same bin in the same step are added
-//   as one atomic (__match_any_sync: the aggregation of §9.6, across a warp instead of along a thread), so that
-//   data all in one bin costs one atomic per warp step, not 32.
+// * numpy_histogram_global -- beyond shared memory (up to 2^31 - 1 bins): the values are atomics on the global
+//   histogram (PMPP §9.3, Fig. 9.8).
+// * numpy_histogram_fold -- 1-byte data (int8, uint8) without weights: a byte has only 256 values, so the host
+//   counts the bytes first with fast.cu's byte histogram (256 bins: a value per bin, in shared memory whatever
+//   the number of NumPy bins) and this one block puts each byte value's count into its NumPy bin.
+//
+// AGGREGATE -- fewer atomics where values repeat (the contention of PMPP §9.3, skewed data):
+//   0  one atomic per value;
+//   1  runs (PMPP §9.6, Fig. 9.11): each thread keeps the bin of its pending run of equal bins and its count or
+//      sum, and adds it with one atomic when the bin changes and at the end (a value outside the bins does not
+//      end a run);
+//   2  the lanes of a warp on the same bin in the same step added as one atomic (__match_any_sync: §9.6's
+//      aggregation across a warp instead of along a thread; counts only).
 //
 // WEIGHTED: weights (WEIGHT_T, read one per element beside the data, at the same index) are summed in double
 // (shared double copies, global double atomics); otherwise counts, 32-bit in shared memory (the host sizes
 // the grid so that no block counts more than 2^30 elements) and 64-bit in the global histogram.
-// WARP_AGGREGATE (counts only) turns the __match_any_sync aggregation on.
 #include "numpy_bins.cuh"
 
 #ifndef BLOCK_SIZE
@@ -37,8 +45,8 @@
 #ifndef WEIGHT_IS_HALF
 #define WEIGHT_IS_HALF 0
 #endif
-#ifndef WARP_AGGREGATE
-#define WARP_AGGREGATE 0
+#ifndef AGGREGATE
+#define AGGREGATE 1  // 0: none, 1: runs of a thread, 2: lanes of a warp (see above)
 #endif
 
 #if COPIES < 1 || COPIES > 32 || (COPIES & (COPIES - 1)) != 0
@@ -62,22 +70,51 @@ __device__ __forceinline__ double weight_of(__half w) { return (double)__half2fl
 __device__ __forceinline__ double weight_of(WEIGHT_T w) { return (double)w; }
 #endif
 
-// Add one (bin, amount) per lane; every lane of the warp calls it together (bin -1: nothing to add).
+// Adds (bin, amount) pairs to `histogram` (a private copy with its stride, or the global histogram), with the
+// aggregation AGGREGATE asks for.  add() is called by every lane of a warp together (valid false past the end;
+// bin -1 for a value NumPy does not count); flush() once at the end by every thread.
 template <typename Sum>
-__device__ __forceinline__ void add_to(Sum* __restrict__ histogram, long long stride, int bin, Sum amount) {
-#if WARP_AGGREGATE && !WEIGHTED
-    const unsigned int peers = __match_any_sync(0xffffffffu, bin);  // the lanes with the same bin
-    if (bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&histogram[bin * stride], (Sum)__popc(peers));
+struct BinAdder {
+    Sum* __restrict__ histogram;
+    long long stride;
+    int run_bin;  // AGGREGATE 1: the pending run's bin (-1: none) and its count or sum
+    Sum run;
+
+    __device__ __forceinline__ BinAdder(Sum* h, long long s) : histogram(h), stride(s), run_bin(-1), run((Sum)0) {}
+
+    __device__ __forceinline__ void add(bool valid, int bin, Sum amount) {
+#if AGGREGATE == 2 && !WEIGHTED
+        (void)amount;
+        const int lane_bin = valid ? bin : -1;
+        const unsigned int peers = __match_any_sync(0xffffffffu, lane_bin);  // the lanes with the same bin
+        if (lane_bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1)
+            atomicAdd(&histogram[lane_bin * stride], (Sum)__popc(peers));
+#elif AGGREGATE == 1
+        if (!valid || bin < 0) return;
+        if (bin != run_bin) {
+            if (run_bin >= 0) atomicAdd(&histogram[run_bin * stride], run);
+            run_bin = bin;
+            run = (Sum)0;
+        }
+        run += amount;
 #else
-    if (bin >= 0) atomicAdd(&histogram[bin * stride], amount);
+        if (valid && bin >= 0) atomicAdd(&histogram[bin * stride], amount);
 #endif
-}
+    }
+
+    __device__ __forceinline__ void flush() {
+#if AGGREGATE == 1
+        if (run_bin >= 0) atomicAdd(&histogram[run_bin * stride], run);
+#endif
+    }
+};
 
 // Count the block's share of the input into `histogram` (a private copy, or the global histogram).
 template <typename Sum>
 __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights,
                                                long long n, const BinRule& rule, Sum* __restrict__ histogram,
                                                long long stride) {
+    BinAdder<Sum> adder(histogram, stride);
 #if WEIGHTED
     // one element per thread per step: the weights need not share the data's alignment
     const long long threads = (long long)gridDim.x * blockDim.x;
@@ -86,13 +123,14 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
         const long long i = i0 + (threadIdx.x & 31);
         const bool valid = i < n;
         const int bin = valid ? rule.bin_of(key_of(data[i])) : -1;
-        add_to<Sum>(histogram, stride, bin, valid ? (Sum)weight_of(weights[i]) : (Sum)0);
+        adder.add(valid, bin, valid ? (Sum)weight_of(weights[i]) : (Sum)0);
     }
 #else
     (void)weights;
-    auto count = [&](bool valid, KEY_T key) { add_to<Sum>(histogram, stride, valid ? rule.bin_of(key) : -1, (Sum)1); };
+    auto count = [&](bool valid, KEY_T key) { adder.add(valid, valid ? rule.bin_of(key) : -1, (Sum)1); };
     visit_keys(data, n, count);
 #endif
+    adder.flush();
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
@@ -124,4 +162,18 @@ numpy_histogram_global(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
     const BinRule rule{bins, lo, hi, first_edge, norm_denom, bins_as_div, edges};
     count_elements<GlobalSum>(data, weights, n, rule, histogram, 1);
+}
+
+extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __restrict__ byte_counts, int bins, KEY_T lo,
+                                                KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div,
+                                                const EDGE_T* __restrict__ edges,
+                                                unsigned long long* __restrict__ histogram) {
+    // one block of 256 threads: thread b holds the count of the byte b, the bit pattern of one VALUE_T value
+    const unsigned char byte = (unsigned char)threadIdx.x;
+    VALUE_T value = (VALUE_T)0;
+    memcpy(&value, &byte, 1);  // 1-byte VALUE_T only (the host launches it for no other)
+    const BinRule rule{bins, lo, hi, first_edge, norm_denom, bins_as_div, edges};
+    const int bin = rule.bin_of(key_of(value));
+    const unsigned long long count = byte_counts[threadIdx.x];
+    if (bin >= 0 && count != 0ull) atomicAdd(&histogram[bin], count);
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import sys
+import weakref
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ..runtime import arrays, driver
 from ..runtime.loader import get_kernel
 from . import numpy_models
 from . import numpy_plan as plan
+from .fast import run_fast
 from .launch import sms
 from .reference import COUNT_DTYPE as BYTE_COUNT_DTYPE
 from .registry import HISTOGRAMS
@@ -33,30 +35,91 @@ FUNCTIONS = {plan.SHARED: "numpy_histogram_shared", plan.GLOBAL: "numpy_histogra
 # ---- launches ------------------------------------------------------------------------------------------------
 
 def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | None = None,
-               warp_aggregate: bool | None = None):
+               aggregate: str | None = None):
     """Count `data` (a contiguous device array of rule.dtype, any shape) into `out` (rule.bins 8-byte counters on
     the device: int64 / uint64 counts, or float64 sums with `weights`, a device array of data's size), zeroed
-    here, on the call's stream.  strategy / warp_aggregate: as numpy_plan.choose_strategy (None: the host's
-    choice: copies in shared memory while the bins fit, warp-aggregated global atomics beyond)."""
+    here, on the call's stream.  strategy: as numpy_plan.choose_strategy (None: the host's choice); aggregate:
+    "none", "runs" or "warp" (None: numpy_plan.AGGREGATE)."""
     weighted = weights is not None
-    chosen, copies = plan.choose_strategy(rule.bins, weighted, strategy)
-    if warp_aggregate is None:
-        warp_aggregate = chosen == plan.GLOBAL and not weighted
+    chosen, copies = plan.choose_strategy(rule.bins, weighted, strategy, np.dtype(data.dtype).itemsize)
+    aggregate = plan.AGGREGATE if aggregate is None else aggregate
+    if aggregate not in plan.AGGREGATIONS:
+        raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
     call.memset32(out, 0, 2 * rule.bins)
     if data.size == 0 or rule.bins == 0:
+        return out
+    edges = _edges_on_device(rule, call)  # kept until the launches are queued (then freed in stream order)
+    if chosen == plan.BYTES:
+        byte_counts = call.scratch((256,), np.uint64)
+        run_fast(data, 256, call=call, out=byte_counts)  # zeroes byte_counts; a byte b in bin b
+        fn = get_kernel(KERNEL, "numpy_histogram_fold", device=call.device, **rule.defines())
+        fn.prepared_async_call((1, 1, 1), (256, 1, 1), call.stream, int(byte_counts.gpudata), np.int32(rule.bins),
+                               *rule.arguments(), _address(edges), int(out.gpudata))
         return out
     weight_dtype = np.dtype(weights.dtype) if weighted else np.dtype(np.float32)
     fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
                     WEIGHTED=int(weighted), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
-                    WEIGHT_IS_HALF=int(weight_dtype == np.float16), WARP_AGGREGATE=int(bool(warp_aggregate)),
+                    WEIGHT_IS_HALF=int(weight_dtype == np.float16), AGGREGATE=plan.AGGREGATIONS[aggregate],
                     **rule.defines())
-    edges = call.to_device(rule.edges)  # freed on the stream after the launch that reads it
     grid = plan.grid_size(data.size, rule.dtype.itemsize, weighted, sms(call))
     shared = rule.bins * copies * (8 if weighted else 4) if chosen == plan.SHARED else 0
     fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata),
                            int(weights.gpudata) if weighted else 0, np.int64(data.size), np.int32(rule.bins),
-                           *rule.arguments(), int(edges.gpudata), int(out.gpudata), shared_size=shared)
+                           *rule.arguments(), _address(edges), int(out.gpudata), shared_size=shared)
     return out
+
+
+# A rule's arrays on the device, uploaded once per (rule, device) and kept while the rule is (uniform rules are
+# cached, below): the upload waits for itself, so no later call on any stream waits for it.  Explicit edges make
+# a new rule per call, whose arrays go with it.
+_device_constants: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _constant(rule: plan.BinRule, what: str, host: np.ndarray, call):
+    per_device = _device_constants.setdefault(rule, {})
+    view = per_device.get((call.device, what))
+    if view is None:
+        host = np.ascontiguousarray(host)
+        view = arrays.OWN.empty(host.shape, host.dtype, call.device, 0)  # the legacy stream: no caller's stream
+        driver.copy_htod(view.gpudata, host.ctypes.data, host.nbytes, 0)  # owns it when it is freed
+        driver.synchronize(0)
+        per_device[(call.device, what)] = view
+    return view
+
+
+def _rule_array(rule, what: str, host: np.ndarray, call):
+    """One of a rule's arrays on the device: a uniform rule's kept there (_constant); an explicit-edges rule's
+    (made anew every call) uploaded for this call, on its stream."""
+    if rule.mode == plan.UNIFORM:
+        return _constant(rule, what, host, call)
+    return call.to_device(host)
+
+
+def _edges_on_device(rule, call):
+    """The edges the kernel reads (none for bincount)."""
+    return None if rule.mode == plan.BINCOUNT else _rule_array(rule, "edges", rule.edges, call)
+
+
+def _address(view) -> int:
+    return 0 if view is None else int(view.gpudata)
+
+
+def _scalar_key(value) -> tuple:
+    # 1, 1.0, np.float32(1) and -0.0 give NumPy different edges: the type and repr tell them apart
+    return type(value).__qualname__, repr(value), value
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_uniform_rule(dtype_str: str, count: int, first: tuple, last: tuple, explicit_range: bool):
+    rule = plan.uniform_rule(np.dtype(dtype_str), count, first[2], last[2], explicit_range=explicit_range)
+    rule.edges.flags.writeable = rule.bin_edges.flags.writeable = False  # shared by every call: callers get copies
+    return rule
+
+
+def _uniform_rule(dtype, count: int, first, last, *, explicit_range: bool) -> plan.BinRule:
+    """plan.uniform_rule, made once per (dtype, bins, range) of the last 16 (NumPy's edges of 2^20 bins take
+    milliseconds to make)."""
+    return _cached_uniform_rule(np.dtype(dtype).str, count, _scalar_key(first), _scalar_key(last), explicit_range)
 
 
 def device_min_max(data, call) -> tuple:
@@ -91,8 +154,8 @@ def _launch_convert(sums, out, call):
                            np.int64(sums.size))
 
 
-def _launch_density(sums, bin_edges, out, call):
-    widths = call.to_device(np.array(np.diff(bin_edges), float))
+def _launch_density(sums, rule, out, call):
+    widths = _rule_array(rule, "widths", np.array(np.diff(rule.bin_edges), float), call)
     sum_type = "double" if np.dtype(sums.dtype).kind == "f" else "unsigned long long"
     fn = get_kernel("histogram/histogram_finish.cu", "histogram_density", device=call.device, SUM_T=sum_type)
     fn.prepared_async_call((1, 1, 1), (1024, 1, 1), call.stream, int(sums.gpudata), int(widths.gpudata),
@@ -150,15 +213,17 @@ def _device_edges_to_host(bins, stream) -> np.ndarray:
     return host
 
 
-def _edges_out(call, bin_edges: np.ndarray, bins):
-    """bin_edges in the caller's kind: NumPy's array for NumPy input; for device input the caller's own edges
-    array when it passed one (NumPy returns np.asarray(bins)), else a new array of its kind."""
+def _edges_out(call, rule: plan.BinRule, bins):
+    """bin_edges in the caller's kind: NumPy's array for NumPy input (a copy of a cached rule's); for device input
+    the caller's own edges array when it passed one (NumPy returns np.asarray(bins)), else a new array of its
+    kind, copied on the call's stream from the rule's device copy."""
+    bin_edges = rule.bin_edges
     if call.kind is arrays.NUMPY:
-        return bin_edges
+        return bin_edges if bin_edges.flags.writeable else bin_edges.copy()
     if _is_device(bins):
         return bins
     edges = call.empty(bin_edges.shape, bin_edges.dtype)
-    uploaded = call.to_device(bin_edges)
+    uploaded = _rule_array(rule, "bin_edges", bin_edges, call)
     call.copy(edges, uploaded, bin_edges.nbytes)
     return call.finish(edges)
 
@@ -173,7 +238,7 @@ def _finish(call, sums, rule, result_dtype, density: bool):
     if density:
         out = call.empty((rule.bins,), np.float64)
         if rule.bins:
-            _launch_density(sums, rule.bin_edges, out, call)
+            _launch_density(sums, rule, out, call)
         return call.finish(out)
     if np.dtype(sums.dtype) == result_dtype:
         return call.finish(sums)
@@ -216,7 +281,7 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
         count = plan.check_bins_count(bins)
         if range is not None:
             first, last = plan.check_range(range)
-            rule = plan.uniform_rule(call.dtype, count, first, last, explicit_range=True)
+            rule = _uniform_rule(call.dtype, count, first, last, explicit_range=True)
     else:
         rule = plan.edges_rule(call.dtype, bins)
     if not isinstance(density, (bool, np.bool_)) and density is not None:
@@ -234,7 +299,7 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
                 first, last = device_min_max(call.x, call)
                 if not (np.isfinite(first) and np.isfinite(last)):
                     raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
-            rule = plan.uniform_rule(call.dtype, count, first, last, explicit_range=False)
+            rule = _uniform_rule(call.dtype, count, first, last, explicit_range=False)
         device_weights = _weights_on_device(weights_call, call)
         sums_dtype = plan.SUM_DTYPE if device_weights is not None else plan.COUNT_DTYPE
         if sums_dtype == result_dtype and not density:
@@ -243,7 +308,7 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
             sums = call.scratch((rule.bins,), sums_dtype)
         count_into(call.x, device_weights, rule, sums, call=call)
         hist = _finish(call, sums, rule, result_dtype, bool(density))
-        return hist, _edges_out(call, rule.bin_edges, bins)
+        return hist, _edges_out(call, rule, bins)
 
 
 def bincount(x, weights=None, minlength=0, *, stream=None):

@@ -7,8 +7,10 @@ copies and the same merge.  Needs only NumPy.
         -> int64 counts (float64 sums with weights), or (result, stats) with return_stats
 
 The stats count the atomics the kernel issues: "shared_atomics" (to private copies), "global_atomics" (to the
-global histogram: the merge, or every value with the global strategy) -- with the warp aggregation, one per
-distinct bin of a warp's step.
+global histogram: the merge, or the values with the global strategy) -- with the aggregation of runs, one per run
+of equal bins in a thread's counted values; with the warp aggregation, one per distinct bin of a warp's step.
+1-byte data (the byte-value strategy) are fast.cu's byte histogram (histograms.models.fast_model) and then the fold
+of the 256 byte values into their bins.
 """
 
 from __future__ import annotations
@@ -107,17 +109,58 @@ def _warp_groups(thread, group, element_bins) -> int:
     return int(np.unique(triples, axis=1).shape[1])
 
 
+def _runs(thread, element_bins) -> int:
+    """Atomics with the aggregation of runs: in each thread's counted values, in its order, one per value whose bin
+    differs from the previous counted value's (element_order lists each thread's values in the kernel's order)."""
+    keep = element_bins >= 0
+    threads, bins = thread[keep], element_bins[keep]
+    order = np.argsort(threads, kind="stable")
+    threads, bins = threads[order], bins[order]
+    if threads.size == 0:
+        return 0
+    return int(1 + np.count_nonzero((threads[1:] != threads[:-1]) | (bins[1:] != bins[:-1])))
+
+
+def _byte_values_model(data, rule: plan.BinRule, sms: int, address: int):
+    """The byte-value strategy: fast.cu's histogram of the bytes (256 bins), then numpy_histogram_fold."""
+    from .models import fast_model
+
+    byte_counts, fast_stats = fast_model(data.view(np.uint8), 256, sms=sms, address=address, return_stats=True)
+    values = np.arange(256, dtype=np.uint8).view(data.dtype)
+    value_bins = bins_of(values.astype(plan.key_dtype(data.dtype)), rule)
+    fold = (value_bins >= 0) & (byte_counts != 0)
+    result = np.zeros(rule.bins, np.int64)
+    np.add.at(result, value_bins[fold], byte_counts[fold].astype(np.int64))
+    stats = {"strategy": plan.BYTES, "copies": 0, "grid": None, "shared_atomics": fast_stats["shared_atomics"],
+             "global_atomics": fast_stats["global_atomics"] + int(np.count_nonzero(fold))}
+    return result, stats
+
+
 def numpy_histogram_model(data, rule: plan.BinRule, weights=None, *, strategy: str | None = None, sms: int = 132,
-                          address: int = 0, warp_aggregate: bool | None = None, return_stats: bool = False):
-    """The histogram the kernels compute (int64 counts, or float64 sums of weights), element by element."""
+                          address: int = 0, aggregate: str | None = None, return_stats: bool = False):
+    """The histogram the kernels compute (int64 counts, or float64 sums of weights), element by element.
+    aggregate: "none", "runs" or "warp" (None: plan.AGGREGATE); the warp's applies to counts only."""
     data = np.asarray(data).ravel()
     if data.dtype != rule.dtype:
         raise TypeError(f"the rule is for {rule.dtype} data, got {data.dtype}")
     weighted = weights is not None
     n, bins = data.size, rule.bins
-    chosen, copies = plan.choose_strategy(bins, weighted, strategy)
-    if warp_aggregate is None:
-        warp_aggregate = chosen == plan.GLOBAL and not weighted
+    chosen, copies = plan.choose_strategy(bins, weighted, strategy, data.dtype.itemsize)
+    if chosen == plan.BYTES:
+        result, stats = _byte_values_model(data, rule, sms, address)
+        return (result, stats) if return_stats else result
+    aggregate = plan.AGGREGATE if aggregate is None else aggregate
+    if aggregate not in plan.AGGREGATIONS:
+        raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
+    if aggregate == "warp" and weighted:
+        aggregate = "none"
+
+    def atomics(thread, group, element_bins):
+        if aggregate == "runs":
+            return _runs(thread, element_bins)
+        if aggregate == "warp":
+            return _warp_groups(thread, group, element_bins)
+        return int(np.count_nonzero(element_bins >= 0))
     grid = plan.grid_size(n, data.dtype.itemsize, weighted, sms)
     index, thread, group = element_order(n, data.dtype.itemsize, grid, plan.BLOCK, weighted=weighted,
                                          address=address)
@@ -136,13 +179,13 @@ def numpy_histogram_model(data, rule: plan.BinRule, weights=None, *, strategy: s
             raise AssertionError("a 32-bit private counter would overflow")
         per_block = private.reshape(grid, copies, bins).sum(axis=1)  # the merge: copies, then blocks
         result = per_block.sum(axis=0)
-        shared_atomics = _warp_groups(thread, group, element_bins) if warp_aggregate else int(keep.sum())
+        shared_atomics = atomics(thread, group, element_bins)
         stats = {"strategy": chosen, "copies": copies, "grid": grid, "shared_atomics": shared_atomics,
                  "global_atomics": int(np.count_nonzero(per_block))}
     else:
         result = np.zeros(bins, dtype=amount.dtype)
         np.add.at(result, element_bins[keep], amount[keep])
-        global_atomics = _warp_groups(thread, group, element_bins) if warp_aggregate else int(keep.sum())
+        global_atomics = atomics(thread, group, element_bins)
         stats = {"strategy": chosen, "copies": 0, "grid": grid, "shared_atomics": 0, "global_atomics": global_atomics}
     result = result.astype(np.float64 if weighted else np.int64)
     return (result, stats) if return_stats else result

@@ -48,7 +48,10 @@ BLOCKS_PER_SM = 4  # 2048 resident threads per SM / 512
 SHARED_BYTES = 48 * 1024  # the private copies of one block (the default dynamic shared-memory limit)
 MAX_COPIES = 16  # private copies per block of small histograms (as the fast byte kernel)
 MAX_BLOCK_COUNT = 2**30  # no block counts more than this many elements: its 32-bit shared counters cannot overflow
-SHARED, GLOBAL = "shared_copies", "global_atomics"
+SHARED, GLOBAL, BYTES = "shared_copies", "global_atomics", "byte_values"
+# numpy_histogram.cu's AGGREGATE: an atomic per value, runs of a thread (PMPP §9.6), or lanes of a warp
+AGGREGATIONS = {"none": 0, "runs": 1, "warp": 2}
+AGGREGATE = "runs"  # the default: skewed data cost one atomic per run of a thread; see docs/histogram.md
 MIN_MAX_BLOCK = 256
 MIN_MAX_BLOCKS_PER_SM = 8
 
@@ -304,10 +307,16 @@ def byte_rule(bins: int, letters: bool = False) -> BinRule:
 
 # ---- strategy and grid ----------------------------------------------------------------------------------------
 
-def choose_strategy(bins: int, weighted: bool, strategy: str | None = None) -> tuple:
-    """(strategy, copies): private copies in shared memory while one copy fits in SHARED_BYTES (as many copies, a
-    power of two up to MAX_COPIES, as fit), else atomics on the global histogram.  strategy= forces one (a forced
-    SHARED must fit)."""
+def choose_strategy(bins: int, weighted: bool, strategy: str | None = None, itemsize: int = 0) -> tuple:
+    """(strategy, copies): for 1-byte data without weights, the byte values counted first (BYTES: fast.cu's 256
+    bins, then numpy_histogram_fold); else private copies in shared memory while one copy fits in SHARED_BYTES (as
+    many copies, a power of two up to MAX_COPIES, as fit), else atomics on the global histogram.  strategy= forces
+    one (a forced SHARED must fit; a forced BYTES needs 1-byte data without weights)."""
+    if strategy == BYTES or (strategy is None and itemsize == 1 and not weighted):
+        if itemsize != 1 or weighted:
+            raise ValueError(f"the byte-value strategy counts 1-byte data without weights (itemsize {itemsize}, "
+                             f"weights: {weighted})")
+        return BYTES, 0
     counter = 8 if weighted else 4
     copies = 0
     if bins * counter <= SHARED_BYTES:

@@ -6,6 +6,9 @@
     reduce     torch.sum / torch.amax / torch.amin, cupy.sum / cupy.max / cupy.min, PyCUDA's ReductionKernel,
                cuda.compute's reduce_into (reusable and one-shot)
     histogram  cupy.histogram, torch.bincount
+    numpy_histogram  torch.histc, cupy.histogram, cuda.compute's histogram_even (a reusable object, its temporary
+               storage kept)
+    bincount   torch.bincount, cupy.bincount
     life       the book's conway_ker exactly as printed (Hands-On ch. 4), two buffers swapped by the host
 
 A peer whose library does not import is left out (the run says so once).  Every result is kept in the dtype of
@@ -77,6 +80,80 @@ def _cupy_histogram(x, data):
     import cupy
 
     return _returning(lambda: cupy.histogram(x, bins=256, range=(0, 256))[0])
+
+
+# ---- np.histogram's and np.bincount's contract: the same bins, range and length as pyscan's row ---------------
+
+def _histogram_case(x, op):
+    from ..patterns.numpy_histogram import parse_case, value_range
+
+    bins, _ = parse_case(op)
+    return bins, value_range(str(x.dtype).replace("torch.", ""), bins)
+
+
+def _tried(call, result, library: str):
+    """(call, result) after one trial call: a library that does not take the input is a refusal (a skipped row),
+    not an error row."""
+    try:
+        call()
+    except (RuntimeError, TypeError) as exc:
+        raise NotImplementedError(f"{library}: {str(exc).strip().splitlines()[0][:200]}") from None
+    return call, result
+
+
+def _torch_histc(x, op):
+    import torch
+
+    bins, top = _histogram_case(x, op)
+    return _tried(*_returning(lambda: torch.histc(x, bins, 0, top)), "torch.histc")
+
+
+def _cupy_histogram_numpy(x, op):
+    import cupy
+
+    bins, top = _histogram_case(x, op)
+    return _returning(lambda: cupy.histogram(x, bins, (0, top))[0])
+
+
+def _cc_histogram(x, op):
+    """cuda.compute's make_histogram_even, reused with its temporary storage kept; int32 counters (CUB's
+    CounterT); levels in the data's type (int32 for bytes); upper level exclusive, as no value reaches it."""
+    import cupy
+
+    cc = cuda_compute()
+    bins, top = _histogram_case(x, op)
+    level_type = np.float32 if x.dtype == cupy.float32 else np.int32
+    levels = np.array([bins + 1], np.int32)
+    lower, upper = np.array([0], level_type), np.array([top], level_type)
+    out = cupy.zeros(bins, cupy.int32)
+    fn = cc.make_histogram_even(d_samples=x, d_histogram=out, h_num_output_levels=levels, h_lower_level=lower,
+                                h_upper_level=upper, num_samples=x.size)
+
+    def run(temp):
+        return fn(temp_storage=temp, d_samples=x, d_histogram=out, h_num_output_levels=levels, h_lower_level=lower,
+                  h_upper_level=upper, num_samples=x.size)
+    temp = cupy.empty(max(1, run(None)), np.uint8)
+    return (lambda: run(temp)), lambda: out
+
+
+def _bincount_length(op):
+    from ..patterns.numpy_histogram import parse_bincount_case
+
+    return parse_bincount_case(op)[0]
+
+
+def _torch_bincount_numpy(x, op):
+    import torch
+
+    length = _bincount_length(op)
+    return _returning(lambda: torch.bincount(x, minlength=length))
+
+
+def _cupy_bincount(x, op):
+    import cupy
+
+    length = _bincount_length(op)
+    return _returning(lambda: cupy.bincount(x, minlength=length))
 
 
 # ---- PyCUDA's own scan and reduction kernels ---------------------------------------------------------------------
@@ -225,6 +302,11 @@ PEERS = {
                Peer("cuda.compute reduce_into", "cuda.compute", "cupy", _cc_one_shot("reduce"))),
     "histogram": (Peer("cupy.histogram", "cupy", "cupy", _cupy_histogram, reference=True),
                   Peer("torch.bincount", "torch", "torch", _torch_bincount)),
+    "numpy_histogram": (Peer("torch.histc", "torch", "torch", _torch_histc),
+                        Peer("cupy.histogram", "cupy", "cupy", _cupy_histogram_numpy),
+                        Peer("cuda.compute histogram_even (reused)", "cuda.compute", "cupy", _cc_histogram)),
+    "bincount": (Peer("torch.bincount", "torch", "torch", _torch_bincount_numpy),
+                 Peer("cupy.bincount", "cupy", "cupy", _cupy_bincount)),
     "life": (Peer("book conway_ker (as printed)", "book", "pycuda", _book_life, reference=True),),
 }
 

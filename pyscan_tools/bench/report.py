@@ -108,6 +108,14 @@ def _reference_ratio(rows, pattern, op):
     return refs[0]["ms"] / best["ms"], f"{best['dtype']} {op} {best['size_label']} on {best['arrays']}"
 
 
+def _worst_x_copy(rows, pattern, ops, *, min_size=0):
+    """The worst (smallest) x_copy of pyscan's public-call rows of `ops` at sizes >= min_size, with where: every
+    case and array kind must reach the goal."""
+    found = [(r["x_copy"], _where(r["dtype"], r["op"], r)) for at in _cases(rows, pattern, ops).values() for r in at
+             if r["kind"] == "pyscan" and r.get("x_copy") and r["size"] >= min_size]
+    return min(found, key=lambda f: f[0], default=None)
+
+
 def targets(result: dict) -> list:
     """The goals, measured.  Public-call targets take the worst ratio over every size (not only the largest),
     every dtype and every array kind; kernel-bound ones the best row at the largest size."""
@@ -149,6 +157,18 @@ def targets(result: dict) -> list:
     add("histogram all-equal at the largest size, x cupy.histogram", "histogram", 3.0,
         _reference_ratio(rows, "histogram", "all-equal"))
     add("life at the largest size, x the book's conway_ker", "life", 10.0, _reference_ratio(rows, "life", "-"))
+    few_bins = sorted({r["op"] for r in rows if r["pattern"] == "numpy_histogram"
+                       and int(r["op"].split()[0]) <= 4096})
+    add("histogram up to 4096 bins: x reading the input once (copy / 2), worst case, every size", "numpy_histogram",
+        1 / 1.3, _worst_x_copy(rows, "numpy_histogram", few_bins))
+    add("histogram up to 4096 bins: x reading the input once, worst case, 2^24 and up", "numpy_histogram", 1 / 1.3,
+        _worst_x_copy(rows, "numpy_histogram", few_bins, min_size=2**24))
+    for pattern, what in (("numpy_histogram", "fastest of torch.histc, cupy.histogram, cuda.compute histogram_even "
+                                              "/ pyscan.histogram"),
+                          ("bincount", "fastest of torch.bincount, cupy.bincount / pyscan.bincount")):
+        every = _ratios_against(rows, pattern, None, ("torch", "cupy", "cuda.compute"))
+        add(f"{pattern}: {what}, worst case", pattern, 1.0, min(every, key=lambda f: f[0], default=None),
+            every=every)
     return out
 
 

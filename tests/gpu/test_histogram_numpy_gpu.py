@@ -245,18 +245,42 @@ def test_large(kind, dtype, bins, skew, rng):
 
 
 @pytest.mark.parametrize("strategy", [plan.SHARED, plan.GLOBAL])
-@pytest.mark.parametrize("warp_aggregate", [False, True])
+@pytest.mark.parametrize("aggregate", sorted(plan.AGGREGATIONS))
 @pytest.mark.parametrize("bins", [1, 100, 4096])
-def test_strategies_forced(strategy, warp_aggregate, bins, rng):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_strategies_forced(strategy, aggregate, bins, weighted, rng):
     host = (rng.random(1_000_003) * 10).astype(np.float32)
     host[::3] = 5.0
+    host[1::7] = 11.0  # outside the range: inside runs of 5.0
+    weights = rng.random(host.size) if weighted else None
     rule = plan.uniform_rule(host.dtype, bins, 0, 10, explicit_range=True)
     call = arrays.begin(host, what="x", dtypes=plan.VALUE_DTYPES, ndim=None)
     with call:
-        out = call.empty((bins,), np.int64)
-        nh.count_into(call.x, None, rule, out, call=call, strategy=strategy, warp_aggregate=warp_aggregate)
+        out = call.empty((bins,), np.float64 if weighted else np.int64)
+        device_weights = None if weights is None else call.to_device(weights)
+        nh.count_into(call.x, device_weights, rule, out, call=call, strategy=strategy, aggregate=aggregate)
         counts = call.to_host(out)
-    np.testing.assert_array_equal(counts, np.histogram(host, bins, (0, 10))[0])
+    want = np.histogram(host, bins, (0, 10), weights=weights)[0]
+    if weighted:  # double sums of float64 weights in another order: a few ulps of the sum of the bin
+        np.testing.assert_allclose(counts, want, rtol=host.size * np.finfo(np.float64).eps)
+    else:
+        np.testing.assert_array_equal(counts, want)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.int8)], ids=str)
+@pytest.mark.parametrize("bins, range_", [(1, None), (7, (-3, 200)), (4096, (0, 256)), (2**20, (-128, 128)),
+                                          (100, None)])
+def test_byte_values_folded(dtype, bins, range_, rng):
+    """1-byte data: the byte counts of fast.cu folded into NumPy's bins, for unaligned views too."""
+    host = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 1_000_003, endpoint=True).astype(dtype)
+    host[::5] = 3
+    for kind in ("numpy", "cupy"):
+        x = to_kind(host, kind)
+        for data, view in ((x, host), (x[3:], host[3:])):
+            got, edges = pyscan.histogram(data, bins, range_)
+            want, want_edges = np.histogram(view, bins, range_)
+            np.testing.assert_array_equal(to_numpy(got), want)
+            np.testing.assert_array_equal(to_numpy(edges), want_edges)
 
 
 # ---- bincount -----------------------------------------------------------------------------------------------

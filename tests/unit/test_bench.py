@@ -25,7 +25,8 @@ from pyscan_tools.patterns import PATTERNS, size_label
 
 def test_defaults():
     args = cli.parse_args([])
-    assert args.patterns == ("scan", "reduce", "histogram", "life") and args.algorithms == ("auto",)
+    assert args.patterns == ("scan", "reduce", "histogram", "numpy_histogram", "bincount", "life")
+    assert args.algorithms == ("auto",)
     assert args.size_plan["scan"] == [4**k for k in range(5, 15)]  # every power of 4 from 2^10 to 2^28
     assert args.size_plan["reduce"] == args.size_plan["scan"]
     assert args.size_plan["histogram"] == [2**20, 2**22, 2**24, 2**26, 2**28]
@@ -34,7 +35,7 @@ def test_defaults():
 
 @pytest.mark.parametrize("argv, expected", [(["scan"], ("scan",)), (["--pattern", "life", "--pattern", "scan"],
                                              ("scan", "life")), (["reduce,histogram"], ("reduce", "histogram")),
-                                            (["all"], ("scan", "reduce", "histogram", "life"))])
+                                            (["all"], ("scan", "reduce", "histogram", "numpy_histogram", "bincount", "life"))])
 def test_patterns_positional_or_option(argv, expected):
     assert cli.parse_args(argv).patterns == expected
 
@@ -201,6 +202,22 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
         clock.cost(overhead_ms + x.size * 0.2e-9)
         return np.bincount(x, minlength=bins).astype(np.uint64)
 
+    made = {}  # np.histogram of 2^20 bins takes milliseconds: each input's result is made once
+
+    def histogram(x, bins=10, range=None):  # noqa: A002  NumPy's name
+        clock.cost(overhead_ms + x.size * 0.2e-9)
+        key = ("histogram", id(x), bins, range)
+        if key not in made or made[key][0] is not x:
+            made[key] = x, np.histogram(x, bins, range)
+        return made[key][1]
+
+    def bincount(x, minlength=0):
+        clock.cost(overhead_ms + x.size * 0.2e-9)
+        key = ("bincount", id(x), minlength)
+        if key not in made or made[key][0] is not x:
+            made[key] = x, np.bincount(x, minlength=minlength)
+        return made[key][1]
+
     class Life:
         def __init__(self, lattice, *, kernel="auto"):
             self.cells = lattice.copy()
@@ -222,7 +239,8 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
     names = {"scan": ("good", "one_block", "broken", "slow"), "reduce": ("fast",), "histogram": ("fast",),
              "life": ("fast",)}
     registries = {p: types.SimpleNamespace(names=lambda n=n: n) for p, n in names.items()}
-    return types.SimpleNamespace(scan=scan, reduce=reduce, byte_histogram=byte_histogram, life=types.SimpleNamespace(Life=Life),
+    return types.SimpleNamespace(scan=scan, reduce=reduce, byte_histogram=byte_histogram, histogram=histogram,
+                                 bincount=bincount, life=types.SimpleNamespace(Life=Life),
                                  REGISTRIES=registries, __version__="test")
 
 
@@ -378,7 +396,7 @@ def test_table_json_and_no_tracker_history(scan_run, tmp_path):
 def test_every_pattern_runs_on_fakes():
     result = run(["all", "--sizes", "small", "--no-peers"])
     report.validate_result(result)
-    for pattern in ("scan", "reduce", "histogram", "life"):
+    for pattern in ("scan", "reduce", "histogram", "numpy_histogram", "bincount", "life"):
         found = rows(result, pattern=pattern, kind="pyscan")
         assert found and all(r["check"] == "ok" for r in found), pattern
     life = rows(result, pattern="life", kind="pyscan")

@@ -258,19 +258,63 @@ def test_reading_order_covers_every_element(address, dtype, rng):
         np.testing.assert_array_equal(counts, np.histogram(x, 37, (-2, 2))[0])
 
 
-def test_copies_and_warp_aggregation_cut_the_atomics(rng):
-    """All values in one bin: the shared strategy commits one bin per block; the warp-aggregated global strategy
-    issues one atomic per warp step instead of one per value."""
+def test_copies_and_aggregation_cut_the_atomics(rng):
+    """All values in one bin: the shared strategy commits one bin per block; with the global strategy the runs
+    cost one atomic per thread, the warp aggregation one per warp and step, no aggregation one per value."""
     x = np.full(2**16, 1.0, np.float32)
     rule = plan.uniform_rule(x.dtype, 2**20, 0, 2, explicit_range=True)
     counts, stats = nm.numpy_histogram_model(x, rule, sms=2, return_stats=True)
-    assert counts[2**19] == x.size and stats["strategy"] == plan.GLOBAL
-    assert stats["global_atomics"] == x.size // 32  # one per warp and element of the lanes' vectors
-    _, plain = nm.numpy_histogram_model(x, rule, sms=2, warp_aggregate=False, return_stats=True)
+    assert counts[2**19] == x.size and stats["strategy"] == plan.GLOBAL and plan.AGGREGATE == "runs"
+    assert stats["global_atomics"] == stats["grid"] * plan.BLOCK  # every thread has values: one run each
+    _, warp = nm.numpy_histogram_model(x, rule, sms=2, aggregate="warp", return_stats=True)
+    assert warp["global_atomics"] == x.size // 32  # one per warp and element of the lanes' vectors
+    _, plain = nm.numpy_histogram_model(x, rule, sms=2, aggregate="none", return_stats=True)
     assert plain["global_atomics"] == x.size
     rule = plan.uniform_rule(x.dtype, 100, 0, 2, explicit_range=True)
     _, stats = nm.numpy_histogram_model(x, rule, sms=2, return_stats=True)
     assert stats["strategy"] == plan.SHARED and stats["global_atomics"] == stats["grid"]
+    with pytest.raises(ValueError, match="aggregate"):
+        nm.numpy_histogram_model(x, rule, sms=2, aggregate="lanes")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_runs_are_counted_thread_by_thread(weighted, rng):
+    """The model's run count against a plain loop over each thread's values in the kernel's order (element_order);
+    values outside the bins do not end a run."""
+    x = rng.choice(np.array([0.5, 1.5, 1.5, 1.5, 9.0], np.float32), 20011)
+    rule = plan.uniform_rule(x.dtype, 4, 0, 4, explicit_range=True)  # 9.0 is outside
+    weights = rng.random(x.size) if weighted else None
+    grid = plan.grid_size(x.size, 4, weighted, 1)
+    index, thread, _ = nm.element_order(x.size, 4, grid, plan.BLOCK, weighted=weighted, address=4)
+    bins = nm.bins_of(x[index], rule)
+    expected = 0
+    for t in np.unique(thread):
+        previous = None
+        for b in bins[thread == t]:
+            if b >= 0 and b != previous:
+                expected += 1
+            previous = b if b >= 0 else previous
+    for strategy, field in ((plan.GLOBAL, "global_atomics"), (plan.SHARED, "shared_atomics")):
+        counts, stats = nm.numpy_histogram_model(x, rule, weights, strategy=strategy, sms=1, address=4,
+                                                 return_stats=True)
+        assert stats[field] == expected
+        want = np.histogram(x, 4, (0, 4), weights=weights)[0]
+        np.testing.assert_allclose(counts, want, rtol=1e-12) if weighted else np.testing.assert_array_equal(counts, want)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.int8)], ids=str)
+def test_bytes_are_counted_by_value_then_folded(dtype, rng):
+    """1-byte data without weights: fast.cu's 256 byte counts, then each byte value's count in its NumPy bin."""
+    x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 70001, endpoint=True).astype(dtype)
+    for bins, range_ in ((7, (-3, 200)), (2**20, (0, 256)), (100, None)):
+        counts, stats = nm.numpy_histogram_model(x, plan.uniform_rule(dtype, bins, *(range_ or (x.min(), x.max())),
+                                                                      explicit_range=range_ is not None),
+                                                 sms=2, return_stats=True)
+        assert stats["strategy"] == plan.BYTES
+        np.testing.assert_array_equal(counts, np.histogram(x, bins, range_)[0])
+    assert plan.choose_strategy(100, True, None, 1)[0] == plan.SHARED  # weights: the general kernels
+    with pytest.raises(ValueError, match="1-byte data without weights"):
+        plan.choose_strategy(100, False, plan.BYTES, 4)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -317,6 +361,11 @@ def test_other_kernel_signatures():
     defines = plan.uniform_rule(np.float16, 3, 0, 1, explicit_range=True).defines()
     source = build_source("histogram/min_max.cu", VALUE_T=defines["VALUE_T"], VALUE_IS_HALF=1, KEY_T="float")
     assert signature(source, "min_max_partials") == "PqffPPP"
+    for expected, rule in (("PibbdddPP", plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True)),
+                           ("PiBBdddPP", plan.byte_rule(100)), ("PiBBdddPP", plan.byte_rule(7, letters=True))):
+        # the fold: the launch in count_into passes (byte counts, bins, the rule's 5 arguments, edges, histogram)
+        source = build_source("histogram/numpy_histogram.cu", **rule.defines())
+        assert signature(source, "numpy_histogram_fold") == expected, rule.defines()
     source = build_source("histogram/histogram_finish.cu", SUM_T="double", OUT_T="__half", OUT_IS_HALF=1)
     assert signature(source, "histogram_density") == "PPiP" and signature(source, "histogram_convert") == "PPq"
 
