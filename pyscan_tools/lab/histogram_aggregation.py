@@ -47,32 +47,32 @@ def main():
         stop.synchronize()
         return cupy.cuda.get_elapsed_time(start, stop) * 1e3 / args.calls
 
+    def measure(dtype, bins, op):
+        x = cupy.asarray(cases.make_input(n, dtype, op, rng))
+        copy_target = cupy.empty_like(x)
+        top = cases.value_range(dtype, bins)
+        rule = nh._uniform_rule(np.dtype(dtype), bins, 0, top, explicit_range=True)
+        call = arrays.begin(x, what="x", dtypes=plan.VALUE_DTYPES, ndim=None)
+        with call:
+            out = call.empty((bins,), np.int64)
+            rows = {"copy": lambda: copy_target.__setitem__(Ellipsis, x)}
+            for aggregate in plan.AGGREGATIONS:
+                rows[aggregate] = (lambda a=aggregate: nh.count_into(call.x, None, rule, out, call=call, aggregate=a))
+            times = {name: [] for name in rows}
+            for _ in range(args.rounds):
+                for name, fn in rows.items():
+                    times[name].append(per_call_us(fn))
+            ok = np.array_equal(cupy.asnumpy(out), np.histogram(cupy.asnumpy(x), bins, (0, top))[0])
+        return {name: statistics.median(t) for name, t in times.items()}, ok
+
     print(f"{'dtype':8} {'case':28} {'copy':>8} " + " ".join(f"{a:>14}" for a in plan.AGGREGATIONS))
     for dtype in ("float32", "int32"):
         for bins in cases.BINS:
             for skew in cases.SKEWS:
                 op = cases.case_name(bins, skew)
-                x = cupy.asarray(cases.make_input(n, dtype, op, rng))
-                copy_target = cupy.empty_like(x)
-                rule = nh._uniform_rule(np.dtype(dtype), bins, 0, cases.value_range(dtype, bins), explicit_range=True)
-                call = arrays.begin(x, what="x", dtypes=plan.VALUE_DTYPES, ndim=None)
-                with call:
-                    out = call.empty((bins,), np.int64)
-                    rows = {"copy": lambda: copy_target.__setitem__(Ellipsis, x)}
-                    for aggregate in plan.AGGREGATIONS:
-                        rows[aggregate] = (lambda a=aggregate: nh.count_into(call.x, None, rule, out, call=call,
-                                                                                aggregate=a))
-                    times = {name: [] for name in rows}
-                    for _ in range(args.rounds):
-                        for name, fn in rows.items():
-                            times[name].append(per_call_us(fn))
-                    want = np.histogram(cupy.asnumpy(x), bins, (0, cases.value_range(dtype, bins)))[0]
-                    ok = np.array_equal(cupy.asnumpy(out), want)
-                med = {name: statistics.median(t) for name, t in times.items()}
+                med, ok = measure(dtype, bins, op)
                 cells = " ".join(f"{med[a]:8.1f} ({med['copy'] / 2 / med[a]:.2f})" for a in plan.AGGREGATIONS)
-                print(f"{dtype:8} {op:28} {med['copy']:8.1f} {cells}{'' if ok else '  MISMATCH'}",
-                      flush=True)
-
+                print(f"{dtype:8} {op:28} {med['copy']:8.1f} {cells}{'' if ok else '  MISMATCH'}", flush=True)
 
 if __name__ == "__main__":
     main()
