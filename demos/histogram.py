@@ -6,6 +6,10 @@
     python demos/histogram.py --bench [--size N]          every algorithm and cupy.histogram on N uint8
                                                           (default 2^28), 256 bins, uniform and all-equal
                                                           (pyscan_tools/lab/tune_fast.py histogram: the fast kernel's knobs)
+    python demos/histogram.py --atomics [--save F.png]    pyscan.histogram's atomics per value, from its NumPy
+                                                          step-model (no GPU): float32 data, 100 / 4,096 / 2^20
+                                                          bins, 0-100 % of the values in one bin, for each
+                                                          aggregation (none, runs, warp, warp_runs)
 
 The text is the phrase "programming massively parallel processors" unless a text file is named.  Times are
 CUDA-event times of the whole call (result buffer, zeroing, kernel), the median of --repeat runs after a
@@ -158,6 +162,52 @@ def bench(size, repeat):
     return ok
 
 
+def draw_atomics(save, size=2**20, sms=4):
+    """Atomics per value that numpy_histogram.cu issues (its step-model): shared-memory ones for 100 and 4,096
+    bins, global ones for 2^20, against the share of the values in one bin.  A grid for `sms` SMs, so that each
+    thread counts 128 values, as on an H100's 132 SMs at 2^25 values (runs grow with the values per thread)."""
+    import matplotlib.pyplot as plt
+
+    from pyscan.histograms import numpy_models as nm
+    from pyscan.histograms import numpy_plan as plan
+
+    rng = np.random.default_rng(1)
+    skews = np.linspace(0, 100, 11)
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7), sharey="row", sharex=True)
+    for column, bins in enumerate((100, 4096, 2**20)):
+        for aggregate, style in (("none", "k:"), ("runs", "C0--"), ("warp", "C1--"), ("warp_runs", "C2-")):
+            total, hot = [], []
+            for skew in skews:
+                x = rng.integers(0, bins, size).astype(np.float32) + np.float32(0.5)
+                x[rng.random(size) < skew / 100] = np.float32(bins // 2 + 0.5)
+                rule = plan.uniform_rule(x.dtype, bins, 0, bins, explicit_range=True)
+                _, stats = nm.numpy_histogram_model(x, rule, aggregate=aggregate, sms=sms, return_stats=True)
+                field = "shared_atomics" if stats["strategy"] == plan.SHARED else "global_atomics"
+                total.append(stats[field] / size)
+                hot.append(stats["hot_bin_atomics"] / size)
+            label = aggregate + (" (default)" if aggregate == plan.AGGREGATE else "")
+            axes[0, column].plot(skews, total, style, marker="o", ms=3, label=label)
+            axes[1, column].plot(skews, hot, style, marker="o", ms=3, label=label)
+        kind = "shared-memory" if plan.choose_strategy(bins, False)[0] == plan.SHARED else "global"
+        axes[0, column].set_title(f"{bins} bins: {kind} atomics")
+        axes[1, column].set_xlabel("% of the values in one bin")
+    for ax in axes.ravel():
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("atomics per value")
+    axes[1, 0].set_ylabel("atomics on the hot bin per value\n(they wait for each other)")
+    axes[0, 0].legend()
+    per_thread = size // (plan.grid_size(size, 4, False, sms) * plan.BLOCK)
+    fig.suptitle(f"pyscan.histogram, float32, {per_thread} values per thread: the atomics of numpy_histogram.cu "
+                 "(NumPy step-model)")
+    fig.tight_layout()
+    if save:
+        fig.savefig(save, dpi=110)
+        print(f"wrote {save}")
+    else:
+        plt.show()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", nargs="?", help="a text file to count (default: the phrase of PMPP ch. 9)")
@@ -167,7 +217,12 @@ def main(argv=None):
     parser.add_argument("--size", type=int, help="input length for --compare (2^26) or --bench (2^28)")
     parser.add_argument("--repeat", type=int, default=10, help="timed runs per measurement (median)")
     parser.add_argument("--no-chart", action="store_true", help="print the counts only")
+    parser.add_argument("--atomics", action="store_true",
+                        help="draw pyscan.histogram's atomics per value from its step-model (no GPU needed)")
     args = parser.parse_args(argv)
+    if args.atomics:
+        draw_atomics(args.save)
+        return 0
     if args.compare or args.bench:
         reason = pyscan.gpu_unavailable_reason()
         if reason is not None:

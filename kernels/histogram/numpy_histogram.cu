@@ -23,7 +23,11 @@
 //      sum, and adds it with one atomic when the bin changes and at the end (a value outside the bins does not
 //      end a run);
 //   2  the lanes of a warp on the same bin in the same step added as one atomic (__match_any_sync: §9.6's
-//      aggregation across a warp instead of along a thread; counts only).
+//      aggregation across a warp instead of along a thread; counts only);
+//   3  both (the default): the lowest lane of each group of 2 adds the group's count to its own pending run, so
+//      a bin that most lanes hold step after step (skewed data) costs one atomic per run of steps in which the
+//      same lane leads it, not one per step -- what keeps a hot counter of the global histogram (one L2
+//      address) from serialising the grid.  Weighted sums use 1 (a group's weights would need a reduction).
 //
 // WEIGHTED: weights (WEIGHT_T, read one per element beside the data, at the same index) are summed in double
 // (shared double copies, global double atomics); otherwise counts, 32-bit in shared memory (the host sizes
@@ -46,7 +50,7 @@
 #define WEIGHT_IS_HALF 0
 #endif
 #ifndef AGGREGATE
-#define AGGREGATE 1  // 0: none, 1: runs of a thread, 2: lanes of a warp (see above)
+#define AGGREGATE 3  // 0: none, 1: runs of a thread, 2: lanes of a warp, 3: both (see above)
 #endif
 
 #if COPIES < 1 || COPIES > 32 || (COPIES & (COPIES - 1)) != 0
@@ -77,35 +81,42 @@ template <typename Sum>
 struct BinAdder {
     Sum* __restrict__ histogram;
     long long stride;
-    int run_bin;  // AGGREGATE 1: the pending run's bin (-1: none) and its count or sum
+    int run_bin;  // AGGREGATE 1 and 3: the pending run's bin (-1: none) and its count or sum
     Sum run;
 
     __device__ __forceinline__ BinAdder(Sum* h, long long s) : histogram(h), stride(s), run_bin(-1), run((Sum)0) {}
 
-    __device__ __forceinline__ void add(bool valid, int bin, Sum amount) {
-#if AGGREGATE == 2 && !WEIGHTED
-        (void)amount;
-        const int lane_bin = valid ? bin : -1;
-        const unsigned int peers = __match_any_sync(0xffffffffu, lane_bin);  // the lanes with the same bin
-        if (lane_bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1)
-            atomicAdd(&histogram[lane_bin * stride], (Sum)__popc(peers));
-#elif AGGREGATE == 1
-        if (!valid || bin < 0) return;
+    // the run: one atomic when the bin changes
+    __device__ __forceinline__ void extend_run(int bin, Sum amount) {
         if (bin != run_bin) {
             if (run_bin >= 0) atomicAdd(&histogram[run_bin * stride], run);
             run_bin = bin;
             run = (Sum)0;
         }
         run += amount;
+    }
+
+    __device__ __forceinline__ void add(bool valid, int bin, Sum amount) {
+#if AGGREGATE == 3 && !WEIGHTED
+        (void)amount;
+        const int lane_bin = valid ? bin : -1;
+        const unsigned int peers = __match_any_sync(0xffffffffu, lane_bin);
+        if (lane_bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1) extend_run(lane_bin, (Sum)__popc(peers));
+#elif AGGREGATE == 2 && !WEIGHTED
+        (void)amount;
+        const int lane_bin = valid ? bin : -1;
+        const unsigned int peers = __match_any_sync(0xffffffffu, lane_bin);  // the lanes with the same bin
+        if (lane_bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1)
+            atomicAdd(&histogram[lane_bin * stride], (Sum)__popc(peers));
+#elif AGGREGATE == 1 || AGGREGATE == 3
+        if (valid && bin >= 0) extend_run(bin, amount);
 #else
         if (valid && bin >= 0) atomicAdd(&histogram[bin * stride], amount);
 #endif
     }
 
     __device__ __forceinline__ void flush() {
-#if AGGREGATE == 1
-        if (run_bin >= 0) atomicAdd(&histogram[run_bin * stride], run);
-#endif
+        if (run_bin >= 0) atomicAdd(&histogram[run_bin * stride], run);  // AGGREGATE 1 and 3 (else none pending)
     }
 };
 

@@ -8,7 +8,9 @@ copies and the same merge.  Needs only NumPy.
 
 The stats count the atomics the kernel issues: "shared_atomics" (to private copies), "global_atomics" (to the
 global histogram: the merge, or the values with the global strategy) -- with the aggregation of runs, one per run
-of equal bins in a thread's counted values; with the warp aggregation, one per distinct bin of a warp's step.
+of equal bins in a thread's counted values; with the warp aggregation, one per distinct bin of a warp's step;
+with both, one per run of the steps in which one lane leads the same bin.  "hot_bin_atomics": those of the
+most-hit bin (in every block's copies together), the ones that wait for each other.
 1-byte data (the byte-value strategy) are fast.cu's byte histogram (histograms.models.fast_model) and then the fold
 of the 256 byte values into their bins.
 """
@@ -100,25 +102,47 @@ def _check_cover(index: np.ndarray, n: int) -> None:
         raise AssertionError("the kernel's indexing does not read every element exactly once")
 
 
-def _warp_groups(thread, group, element_bins) -> int:
-    """Atomics with the warp aggregation: one per distinct (warp, group, bin) among the counted elements."""
+# The aggregations: the bin of every atomic the kernel issues (their number is the atomics; the most frequent bin's
+# count is the atomics on the hottest counter, the ones that serialise).
+
+def _warp_groups(thread, group, element_bins) -> np.ndarray:
+    """The warp aggregation: one per distinct (warp, group, bin) among the counted elements."""
     keep = element_bins >= 0
-    if not keep.any():
-        return 0
     triples = np.stack([thread[keep] // 32, group[keep], element_bins[keep]])
-    return int(np.unique(triples, axis=1).shape[1])
+    return np.unique(triples, axis=1)[2] if keep.any() else np.zeros(0, np.int64)
 
 
-def _runs(thread, element_bins) -> int:
-    """Atomics with the aggregation of runs: in each thread's counted values, in its order, one per value whose bin
-    differs from the previous counted value's (element_order lists each thread's values in the kernel's order)."""
+def _run_starts(thread, step, bins) -> np.ndarray:
+    """Runs of equal bins in each thread's sequence ordered by step: the bin of each run."""
+    order = np.lexsort((step, thread))
+    thread, bins = thread[order], bins[order]
+    new = np.ones(thread.size, bool)
+    new[1:] = (thread[1:] != thread[:-1]) | (bins[1:] != bins[:-1])
+    return bins[new]
+
+
+def _runs(thread, element_bins) -> np.ndarray:
+    """Runs of a thread: in each thread's counted values, in its order, one per value whose bin differs from the
+    previous counted value's (element_order lists each thread's values in the kernel's order)."""
     keep = element_bins >= 0
-    threads, bins = thread[keep], element_bins[keep]
-    order = np.argsort(threads, kind="stable")
-    threads, bins = threads[order], bins[order]
-    if threads.size == 0:
-        return 0
-    return int(1 + np.count_nonzero((threads[1:] != threads[:-1]) | (bins[1:] != bins[:-1])))
+    return _run_starts(thread[keep], np.flatnonzero(keep), element_bins[keep])
+
+
+def _warp_runs(thread, group, element_bins) -> np.ndarray:
+    """Runs of the lanes' groups: in each step of a warp, the lowest lane of each group of lanes on one bin extends
+    its own run by the group's count; a lane's run ends when it leads another bin."""
+    keep = element_bins >= 0
+    warp, lane, step, bins = thread[keep] // 32, thread[keep] % 32, group[keep], element_bins[keep]
+    order = np.lexsort((lane, bins, step, warp))  # per (warp, step, bin): the lowest lane first
+    warp, lane, step, bins = warp[order], lane[order], step[order], bins[order]
+    first = np.ones(warp.size, bool)
+    first[1:] = (warp[1:] != warp[:-1]) | (step[1:] != step[:-1]) | (bins[1:] != bins[:-1])
+    return _run_starts(warp[first] * 32 + lane[first], step[first], bins[first])
+
+
+def _atomic_stats(atomic_bins) -> tuple:
+    """(atomics, atomics on the hottest counter)."""
+    return int(atomic_bins.size), int(np.bincount(atomic_bins).max()) if atomic_bins.size else 0
 
 
 def _byte_values_model(data, rule: plan.BinRule, sms: int, address: int):
@@ -152,15 +176,17 @@ def numpy_histogram_model(data, rule: plan.BinRule, weights=None, *, strategy: s
     aggregate = plan.AGGREGATE if aggregate is None else aggregate
     if aggregate not in plan.AGGREGATIONS:
         raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
-    if aggregate == "warp" and weighted:
-        aggregate = "none"
+    if weighted and aggregate in ("warp", "warp_runs"):  # a group's weights would need a reduction
+        aggregate = "none" if aggregate == "warp" else "runs"
 
     def atomics(thread, group, element_bins):
         if aggregate == "runs":
-            return _runs(thread, element_bins)
+            return _atomic_stats(_runs(thread, element_bins))
         if aggregate == "warp":
-            return _warp_groups(thread, group, element_bins)
-        return int(np.count_nonzero(element_bins >= 0))
+            return _atomic_stats(_warp_groups(thread, group, element_bins))
+        if aggregate == "warp_runs":
+            return _atomic_stats(_warp_runs(thread, group, element_bins))
+        return _atomic_stats(element_bins[element_bins >= 0])
     grid = plan.grid_size(n, data.dtype.itemsize, weighted, sms)
     index, thread, group = element_order(n, data.dtype.itemsize, grid, plan.BLOCK, weighted=weighted,
                                          address=address)
@@ -179,14 +205,15 @@ def numpy_histogram_model(data, rule: plan.BinRule, weights=None, *, strategy: s
             raise AssertionError("a 32-bit private counter would overflow")
         per_block = private.reshape(grid, copies, bins).sum(axis=1)  # the merge: copies, then blocks
         result = per_block.sum(axis=0)
-        shared_atomics = atomics(thread, group, element_bins)
+        shared_atomics, hot = atomics(thread, group, element_bins)
         stats = {"strategy": chosen, "copies": copies, "grid": grid, "shared_atomics": shared_atomics,
-                 "global_atomics": int(np.count_nonzero(per_block))}
+                 "global_atomics": int(np.count_nonzero(per_block)), "hot_bin_atomics": hot}
     else:
         result = np.zeros(bins, dtype=amount.dtype)
         np.add.at(result, element_bins[keep], amount[keep])
-        global_atomics = atomics(thread, group, element_bins)
-        stats = {"strategy": chosen, "copies": 0, "grid": grid, "shared_atomics": 0, "global_atomics": global_atomics}
+        global_atomics, hot = atomics(thread, group, element_bins)
+        stats = {"strategy": chosen, "copies": 0, "grid": grid, "shared_atomics": 0, "global_atomics": global_atomics,
+                 "hot_bin_atomics": hot}
     result = result.astype(np.float64 if weighted else np.int64)
     return (result, stats) if return_stats else result
 

@@ -259,13 +259,16 @@ def test_reading_order_covers_every_element(address, dtype, rng):
 
 
 def test_copies_and_aggregation_cut_the_atomics(rng):
-    """All values in one bin: the shared strategy commits one bin per block; with the global strategy the runs
-    cost one atomic per thread, the warp aggregation one per warp and step, no aggregation one per value."""
+    """All values in one bin: the shared strategy commits one bin per block; with the global strategy the lanes'
+    runs cost one atomic per warp, the runs one per thread, the warp aggregation one per warp and step, no
+    aggregation one per value."""
     x = np.full(2**16, 1.0, np.float32)
     rule = plan.uniform_rule(x.dtype, 2**20, 0, 2, explicit_range=True)
     counts, stats = nm.numpy_histogram_model(x, rule, sms=2, return_stats=True)
-    assert counts[2**19] == x.size and stats["strategy"] == plan.GLOBAL and plan.AGGREGATE == "runs"
-    assert stats["global_atomics"] == stats["grid"] * plan.BLOCK  # every thread has values: one run each
+    assert counts[2**19] == x.size and stats["strategy"] == plan.GLOBAL and plan.AGGREGATE == "warp_runs"
+    assert stats["global_atomics"] == stats["grid"] * plan.BLOCK // 32  # lane 0 leads every step: one run a warp
+    _, runs = nm.numpy_histogram_model(x, rule, sms=2, aggregate="runs", return_stats=True)
+    assert runs["global_atomics"] == stats["grid"] * plan.BLOCK  # every thread has values: one run each
     _, warp = nm.numpy_histogram_model(x, rule, sms=2, aggregate="warp", return_stats=True)
     assert warp["global_atomics"] == x.size // 32  # one per warp and element of the lanes' vectors
     _, plain = nm.numpy_histogram_model(x, rule, sms=2, aggregate="none", return_stats=True)
@@ -296,10 +299,37 @@ def test_runs_are_counted_thread_by_thread(weighted, rng):
             previous = b if b >= 0 else previous
     for strategy, field in ((plan.GLOBAL, "global_atomics"), (plan.SHARED, "shared_atomics")):
         counts, stats = nm.numpy_histogram_model(x, rule, weights, strategy=strategy, sms=1, address=4,
-                                                 return_stats=True)
+                                                 aggregate="runs", return_stats=True)
         assert stats[field] == expected
         want = np.histogram(x, 4, (0, 4), weights=weights)[0]
         np.testing.assert_allclose(counts, want, rtol=1e-12) if weighted else np.testing.assert_array_equal(counts, want)
+
+
+def test_lanes_runs_are_counted_step_by_step(rng):
+    """warp_runs against a plain loop: in each warp step the lowest lane of each bin's group of lanes extends its
+    own run; a lane's run ends when it leads another bin (steps in which it leads nothing do not end it)."""
+    x = rng.choice(np.array([0.5, 1.5, 1.5, 1.5, 1.5, 1.5, 2.5, 9.0], np.float32), 50021)
+    rule = plan.uniform_rule(x.dtype, 4, 0, 4, explicit_range=True)
+    grid = plan.grid_size(x.size, 4, False, 1)
+    index, thread, group = nm.element_order(x.size, 4, grid, plan.BLOCK, address=8)
+    bins = nm.bins_of(x[index], rule)
+    pending, expected = {}, 0
+    for warp_step in sorted(set(zip(thread // 32, group))):
+        at = (thread // 32 == warp_step[0]) & (group == warp_step[1]) & (bins >= 0)
+        for b in np.unique(bins[at]):
+            leader = (warp_step[0], int(thread[at][bins[at] == b].min() % 32))
+            if pending.get(leader) != b:
+                expected += 1
+                pending[leader] = b
+    for strategy, field in ((plan.GLOBAL, "global_atomics"), (plan.SHARED, "shared_atomics")):
+        counts, stats = nm.numpy_histogram_model(x, rule, strategy=strategy, sms=1, address=8, return_stats=True)
+        assert stats[field] == expected
+        np.testing.assert_array_equal(counts, np.histogram(x, 4, (0, 4))[0])
+    _, weighted = nm.numpy_histogram_model(x, rule, np.ones(x.size), strategy=plan.GLOBAL, sms=1, address=8,
+                                           return_stats=True)
+    _, runs = nm.numpy_histogram_model(x, rule, np.ones(x.size), strategy=plan.GLOBAL, sms=1, address=8,
+                                       aggregate="runs", return_stats=True)
+    assert weighted["global_atomics"] == runs["global_atomics"]  # weights: runs of a thread
 
 
 @pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.int8)], ids=str)
