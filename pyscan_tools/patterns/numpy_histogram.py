@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Pattern
-from ._arrays import returning
+from . import Pattern, case, first_difference
+from ._arrays import returning, to_numpy, upload
 
 BINS = (100, 4096, 2**20)
 SKEWS = (0, 10, 90, 100)  # percent of the values in one bin
@@ -75,12 +75,62 @@ def _dtype_name(x) -> str:
     return str(x.dtype).replace("torch.", "")
 
 
+# ---- check: every path of pyscan.histogram (the byte values' fold, private copies, global atomics; each
+# aggregation's default; weights; explicit edges; range=None; density) on small inputs, which `python -m pyscan
+# check numpy_histogram --sanitize` runs under compute-sanitizer ----------------------------------------------
+
+def check_cases(name: str, quick: bool) -> list:
+    cases = []
+    for dtype in ("uint8", "int8", "float32", "int64", "float16") if not quick else ("uint8", "float32", "int64"):
+        for bins in (7, 100) if dtype == "float16" else (7, 4096, 2**20):  # float16 has no 4096 distinct bins
+            for n in (1, 1025, 70001) if not quick else (1025, 70001):
+                cases.append(case(name, "auto", dtype=dtype, bins=bins, n=n, skew=90, weighted=False, gpu=True))
+        cases.append(case(name, "auto", dtype=dtype, bins=100, n=70001, skew=0, weighted=True, gpu=True))
+        cases.append(case(name, "auto", dtype=dtype, bins="edges", n=70001, skew=10, weighted=False, gpu=True))
+        cases.append(case(name, "auto", dtype=dtype, bins="auto range", n=70001, skew=0, weighted=False, gpu=False))
+        cases.append(case(name, "auto", dtype=dtype, bins="density", n=1025, skew=0, weighted=False, gpu=True))
+    return cases
+
+
+def run_case(c, rng) -> tuple:
+    import pyscan
+
+    p = c.p
+    dtype = np.dtype(p["dtype"])
+    bins = p["bins"] if isinstance(p["bins"], int) else 100
+    top = value_range(dtype, bins)
+    data = make_input(p["n"], dtype, case_name(bins, p["skew"]), rng)
+    weights = rng.random(data.size) if p["weighted"] else None
+    kwargs, expected_kwargs = {"range": (0, top)}, {"range": (0, top)}
+    if p["bins"] == "edges":
+        bins = np.sort(rng.uniform(-1, top + 1, 9))
+    elif p["bins"] == "auto range":
+        kwargs = expected_kwargs = {}
+    elif p["bins"] == "density":
+        kwargs["density"] = expected_kwargs["density"] = True
+    arg = upload(data) if p["gpu"] else data
+    weights_arg = (upload(weights) if p["gpu"] else weights) if weights is not None else None
+    got, edges = pyscan.histogram(arg, bins, weights=weights_arg, **kwargs)
+    want, want_edges = np.histogram(data, bins, weights=weights, **expected_kwargs)
+    got, edges = to_numpy(got), to_numpy(edges)
+    if got.dtype != want.dtype or edges.dtype != want_edges.dtype:
+        return "mismatch", f"dtypes {got.dtype}, {edges.dtype}; NumPy's {want.dtype}, {want_edges.dtype}"
+    if weights is not None or p["bins"] == "density":  # float64 sums in another order: ulps of the whole
+        close = np.allclose(got, want, rtol=data.size * np.finfo(np.float64).eps, atol=0)
+        diff = "" if close else first_difference(got, want)
+    else:
+        diff = first_difference(got, want)
+    diff = diff or first_difference(edges, want_edges)
+    return ("mismatch", diff) if diff else ("ok", "")
+
+
 HISTOGRAM = Pattern(
     name="numpy_histogram", registry=None,
     bench_cases=tuple((dtype, case_name(b, s)) for dtype in ("float32", "int32", "uint8") for b in BINS
                       for s in SKEWS),
     sizes=SIZES, make_input=make_input, reference=reference, same=_same, reads_only=True, inputs_depend_on_op=True,
     public_name="pyscan.histogram", public_call=public_call,
+    check_cases=check_cases, auto_cases=lambda: [], run_case=run_case,
 )
 
 
@@ -111,6 +161,26 @@ def bincount_public_call(pyscan, x, op, algorithm):
     return returning(lambda: pyscan.bincount(x, minlength=length))
 
 
+def bincount_check_cases(name: str, quick: bool) -> list:
+    return [case(name, "auto", dtype=dtype, length=length, n=n, skew=skew, gpu=True)
+            for dtype in ("int32", "int64", "uint8") for length in (5, 2**20) for n in ((70001,) if quick else
+                                                                                       (1, 70001))
+            for skew in (0, 100)]
+
+
+def bincount_run_case(c, rng) -> tuple:
+    import pyscan
+
+    p = c.p
+    length = min(p["length"], 256) if p["dtype"] == "uint8" else p["length"]
+    data = make_bincount_input(p["n"], np.dtype(p["dtype"]), bincount_case(length, p["skew"]), rng)
+    got = to_numpy(pyscan.bincount(upload(data) if p["gpu"] else data))
+    want = np.bincount(data)
+    diff = first_difference(got, want) or ("" if got.dtype == want.dtype else f"dtype {got.dtype}, NumPy's "
+                                                                                  f"{want.dtype}")
+    return ("mismatch", diff) if diff else ("ok", "")
+
+
 BINCOUNT = Pattern(
     name="bincount", registry=None,
     bench_cases=tuple((dtype, bincount_case(length, s)) for dtype in ("int32", "int64") for length in BINS
@@ -119,4 +189,5 @@ BINCOUNT = Pattern(
     reference=lambda host, op, units: np.bincount(host, minlength=parse_bincount_case(op)[0]),
     same=_same, reads_only=True, inputs_depend_on_op=True,
     public_name="pyscan.bincount", public_call=bincount_public_call,
+    check_cases=bincount_check_cases, auto_cases=lambda: [], run_case=bincount_run_case,
 )

@@ -448,3 +448,23 @@ def test_valid_input_without_gpu_says_so():
                  lambda: pyscan.histogram([1, 2, 3], bins=[0, 1, 5], weights=[1.0, 2.0, 3.0])):
         with pytest.raises(pyscan.GPUUnavailableError):
             call()
+
+
+# ---- the check's cases (python -m pyscan check numpy_histogram bincount), run on NumPy stand-ins ----------------
+
+def test_check_cases_run_on_numpy_stand_ins(monkeypatch, rng):
+    """Every case of the check's plan runs and passes when pyscan.histogram / bincount are NumPy's (the uploads
+    left on the host): the cases' own arithmetic (data, edges, weights, the tolerance) is right, so a mismatch on
+    the GPU is the GPU's."""
+    from pyscan_tools.check.cases import make_cases
+    from pyscan_tools.patterns import numpy_histogram as cases
+
+    monkeypatch.setattr(pyscan, "histogram", np.histogram, raising=False)
+    monkeypatch.setattr(pyscan, "bincount", lambda x, minlength=0: np.bincount(x, minlength=minlength),
+                        raising=False)
+    monkeypatch.setattr(cases, "upload", lambda host: host.copy())
+    found = make_cases(quick=False, patterns=["numpy_histogram", "bincount"])
+    assert {c.pattern for c in found} == {"numpy_histogram", "bincount"}
+    for c in found:
+        runner = cases.HISTOGRAM.run_case if c.pattern == "numpy_histogram" else cases.BINCOUNT.run_case
+        assert runner(c, rng) == ("ok", ""), c.label
