@@ -1,7 +1,7 @@
 """Reduction (PMPP ch. 10): every kernel of the chapter, and a fast one, behind one function.
 
-    pyscan.reduce(x, *, algorithm="auto", op="add", stream=None)  ->  a NumPy scalar of x's dtype (NumPy x),
-                                                                  a 0-d device array of x's kind (device x)
+    pyscan.reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None)
+        ->  a NumPy scalar of the result dtype (NumPy x), a 0-d device array of x's kind (device x)
 
 Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
@@ -10,8 +10,9 @@ Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
 and these fields of its ReduceAlgorithm entry (pyscan.registry):
 
-    launch(x, *, op, call, out=None) -> one-element array   # the driver without the copy back, into out
-                                                        # (a one-element device array) if given
+    launch(x, *, op, call, out=None, dtype=None) -> one-element array   # the driver without the copy back, into
+                                                        # out (a one-element device array of the result dtype,
+                                                        # pyscan.types.result_dtype(x.dtype, op, dtype)) if given
     error_depth(n) -> int                               # h in the float bound below
     count_work(n) -> WorkCount, model_count_work(n)     # simple and convergent: the COUNT_WORK build on the GPU,
                                                         # and the same counts from the model's index arithmetic
@@ -39,7 +40,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import arrays, driver
-from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
+from ..types import _results as _RESULTS
+from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op, identity, result_dtype, to_value
 
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from . import book, fast  # noqa: F401
@@ -62,21 +64,31 @@ def _begin(x, algorithm, op, stream):
 
 
 def _empty_result(dtype, op):
-    """NumPy's answer for an empty array: np.sum gives 0, np.max / np.min raise."""
-    if op == "add":
-        return np.dtype(dtype).type(0)
+    """NumPy's answer for an empty array: the operator's identity (np.sum 0, np.prod 1, np.bitwise_and.reduce all
+    ones, np.logical_and.reduce True); np.max / np.min raise."""
+    if op not in ("max", "min"):
+        return identity(op, dtype)
     raise ValueError(f"reduce: zero-size array to reduction operation {op} which has no identity "
                      f"(as np.{op} raises; op='add' of an empty array is 0, as np.sum gives)")
 
 
-def reduce(x, *, algorithm="auto", op="add", stream=None):
-    """Reduce a 1-D array with `op` ("add", "max" or "min") on the GPU.
+def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None):
+    """Reduce a 1-D array with `op` on the GPU: "add", "mul", "max", "min", "bitwise_and", "bitwise_or",
+    "bitwise_xor" (integers and bool), "logical_and", "logical_or" (a bool result).
 
     x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first; the result is a NumPy
-    scalar of x's dtype) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba device array
-    or any __cuda_array_interface__ object, used where it is (C-contiguous, any offset) -- for which the result is
-    a 0-d device array of the same kind, as gpuarray.sum, cupy.sum and torch.sum return, and the call does not
-    wait for the GPU.  dtypes int32, int64, float32, float64.  Everything is checked before anything is launched.
+    scalar of the result dtype) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba device
+    array or any __cuda_array_interface__ object, used where it is (C-contiguous, any offset) -- for which the
+    result is a 0-d device array of the same kind, as gpuarray.sum, cupy.sum and torch.sum return, and the call does
+    not wait for the GPU.  dtypes: bool, int8/16/32/64, uint8/16/32/64, float16, float32, float64, torch.bfloat16.
+    Everything is checked before anything is launched.
+    The result dtype is NumPy's (pyscan.types.result_dtype): add and mul of bool and of integers narrower than 64
+    bits give int64 (unsigned: uint64), as np.sum and np.prod; floats, max, min and the bitwise operators keep x's
+    dtype; the logical operators give bool.  dtype=: the accumulator and result dtype, as np.sum's dtype=.  float16
+    and bfloat16 are combined in float32 and rounded once: |result - exact| <= h * eps32 * sum|x_i| + 2^-11 |exact|
+    (float16; 2^-8 for bfloat16).
+    axis: None, 0 or -1 (1-D arrays).  out: a 0-d array of x's kind and the result dtype (device input) to write the
+    result into (returned).  keepdims: a result of shape (1,) instead of a 0-d one (a NumPy array for NumPy input).
     stream: as for pyscan.scan (default: CuPy's / torch's current stream for their arrays).
 
     algorithm: "auto" (the fast kernel) or one of REDUCE_ALGORITHMS.  Every algorithm takes every length >= 1.
@@ -87,8 +99,9 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
     that sets the output to the identity); fast in one launch (its last block reduces the per-block results).
 
     Semantics, as NumPy:
-    * length 0: add gives 0 (as np.sum); max and min raise ValueError (as np.max and np.min).
-    * integer add wraps modulo 2^32 / 2^64, as np.sum(x, dtype=x.dtype) (np.sum(x) of int32 would give int64).
+    * length 0: the operator's identity (add 0 as np.sum, mul 1 as np.prod, ...); max and min raise ValueError (as
+      np.max and np.min).
+    * integer add and mul wrap modulo 2^64 (or the width of an explicit dtype=, as np.sum(x, dtype=np.int8)).
     * max/min are exact; a NaN anywhere makes the result NaN (as np.max / np.min; not np.nanmax).
     * float add: the order of the additions is the algorithm's tree, not NumPy's, so the last bits differ from
       np.sum; |result - exact sum| <= h * eps * sum|x_i| with h = REDUCTIONS.get(name).error_depth(n)
@@ -97,29 +110,52 @@ def reduce(x, *, algorithm="auto", op="add", stream=None):
       reproducible.
     """
     kind = arrays.READY.get(type(x))
-    if kind is not None and algorithm == "auto" and stream is None and op in OPERATOR_NAMES:
+    if kind is not None and algorithm == "auto" and stream is None and op in OPERATOR_NAMES and dtype is None and \
+            out is None and axis is None and keepdims is False:
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
-        if read is not None and read[1]:
+        if read is not None and read[1] and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid
             return AUTO_READY(kind, x, *read, op)
     if op not in OPERATOR_NAMES:
         check_op(op)
+    if axis is not None and not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and axis in (0, -1)):
+        raise ValueError(f"reduce: axis {axis!r} is out of bounds for a 1-D array (axis=None, 0 or -1)")
+    if keepdims is not False and keepdims is not True and not isinstance(keepdims, np.bool_):
+        raise TypeError(f"keepdims must be True or False, got {arrays.describe(keepdims)}")
     if algorithm == "auto":
         call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
         launch = REDUCTIONS.get(choose_auto(call.size)).launch
     else:
         launch = REDUCTIONS.get(algorithm).launch  # unknown names fail first, listing the valid ones
         call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, stream=stream)
+    value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
+    if out is not None:
+        call.expect_out(out, (1,) if keepdims else (), value, "reduce: out")
     if call.size == 0:
-        empty = _empty_result(call.dtype, op)
-        if call.kind is arrays.NUMPY:
-            return empty
+        empty = _empty_result(value, op)
+        if call.kind is arrays.NUMPY and out is None:
+            return np.asarray([empty]) if keepdims else empty
         with call:
-            result = call.empty((), call.dtype)
-            call.memset32(result, 0, call.dtype.itemsize // 4)
-            return call.finish_scalar(result)
+            result = call.result((), value)
+            host = to_value(np.asarray([empty]), value).view(np.uint8)
+            driver.copy_htod(int(result.gpudata), host.ctypes.data, host.nbytes, call.stream)
+            driver.synchronize(call.stream)  # (pageable host memory: read before `host` goes)
+            return _finish(call, result, keepdims, out)
     with call:
         # a 0-d result (one element: what the kernels write), so the caller's 0-d array needs no reshape
-        return call.finish_scalar(launch(call.x, op=op, call=call, out=call.empty((), call.dtype)))
+        result = call.result((), value)
+        launch(call.x, op=op, call=call, out=result, dtype=dtype)
+        return _finish(call, result, keepdims, out)
+
+
+def _finish(call, result, keepdims, out):
+    """The reduction's result as the caller expects it: a NumPy scalar or a 0-d array of the caller's kind; with
+    keepdims, shape (1,); with out=, out."""
+    if out is not None:
+        return call.finish(result)
+    scalar = call.finish_scalar(result)
+    if not keepdims:
+        return scalar
+    return np.asarray([scalar]) if call.kind is arrays.NUMPY else scalar.reshape(1)
 
 
 AUTO_READY = REDUCTIONS.auto_ready()  # the commonest call's whole path
@@ -130,13 +166,16 @@ def reduce_device(x, *, algorithm="auto", op="add", stream=None):
     input, else the caller's kind), and the host does not wait for the kernels (for timing and for chaining GPU
     work).  An empty x gives add's identity 0 on the device; max/min of an empty x raise ValueError."""
     call = _begin(x, algorithm, op, stream)
+    value = result_dtype(call.dtype, op)
     if call.size == 0:
-        _empty_result(call.dtype, op)
+        empty = _empty_result(value, op)
     name = choose_auto(call.size, call.dtype, op) if algorithm == "auto" else algorithm
     with call:
         if call.size == 0:
-            result = call.empty((1,), call.dtype)
-            call.memset32(result, 0, call.dtype.itemsize // 4)
+            result = call.empty((1,), value)
+            host = to_value(np.asarray([empty]), value).view(np.uint8)
+            driver.copy_htod(int(result.gpudata), host.ctypes.data, host.nbytes, call.stream)
+            driver.synchronize(call.stream)
         else:
             result = REDUCTIONS.get(name).launch(call.x, op=op, call=call)
         return call.on_device(result)

@@ -1,6 +1,6 @@
 """Prefix scan (PMPP ch. 11, Hands-On ch. 4): every algorithm of the books behind one function.
 
-    pyscan.scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=None)
+    pyscan.scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None)
 
 Each algorithm lives in a module of this package that registers itself in SCANS with its driver, its kernel
 files and its NumPy step-model (see pyscan.registry).  A driver has the signature
@@ -8,6 +8,8 @@ files and its NumPy step-model (see pyscan.registry).  A driver has the signatur
     driver(x, out, *, op: str, exclusive: bool, call: Call) -> int   # the number of kernel launches
 
 and is only called with validated, contiguous, non-empty 1-D device arrays of a supported dtype (GPUArrays or
+pyscan.runtime.arrays.DeviceView), out of the result dtype (pyscan.types.result_dtype: it may differ from x's; the
+drivers build their kernels for x's dtype, out's and the compute type between), (GPUArrays or
 pyscan.runtime.arrays.DeviceView: .gpudata, .shape, .dtype, .size), inside the call's device; it launches on
 call.stream and allocates with call.empty (pyscan.runtime.arrays.Call); out never overlaps x unless the algorithm
 is in IN_PLACE.  A model has
@@ -21,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import arrays
-from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
+from ..types import _results as _RESULTS
+from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op, result_dtype
 
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
 from . import blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401
@@ -70,31 +73,50 @@ def _overlaps(a, b) -> bool:
     return a0 < b0 + b.size * b.dtype.itemsize and b0 < a0 + a.size * a.dtype.itemsize
 
 
-def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=None):
-    """Inclusive (or exclusive) prefix scan of a 1-D array with `op` ("add", "max" or "min").
+def _check_axis(axis, what):
+    """1-D semantics: axis None, 0 or -1."""
+    if axis is not None and not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and axis in (0, -1)):
+        raise ValueError(f"{what}: axis {axis!r} is out of bounds for a 1-D array (axis=None, 0 or -1)")
+
+
+def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None):
+    """Inclusive (or exclusive) prefix scan of a 1-D array with `op`: "add", "mul", "max", "min", "bitwise_and",
+    "bitwise_or", "bitwise_xor" (integers and bool), "logical_and", "logical_or" (bool results).
 
     x: a NumPy array (the result is a NumPy array) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA
     tensor, Numba device array, or any object with __cuda_array_interface__ -- used where it is, with the result a
-    new array of the same kind on the same device (pyscan.runtime.arrays).  dtypes: int32, int64, float32, float64.  A
-    NumPy array that is not contiguous is copied first; a device array must be C-contiguous.  Integer add wraps
-    like np.cumsum(x, dtype=x.dtype).  An exclusive scan starts from the operator's identity (0; the dtype's lowest
-    value or -inf for max; its highest or +inf for min).  Every algorithm accepts every length, 0 included.
+    new array of the same kind on the same device (pyscan.runtime.arrays).  dtypes: bool, int8/16/32/64,
+    uint8/16/32/64, float16, float32, float64, and torch.bfloat16 (complex is refused).  A NumPy array that is not
+    contiguous is copied first; a device array must be C-contiguous.  An exclusive scan starts from the operator's
+    identity (0; 1 for mul; the dtype's lowest value or -inf for max; its highest or +inf for min; all ones for
+    bitwise_and).  Every algorithm accepts every length, 0 included.
 
-    out: an array of x's kind, shape and dtype to write the result into (returned).  out may be x itself (in
-    place) with every algorithm: those in IN_PLACE scan in place, the others through a scratch buffer.
+    The result dtype is NumPy's (pyscan.types.result_dtype): add and mul of bool and of integers narrower than 64
+    bits give int64 (unsigned: uint64), as np.cumsum and np.cumprod do; floats, max, min and the bitwise operators
+    keep x's dtype; logical_and / logical_or give bool.  dtype= chooses the accumulator and result dtype, as
+    np.cumsum's dtype= does (x is converted to it as the kernels load it; an explicit narrow integer dtype wraps,
+    np.cumsum(x, dtype=np.int8)).  float16 and bfloat16 are combined in float32 and rounded once to their dtype:
+    |result - exact| <= error_depth * eps32 * sum|x_j| + 2^-11 |exact| (float16; 2^-8 for bfloat16), where np.cumsum
+    of float16 rounds to float16 after every addition.
+    axis: None, 0 or -1 (1-D arrays).
+
+    out: an array of x's kind and shape and of the result dtype to write the result into (returned).  out may be x
+    itself (in place) with every algorithm where the result dtype is x's: those in IN_PLACE scan in place, the
+    others through a scratch buffer.
     stream: where the kernels run (a pycuda, CuPy, torch, Numba or cuda.core stream, or a cudaStream_t int).
     Default: CuPy's or torch's current stream for their arrays, the stream a Numba or __cuda_array_interface__
     array names, the legacy default stream for NumPy and GPUArray.  The call returns without waiting for the GPU
     unless the result goes to NumPy.
     """
     kind = arrays.READY.get(type(x))
-    if kind is not None and algorithm == "auto" and out is None and stream is None and op in OPERATOR_NAMES and (
-            exclusive is False or exclusive is True):
+    if kind is not None and algorithm == "auto" and out is None and stream is None and dtype is None and \
+            axis is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
-        if read is not None:
+        if read is not None and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid: result_dtype's cache
             return AUTO_READY(kind, x, *read, op, exclusive)
     if op not in OPERATOR_NAMES:
         check_op(op)
+    _check_axis(axis, "scan")
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
         raise TypeError(f"exclusive must be True or False, got {arrays.describe(exclusive)}")
     if algorithm == "auto":
@@ -110,14 +132,15 @@ def scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=Non
             fast = ", ".join(a.name for a in SCANS if max_length(a.name) is None)
             raise ValueError(f"scan: x: {call.size} elements is more than algorithm {name!r} takes ({limit}; its "
                              f"kernels index with 32-bit ints); these take any length: {fast}")
+    value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
     if out is not None:
-        call.expect_out(out, call.shape, call.dtype, "scan: out")
+        call.expect_out(out, call.shape, value, "scan: out")
     with call:
-        result = call.result(call.shape, call.dtype)
+        result = call.result(call.shape, value)
         if call.size:
             target = result
-            if out is not None and name not in IN_PLACE and _overlaps(call.x, result):
-                target = call.empty(call.shape, call.dtype)
+            if out is not None and (name not in IN_PLACE or value != call.dtype) and _overlaps(call.x, result):
+                target = call.empty(call.shape, value)
             driver(call.x, target, op=op, exclusive=bool(exclusive), call=call)
             if target is not result:
                 call.copy(result, target, result.size * result.dtype.itemsize)
