@@ -40,8 +40,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import arrays, driver
-from ..types import _results as _RESULTS
 from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op, identity, result_dtype, to_value
+from ..types import _results as _RESULTS
 
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from . import book, fast  # noqa: F401

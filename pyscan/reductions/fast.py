@@ -19,8 +19,8 @@ from ..runtime import driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
-from ..types import _results as RESULTS
 from ..types import COMPUTE_TYPES, defines, identity, result_dtype, ufunc
+from ..types import _results as RESULTS
 from ._common import ceil_div, check_model_input, log2, scalar_result
 from .registry import REDUCTIONS
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import arrays
-from ..types import _results as _RESULTS
 from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op, result_dtype
+from ..types import _results as _RESULTS
 
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
 from . import blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401

@@ -31,8 +31,8 @@ import numpy as np
 from ..runtime import driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
-from ..types import _results as RESULTS
 from ..types import COMPUTE_TYPES, check_model_input, identity, result_dtype, ufunc
+from ..types import _results as RESULTS
 from ..types import defines as type_defines
 from .registry import SCANS
 from .steps import Step

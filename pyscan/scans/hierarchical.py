@@ -39,8 +39,8 @@ from typing import Callable
 import numpy as np
 
 from ..runtime.loader import get_kernel
-from ..types import defines as type_defines
 from ..types import COMPUTE_TYPES, identity, ufunc
+from ..types import defines as type_defines
 from .registry import SCANS
 
 # The prepare() argument types of a section kernel (see the contract above); read off by hand because the
