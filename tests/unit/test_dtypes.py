@@ -6,11 +6,11 @@ Float mul: every rounding of the product tree scales the result by (1 + d), so |
 
 import numpy as np
 import pytest
+from dtype_checks import BITWISE, CASES, DTYPES, SIZES, check, make
 
 from pyscan.reductions import REDUCTIONS
 from pyscan.reductions.reference import reference as reduce_reference
 from pyscan.scans import SCANS
-from pyscan.scans.reference import reference as scan_reference
 from pyscan.types import (
     BFLOAT16,
     OPERATOR_NAMES,
@@ -21,37 +21,6 @@ from pyscan.types import (
     identity,
     result_dtype,
 )
-
-DTYPES = (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
-          np.float32, np.float64)
-SIZES = (0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 4099, 8209)
-BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")
-
-
-def valid(dtype, op):
-    return not (op in BITWISE and np.dtype(dtype).kind == "f")
-
-
-CASES = [(d, op) for d in DTYPES for op in OPERATOR_NAMES if valid(d, op)]
-
-
-def make(rng, n, dtype, op):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return rng.random(n) < (0.9 if op in ("mul", "logical_and", "bitwise_and", "min") else 0.3)
-    if dtype.kind in "iu":
-        if op == "mul":  # mostly 1, a few -1 / 2 / 3: products stay exact or wrap the same way in NumPy
-            return rng.choice(np.array([1, 1, 1, 1, 1, 2, 3] + ([-1] if dtype.kind == "i" else []), dtype), n)
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
-    if op == "mul":
-        return rng.uniform(0.97, 1.03, n).astype(dtype)
-    x = (rng.standard_normal(n) * 10).astype(dtype)
-    if op in ("max", "min") and n >= 8:
-        x[rng.integers(0, n, 2)] = [np.inf, -np.inf]
-        x[rng.integers(3 * n // 4, n)] = np.nan
-    return x
-
 
 # ---------------------------------------------------------------------------------------------------- the rules
 
@@ -116,28 +85,6 @@ def test_bfloat16_round_trip_rounds_to_nearest_even():
 
 
 # ---------------------------------------------------------------------------------------------------- the models
-
-def check(out, x, op, exclusive, depth, dtype=None, what=""):
-    types = Types.of(x.dtype, op, dtype)
-    expected = scan_reference(x, op, exclusive, dtype)
-    assert out.dtype == types.value == expected.dtype, (what, out.dtype, expected.dtype)
-    if types.value.kind != "f" or op not in ("add", "mul"):
-        np.testing.assert_array_equal(out, expected, err_msg=what)
-        return
-    exact = scan_reference(x.astype(types.value).astype(np.float64), op, exclusive)
-    eps_c = np.finfo(types.compute).eps
-    if op == "add":
-        mag = np.cumsum(np.abs(x.astype(types.value).astype(np.float64)))
-        if exclusive:
-            mag = np.concatenate([[0.0], mag[:-1]]) if mag.size else mag
-        tol = (depth + 3 + x.size * 2.0**-52 / eps_c) * eps_c * mag
-    else:  # mul: every rounding of the product tree (not only those on one path) is a factor (1 + d) of the result
-        tol = (x.size + 3) * eps_c * np.abs(exact)
-    if types.value != types.compute:  # the one rounding to float16 on the store
-        tol = tol + np.finfo(types.value).eps / 2 * np.abs(exact) + np.finfo(types.value).smallest_subnormal
-    err = np.abs(out.astype(np.float64) - exact)
-    assert np.all(err <= tol), (what, np.flatnonzero(err > tol)[:5])
-
 
 @pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
 @pytest.mark.parametrize("dtype,op", CASES, ids=lambda v: np.dtype(v).name if not isinstance(v, str) else v)
