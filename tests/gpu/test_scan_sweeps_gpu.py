@@ -13,7 +13,8 @@ from sweep_checks import DTYPES, MINE, check, make_input, reference
 
 from pyscan.scans import SCANS
 from pyscan.scans import decoupled_lookback as dl
-from pyscan.types import OPERATOR_NAMES
+
+OPERATOR_NAMES = ("add", "max", "min")  # the operators of these tests; every operator x dtype: test_dtypes*.py
 
 GPU_LENGTHS = (1, 2, 31, 33, 1023, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193, 3 * 8192 + 1, 65537,
                2**20 + 7)

@@ -17,7 +17,9 @@ from pyscan.scans import SCANS
 from pyscan.scans import blelloch as bl
 from pyscan.scans import decoupled_lookback as dl
 from pyscan.scans import single_pass as sp
-from pyscan.types import OPERATOR_NAMES, identity, ufunc
+from pyscan.types import identity, ufunc
+
+OPERATOR_NAMES = ("add", "max", "min")  # the operators of these tests; every operator x dtype: test_dtypes*.py
 
 # ------------------------------------------------------------------------------------------------- models (CPU)
 
