@@ -93,12 +93,13 @@ def check_axis_types(x_dtype, value, op, what: str) -> None:
     x_dtype, value = np.dtype(x_dtype), np.dtype(value)
     names = ", ".join(map(str, AXIS_DTYPES))
     if op not in AXIS_OPERATORS:
-        raise TypeError(f"{what}: op {op!r} along an axis of an N-d array is not supported: the axis kernels take "
-                        f"op {', '.join(map(repr, AXIS_OPERATORS))} (a 1-D array, or axis=None, takes every op)")
-    for role, dtype in (("x of dtype", x_dtype), ("a result dtype", value)):
+        raise TypeError(f"{what}: op {op!r} is not supported along an axis: the axis kernels take op "
+                        f"{', '.join(map(repr, AXIS_OPERATORS))} (a 1-D array or axis=None takes every op with the "
+                        "other algorithms)")
+    for role, dtype in (("x of dtype", x_dtype), ("result dtype", value)):
         if dtype not in AXIS_DTYPES:
-            raise TypeError(f"{what}: {role} {dtype_name(dtype)} along an axis of an N-d array is not supported: "
-                            f"the axis kernels take {names} (a 1-D array, or axis=None, takes every dtype)")
+            raise TypeError(f"{what}: {role} {dtype_name(dtype)} is not supported along an axis: the axis kernels "
+                            f"take {names} (a 1-D array or axis=None takes every dtype with the other algorithms)")
 
 
 def kernel_macros(in_dtype, acc_dtype, out_dtype, op) -> dict:

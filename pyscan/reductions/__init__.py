@@ -44,7 +44,16 @@ import numpy as np
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from .. import axes
 from ..runtime import arrays, driver
-from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op, identity, result_dtype, to_value
+from ..types import (
+    ELEMENT_TYPES,
+    OPERATOR_NAMES,
+    SUPPORTED_DTYPES,
+    as_dtype,
+    check_op,
+    identity,
+    result_dtype,
+    to_value,
+)
 from ..types import _results as _RESULTS
 from . import axis, book, fast  # noqa: F401
 from .registry import REDUCTIONS
@@ -233,7 +242,8 @@ def model_count_work(algorithm: str, n: int):
 
 
 def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
-    """Compile every kernel build the drivers of `names` use for `dtypes` x `ops` (default: all), nvcc running in
+    """Compile every kernel build the drivers of `names` use for `dtypes` x `ops` (default: every dtype and every
+    operator that takes it; bfloat16 as pyscan.types.BFLOAT16 or "bfloat16"), nvcc running in
     `workers` parallel processes, into pycuda's disk cache; later first calls then load instead of compiling.
     (A cold process otherwise compiles each build on first use, one after the other, ~1 s each.)  Returns the
     number of builds."""
@@ -247,8 +257,12 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
     sources = set()
     for name in names or REDUCE_ALGORITHMS:
         for dtype in dtypes or ELEMENT_TYPES:
-            for op in ops or ("add", "max", "min"):
-                for path, macros in REDUCTIONS.get(name).builds(np.dtype(dtype), op):
+            for op in ops or OPERATOR_NAMES:
+                try:
+                    result_dtype(dtype, op)
+                except TypeError:  # not an operator of this dtype (bitwise of floats): nothing to build
+                    continue
+                for path, macros in REDUCTIONS.get(name).builds(as_dtype(dtype), op):
                     sources.add(build_source(path, **macros))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # threads: each waits on its own nvcc process
         list(pool.map(lambda s: nvcc_compile(s, options=list(COMPILE_OPTIONS), no_extern_c=True, arch=arch), sources))

@@ -213,6 +213,23 @@ def kernel_builds(name, dtype, op, result=None) -> list:
     return [(KERNELS[name][0], macros)]
 
 
+def driver_builds(name, dtype, op) -> list:
+    """(kernel file, #defines) of every build the driver of `name` compiles for x of dtype and op into NumPy's result
+    dtype (prewarm): the launches' kernels (from x, and on the compute type's partials) and convert.cu's copies."""
+    dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype
+    value = result_dtype(dtype, op)
+    compute = COMPUTE_TYPES[value]
+    found = kernel_builds(name, compute, op)  # the levels on partials (simple, convergent: every level)
+    if name not in IN_PLACE:
+        found = kernel_builds(name, dtype, op, value) + (found if name not in ATOMIC else [])
+    elif dtype != compute or value != compute:
+        found.append((CONVERT, defines(dtype, op, value, out=compute)))  # the scratch copy of x, as T
+    if value != compute:
+        found.append((CONVERT, defines(compute, op, value, out=value)))  # the result, rounded once
+    unique = {tuple(sorted(macros.items())) + (path,): (path, macros) for path, macros in found}
+    return list(unique.values())
+
+
 def _kernel(name, dtype, op, function=None, file=None, result=None, **extra):
     """The prepared kernel of `name` (its function read from `file` if given: a student's exercise with the same
     contract, pyscan_tools.exercises)."""
@@ -337,7 +354,7 @@ _SOURCES = {
 
 for _name, (_file, _function, _per_thread) in KERNELS.items():
     _launch = _atomic_launch(_name) if _name in ATOMIC else _tree_launch(_name)
-    _options = {"launch": _launch, "per_thread": _per_thread, "builds": functools.partial(kernel_builds, _name),
+    _options = {"launch": _launch, "per_thread": _per_thread, "builds": functools.partial(driver_builds, _name),
                 "error_depth": (_atomic_error_depth if _name in ATOMIC else _tree_error_depth)(_name)}
     if _name in IN_PLACE:
         _options.update(count_work=_make_count(_name), model_count_work=_make_model_count(_name))

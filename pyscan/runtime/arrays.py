@@ -347,7 +347,8 @@ class _Torch(Kind):
         return x.data_ptr(), x.shape[0], dtype, device, self._current(device)
 
     def new(self, x, shape, dtype, device, stream):
-        like = self._zero_d.get((dtype, device)) if shape == () else x  # empty_like's rule, inlined: the hot call
+        # empty_like's rule, inlined: the hot call; like x only where the result has x's dtype (int32 add -> int64)
+        like = self._zero_d.get((dtype, device)) if shape == () else x if self._to_numpy.get(x.dtype) == dtype else None
         native = sys.modules["torch"].empty_like(like) if like is not None else self.empty_like(x, shape, dtype,
                                                                                                   device, stream)
         return native, native.data_ptr()

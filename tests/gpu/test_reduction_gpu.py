@@ -27,8 +27,9 @@ def as_numpy(result):
 
 @pytest.fixture(scope="module", autouse=True)
 def compiled():
-    """Compile every build once, in parallel (a cold GPU host would otherwise compile ~75 builds one by one)."""
-    pyscan.reductions.prewarm()
+    """Compile the builds these tests use once, in parallel (a cold GPU host would otherwise compile ~75 builds one
+    by one); every dtype x operator would be many more than these tests run."""
+    pyscan.reductions.prewarm(dtypes=DTYPES, ops=("add", "max", "min"))
 
 
 class Data:
