@@ -312,6 +312,8 @@ def typed_model(inner, *, scan: bool):
     kernels' vector widths) take a `types=` keyword (`inner.takes_types = True`)."""
 
     def model(x, *, op="add", exclusive=False, return_steps=False, dtype=None, **more):
+        if not scan and not isinstance(x, np.ndarray):  # the reduction models' contract (reductions/_common.py)
+            raise TypeError(f"{model.__name__}: x: the model takes a numpy.ndarray, got {type(x).__name__}")
         x = np.asarray(x)
         types = Types.of(x.dtype, op, dtype)
         if getattr(inner, "takes_types", False):
