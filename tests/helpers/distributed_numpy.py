@@ -5,13 +5,12 @@ pythonpath)."""
 import numpy as np
 from scan_checks import reference
 
-from pyscan.types import ufunc
+from pyscan.types import result_dtype, ufunc
 
 
 def numpy_reduce(x, op):
-    if op == "add":
-        return np.add.reduce(x, dtype=x.dtype)
-    return ufunc(op).reduce(x)
+    """NumPy's reduction in its result dtype (np.sum of int32 in int64, wrapping modulo 2^64)."""
+    return ufunc(op).reduce(x, dtype=result_dtype(x.dtype, op))
 
 
 def numpy_local_steps():
