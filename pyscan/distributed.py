@@ -1,9 +1,9 @@
 """Scan, reduce and histogram of a 1-D array sharded across processes, one GPU each, through torch.distributed.
 
-    pyscan.distributed.scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None)
+    pyscan.distributed.scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None, dtype=None)
         -> this rank's part of the scan of the whole array (a new tensor shaped like the shard, on its device, of
            NumPy's result dtype: int64 for int32 add, as np.cumsum)
-    pyscan.distributed.reduce(local_shard, *, group=None, op="add", stream=None)
+    pyscan.distributed.reduce(local_shard, *, group=None, op="add", stream=None, dtype=None)
         -> the reduction of the whole array, on every rank (a 0-d tensor on the shard's device, of NumPy's result
            dtype: int64 for int32 add, as np.sum)
     pyscan.distributed.histogram(local_shard, *, bins=256, group=None, stream=None)
@@ -441,11 +441,13 @@ def _local_input(x):
 # The local steps, one function each (tests without a GPU replace them with NumPy ones).
 
 
-def _local_scan(x, op, exclusive, stream, out=None):
+def _local_scan(x, op, exclusive, stream, out=None, dtype=None):
     import pyscan
 
     torch, _ = _torch()
     kwargs = _stream_kwargs(stream)
+    if dtype is not None:  # else NumPy's result dtype, and the default call's ready() path
+        kwargs["dtype"] = dtype
     if out is not None:
         kwargs["out"] = _local_input(out)
         pyscan.scan(_local_input(x), op=op, exclusive=exclusive, **kwargs)
@@ -453,11 +455,14 @@ def _local_scan(x, op, exclusive, stream, out=None):
     return _as_result(pyscan.scan(_local_input(x), op=op, exclusive=exclusive, **kwargs), torch, x.device)
 
 
-def _local_reduce(x, op, stream):
+def _local_reduce(x, op, stream, dtype=None):
     import pyscan
 
     torch, _ = _torch()
-    return _as_result(pyscan.reduce(_local_input(x), op=op, **_stream_kwargs(stream)), torch, x.device)
+    kwargs = _stream_kwargs(stream)
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return _as_result(pyscan.reduce(_local_input(x), op=op, **kwargs), torch, x.device)
 
 
 def _local_histogram(x, bins, stream):
@@ -485,6 +490,18 @@ def _check_common(op=None, exclusive=None):
         raise TypeError(f"exclusive must be True or False, got {type(exclusive).__name__} {exclusive!r}")
 
 
+def _result_dtype(dtype, op, requested, torch, what):
+    """NumPy's result dtype of the shard's dtype and op, or dtype= (requested: a NumPy or torch dtype), as np.cumsum's
+    dtype=; one of the four dtypes the ranks exchange."""
+    from .types import as_dtype
+
+    value = result_dtype(dtype, op, None if requested is None else as_dtype(requested))
+    if value not in _torch_dtypes(torch).values():
+        raise TypeError(f"{what}: dtype={value} is not one the ranks exchange: expected one of int32, int64, float32, "
+                        "float64")
+    return value
+
+
 def _check_out(out, x, torch, value):
     """out must be a tensor of x's shape and device, of the result dtype `value`, contiguous; returns whether it is
     x itself (in place, where the result dtype is x's)."""
@@ -509,7 +526,7 @@ def _check_out(out, x, torch, value):
     return False
 
 
-def scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None):
+def scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None, dtype=None):
     """This rank's part of the inclusive (or exclusive) scan with `op` of the concatenation of every rank's
     shard, in rank order of `group` (the default group if None): a new tensor of the shard's shape, dtype and
     device (or `out`).  Every rank of the group must call it.
@@ -523,44 +540,51 @@ def scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream
     out=local_shard (where the result dtype is the shard's) scans in place, by the faster scheme of
     scan_in_place_steps (reduce, exchange, one scan with the prefix folded into the first element: about 1.5 times
     a local scan's memory traffic instead of 2).
+    dtype: the accumulator and result dtype, as np.cumsum's dtype= (int32, int64, float32 or float64, NumPy or
+    torch): dtype=torch.int32 keeps an int32 shard's add in int32, wrapping, and lets it scan in place.
     stream: the stream to work on (torch, CuPy or pycuda stream, or a raw handle; torch's current one if None).
     The host waits for the gathered totals (R values) before it launches the combine.
     """
     _check_common(op, exclusive)
     exclusive = bool(exclusive)
     torch, dist = _torch()
-    x, dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.scan")
-    value = result_dtype(dtype, op)  # NumPy's accumulator: the local scans, the records and the result
+    x, shard_dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.scan")
+    # NumPy's accumulator (or dtype=): the local scans, the records and the result
+    value = _result_dtype(shard_dtype, op, dtype, torch, f"{_WHAT}.scan")
+    local_dtype = None if dtype is None else value
     in_place = out is not None and _check_out(out, x, torch, value)
     arrays = _TorchArrays(torch, x.device)
     with _OnDevice(torch, x, stream):
         comm = _TorchGroup(dist, group, x.device, backend)
         if in_place:
-            total = None if x.numel() == 0 else _local_reduce(x, op, stream)
+            total = None if x.numel() == 0 else _local_reduce(x, op, stream, dtype=local_dtype)
             return scan_in_place_steps(x, total, dtype=value, op=op, exclusive=exclusive, comm=comm, arrays=arrays,
-                                       scan_in_place=lambda y: _local_scan(y, op, exclusive, stream, out=y))
+                                       scan_in_place=lambda y: _local_scan(y, op, exclusive, stream, out=y,
+                                                                           dtype=local_dtype))
         if x.numel() == 0:
             local = torch.empty_like(x, dtype=_torch_dtype(torch, value)) if out is None else out
         else:
-            local = _local_scan(x, op, exclusive, stream, out=out)
+            local = _local_scan(x, op, exclusive, stream, out=out, dtype=local_dtype)
         return scan_combine(local, x, op=op, exclusive=exclusive, comm=comm, arrays=arrays)
 
 
-def reduce(local_shard, *, group=None, op="add", stream=None):
+def reduce(local_shard, *, group=None, op="add", stream=None, dtype=None):
     """The reduction with `op` of the concatenation of every rank's shard, on every rank: a 0-d tensor of NumPy's
     result dtype (int64 for int32 add, as np.sum; else the shard's) on its device.  Every rank of the group must
     call it.
 
     An empty shard contributes nothing; if every shard is empty, add gives 0 and max/min raise ValueError (as
     np.sum / np.max).  int64 add wraps modulo 2^64; max/min propagate NaN as np.max does.  add runs without a host
-    wait; max/min wait on the host for the R gathered results."""
+    wait; max/min wait on the host for the R gathered results.  dtype: the accumulator and result dtype, as
+    np.sum's dtype= (int32, int64, float32 or float64)."""
     _check_common(op)
     torch, dist = _torch()
-    x, dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.reduce")
+    x, shard_dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.reduce")
+    value = _result_dtype(shard_dtype, op, dtype, torch, f"{_WHAT}.reduce")
     with _OnDevice(torch, x, stream):
         comm = _TorchGroup(dist, group, x.device, backend)
-        local = None if x.numel() == 0 else _local_reduce(x, op, stream)
-        return reduce_combine(local, nonempty=x.numel() > 0, dtype=result_dtype(dtype, op), op=op, comm=comm,
+        local = None if x.numel() == 0 else _local_reduce(x, op, stream, dtype=None if dtype is None else value)
+        return reduce_combine(local, nonempty=x.numel() > 0, dtype=value, op=op, comm=comm,
                               arrays=_TorchArrays(torch, x.device))
 
 

@@ -430,6 +430,13 @@ def test_torch_one_process_gloo_group(monkeypatch, tmp_path, rng):
         y = torch.from_numpy(x.astype(np.int64))
         assert distributed.scan(y, out=y) is y
         np.testing.assert_array_equal(y.numpy(), np.cumsum(x))
+        z = torch.from_numpy(x.copy())  # dtype= keeps int32 (wrapping, as np.cumsum(x, dtype=np.int32)): in place
+        assert distributed.scan(z, out=z, dtype=torch.int32) is z
+        np.testing.assert_array_equal(z.numpy(), np.cumsum(x, dtype=np.int32))
+        small = distributed.reduce(torch.from_numpy(x), dtype=np.int32)
+        assert small.dtype == torch.int32 and small.item() == np.sum(x, dtype=np.int32)
+        with pytest.raises(TypeError, match="dtype=int8 is not one the ranks exchange"):
+            distributed.scan(torch.from_numpy(x), dtype=torch.int8)
         out = torch.empty(x.size, dtype=torch.int32)
         assert distributed.scan(torch.from_numpy(x), out=out, op="max", exclusive=True) is out
         np.testing.assert_array_equal(out.numpy(), reference(x, "max", True))
