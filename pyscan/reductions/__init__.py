@@ -215,7 +215,8 @@ AUTO_READY = REDUCTIONS.auto_ready()  # the commonest call's whole path
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):
     """As reduce(), but the result stays on the device as a one-element array (a GPUArray for NumPy and GPUArray
     input, else the caller's kind), and the host does not wait for the kernels (for timing and for chaining GPU
-    work).  An empty x gives add's identity 0 on the device; max/min of an empty x raise ValueError."""
+    work).  The result dtype is NumPy's (pyscan.types.result_dtype).  An empty x gives the operator's identity on
+    the device (0 for add, 1 for mul, ...); max/min of an empty x raise ValueError."""
     call = _begin(x, algorithm, op, stream)
     value = result_dtype(call.dtype, op)
     if call.size == 0:
