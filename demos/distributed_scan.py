@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 
 import pyscan  # noqa: E402
 from pyscan import distributed  # noqa: E402
+from pyscan.types import result_dtype  # noqa: E402
 
 
 def make_shard(torch, n, dtype, rank, device):
@@ -102,7 +103,8 @@ def main(argv=None):
 
     out = distributed.scan(x, op=args.op, exclusive=args.exclusive)
     torch.cuda.synchronize()
-    assert out.device == device and out.dtype == x.dtype and out.shape == x.shape
+    result_type = getattr(torch, result_dtype(np.dtype(args.dtype), args.op).name)  # NumPy's: int64 for int32 add
+    assert out.device == device and out.dtype == result_type and out.shape == x.shape
 
     whole = gather_to_rank0(torch, dist, x, lengths)
     result = gather_to_rank0(torch, dist, out, lengths)

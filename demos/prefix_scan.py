@@ -125,7 +125,8 @@ def main(argv=None):
     print("-" * len(header))
     for name in pyscan.SCAN_ALGORITHMS:
         def run(name=name):
-            return pyscan.scan(x_dev, algorithm=name, op=op, exclusive=exclusive, out=out)
+            # in x's dtype, as numpy_scan (int32 add would give NumPy's int64 without dtype=)
+            return pyscan.scan(x_dev, algorithm=name, op=op, exclusive=exclusive, out=out, dtype=dtype)
 
         try:
             out.fill(dtype.type(0))

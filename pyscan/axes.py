@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from .types import ELEMENT_TYPES, OPERATORS, check_op
+from .types import ELEMENT_TYPES, OPERATORS, check_op, dtype_name
 
 try:
     from numpy.exceptions import AxisError
@@ -78,14 +78,28 @@ def result_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
     return tuple(e for i, e in enumerate(shape) if i not in axes)
 
 
-def check_dtype_argument(dtype, x_dtype, what: str):
-    """dtype=: today only None (or x's own dtype) -- the accumulator and result are x's dtype.  Passed through so
-    the result-dtype rules (another change) plug in here: returns (accumulator dtype, result dtype)."""
-    x_dtype = np.dtype(x_dtype)
-    if dtype is not None and np.dtype(dtype) != x_dtype:
-        raise TypeError(f"{what}: dtype={np.dtype(dtype)} is not supported yet: the result has x's dtype {x_dtype} "
-                        "(pass dtype=None)")
-    return x_dtype, x_dtype
+# The dtypes and operators the axis kernels are built for (kernels/scan/axis_*.cu, kernels/reduction/axis_*.cu):
+# they read x and write results with plain casts, T(x[i]) and OutT(v), not operators.cuh's op_load / op_store, so
+# they take the 4- and 8-byte types, whose casts are NumPy's conversions, and the operators their models and GPU
+# tests were written for (PMPP §11.1: any associative operator would do; the others are 1-D or axis=None only).
+# The result dtype is still NumPy's (pyscan.types.result_dtype): int32 add accumulates in int64, as
+# np.cumsum(x, axis=1) does, through the kernels' separate IN_TYPE / ELEM_TYPE / OUT_TYPE.
+AXIS_DTYPES = tuple(np.dtype(d) for d in (np.int32, np.int64, np.float32, np.float64))
+AXIS_OPERATORS = ("add", "max", "min")
+
+
+def check_axis_types(x_dtype, value, op, what: str) -> None:
+    """TypeError unless the axis kernels take x of x_dtype combined with op into the result dtype `value`."""
+    x_dtype, value = np.dtype(x_dtype), np.dtype(value)
+    names = ", ".join(map(str, AXIS_DTYPES))
+    if op not in AXIS_OPERATORS:
+        raise TypeError(f"{what}: op {op!r} is not supported along an axis: the axis kernels take op "
+                        f"{', '.join(map(repr, AXIS_OPERATORS))} (a 1-D array or axis=None takes every op with the "
+                        "other algorithms)")
+    for role, dtype in (("x of dtype", x_dtype), ("result dtype", value)):
+        if dtype not in AXIS_DTYPES:
+            raise TypeError(f"{what}: {role} {dtype_name(dtype)} is not supported along an axis: the axis kernels "
+                            f"take {names} (a 1-D array or axis=None takes every dtype with the other algorithms)")
 
 
 def kernel_macros(in_dtype, acc_dtype, out_dtype, op) -> dict:
@@ -96,12 +110,13 @@ def kernel_macros(in_dtype, acc_dtype, out_dtype, op) -> dict:
 
     def c(dtype):
         dtype = np.dtype(dtype)
-        if dtype not in ELEMENT_TYPES:
-            raise TypeError(f"unsupported dtype {dtype}: expected one of {', '.join(map(str, ELEMENT_TYPES))}")
+        if dtype not in AXIS_DTYPES:
+            raise TypeError(f"unsupported dtype {dtype_name(dtype)} for the axis kernels: expected one of "
+                            f"{', '.join(map(str, AXIS_DTYPES))}")
         return ELEMENT_TYPES[dtype]
 
     return {"IN_TYPE": c(in_dtype), "ELEM_TYPE": c(acc_dtype), "OUT_TYPE": c(out_dtype), "OP": OPERATORS[op][0]}
 
 
-__all__ = ["AxisError", "check_dtype_argument", "kernel_macros", "normalize_axes", "normalize_axis", "reduce_plan",
-           "result_shape", "split"]
+__all__ = ["AXIS_DTYPES", "AXIS_OPERATORS", "AxisError", "check_axis_types", "kernel_macros", "normalize_axes",
+           "normalize_axis", "reduce_plan", "result_shape", "split"]

@@ -12,6 +12,9 @@ from .runtime.loader import build_source, compile_error, get_kernel
 from .types import ELEMENT_TYPES, c_type
 
 BLOCK = 256
+# scalar_multiply's dtypes: the kernel takes `a` as a kernel argument of ELEM_TYPE, which pycuda packs from a NumPy
+# scalar of these (no __half or bfloat16 scalars, no bool arithmetic), as Hands-On ch. 4's float kernel generalised
+MULTIPLY_DTYPES = {np.dtype(d): ELEMENT_TYPES[np.dtype(d)] for d in (np.int32, np.int64, np.float32, np.float64)}
 
 _pycuda_threads = threading.local()
 
@@ -75,7 +78,7 @@ def scalar_multiply(x, a, *, out=None, stream=None):
     a: a number, cast to x's dtype (an integer array takes only an integral a).  Returns an array of x's kind
     (pyscan.runtime.arrays); out: one of x's kind, shape and dtype to write into (may be x).  stream: as for pyscan.scan.
     """
-    call = arrays.begin(x, what="scalar_multiply: x", dtypes=ELEMENT_TYPES, stream=stream)
+    call = arrays.begin(x, what="scalar_multiply: x", dtypes=MULTIPLY_DTYPES, stream=stream)
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, float, np.integer, np.floating)):
         raise TypeError(f"scalar_multiply: a must be a real number, got {arrays.describe(a)}")
     if call.dtype.kind == "i" and float(a) != int(a):

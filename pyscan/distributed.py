@@ -1,9 +1,11 @@
 """Scan, reduce and histogram of a 1-D array sharded across processes, one GPU each, through torch.distributed.
 
-    pyscan.distributed.scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None)
-        -> this rank's part of the scan of the whole array (a new tensor shaped like the shard, on its device)
-    pyscan.distributed.reduce(local_shard, *, group=None, op="add", stream=None)
-        -> the reduction of the whole array, on every rank (a 0-d tensor on the shard's device)
+    pyscan.distributed.scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None, dtype=None)
+        -> this rank's part of the scan of the whole array (a new tensor shaped like the shard, on its device, of
+           NumPy's result dtype: int64 for int32 add, as np.cumsum)
+    pyscan.distributed.reduce(local_shard, *, group=None, op="add", stream=None, dtype=None)
+        -> the reduction of the whole array, on every rank (a 0-d tensor on the shard's device, of NumPy's result
+           dtype: int64 for int32 add, as np.sum)
     pyscan.distributed.histogram(local_shard, *, bins=256, group=None, stream=None)
         -> the counts of the whole array, on every rank (`bins` torch.uint64 on the shard's device)
 
@@ -24,11 +26,13 @@ Step 3 reads and writes the local result once more, so a distributed scan moves 
 one on every rank but the first.  In place (out=local_shard) the order is reduce-then-scan instead (PMPP §11.6's
 other arrangement, and the one of the decoupled look-back): each rank reduces its shard, the totals are
 exchanged, and each rank folds its prefix into its first element and scans once: 1.5 times the bytes of a local
-scan.  The ranks' totals and prefixes are combined on the host in NumPy (R values), in rank order, exactly as
-np.cumsum of the concatenation would wrap (integer add is modulo 2^32 / 2^64) and propagate NaN.
+scan (only where the result dtype is the shard's: int32 add gives int64, which an int32 shard cannot hold).  The
+ranks' totals and prefixes are combined on the host in NumPy (R values), in rank order and in the result dtype
+(pyscan.types.result_dtype, NumPy's accumulator), exactly as np.cumsum of the concatenation would wrap (int64 add
+is modulo 2^64) and propagate NaN.
 
-reduce: add is one all_reduce(SUM) of the ranks' pyscan.reduce results (an empty shard gives 0; all shards
-empty give 0, as np.sum).  max and min gather every rank's (result, non-empty) pair and combine them on the host:
+reduce: add is one all_reduce(SUM) of the ranks' pyscan.reduce results, in the result dtype (an empty shard gives 0;
+all shards empty give 0, as np.sum).  max and min gather every rank's (result, non-empty) pair and combine them on the host:
 NCCL's float max/min are fmaxf/fminf, which drop a NaN where np.max keeps it, and all shards empty must raise
 ValueError as np.max does.  So max/min wait for the collective on the host; add does not.
 
@@ -49,16 +53,20 @@ import statistics
 
 import numpy as np
 
-from .types import check_op, identity, ufunc
+from .types import check_op, identity, result_dtype, ufunc
 
 _WHAT = "pyscan.distributed"
+# The operators the ranks' combine steps implement (_TorchArrays.combine; reduce's SUM all-reduce for add and the
+# host-side combination of the gathered results for max and min).
+OPERATORS = ("add", "max", "min")
 
 # ------------------------------------------------------------------------------------------ host-side logic
 
 
 def shard_record(local_out, shard, op):
     """What a rank sends in step 2: [last output of its local scan, last input] as a length-2 array of the
-    shard's dtype, or [identity, identity] for an empty shard (then the total is the identity for an inclusive
+    local scan's dtype (the result dtype; the input converted to it, as NumPy converts to its accumulator), or
+    [identity, identity] for an empty shard (then the total is the identity for an inclusive
     and an exclusive scan alike).  NumPy arrays in, a NumPy array out; the torch path builds the same pair on
     the device (_TorchArrays.record)."""
     dtype = np.dtype(local_out.dtype)
@@ -310,7 +318,7 @@ def _cpu():
 
 class _TorchArrays:
     """The array operations of the combine steps on torch tensors, on the shard's device (elementwise torch ops;
-    in-place ops keep the tensor's dtype, so int32 stays int32 and wraps)."""
+    in-place ops keep the tensor's dtype, the result dtype, so int64 stays int64 and wraps)."""
 
     def __init__(self, torch, device):
         self.torch, self.device = torch, device
@@ -323,7 +331,7 @@ class _TorchArrays:
         if local_out.numel() == 0:
             return self._full((2,), identity(op, _np_dtype(self.torch, local_out.dtype)),
                               _np_dtype(self.torch, local_out.dtype))
-        return self.torch.cat((local_out[-1:], shard[-1:]))
+        return self.torch.cat((local_out[-1:], shard[-1:].to(local_out.dtype)))  # the input as the result dtype
 
     def combine(self, local_out, prefix, op):
         p = self._full((), prefix, prefix.dtype)
@@ -433,11 +441,13 @@ def _local_input(x):
 # The local steps, one function each (tests without a GPU replace them with NumPy ones).
 
 
-def _local_scan(x, op, exclusive, stream, out=None):
+def _local_scan(x, op, exclusive, stream, out=None, dtype=None):
     import pyscan
 
     torch, _ = _torch()
     kwargs = _stream_kwargs(stream)
+    if dtype is not None:  # else NumPy's result dtype, and the default call's ready() path
+        kwargs["dtype"] = dtype
     if out is not None:
         kwargs["out"] = _local_input(out)
         pyscan.scan(_local_input(x), op=op, exclusive=exclusive, **kwargs)
@@ -445,11 +455,14 @@ def _local_scan(x, op, exclusive, stream, out=None):
     return _as_result(pyscan.scan(_local_input(x), op=op, exclusive=exclusive, **kwargs), torch, x.device)
 
 
-def _local_reduce(x, op, stream):
+def _local_reduce(x, op, stream, dtype=None):
     import pyscan
 
     torch, _ = _torch()
-    return _as_result(pyscan.reduce(_local_input(x), op=op, **_stream_kwargs(stream)), torch, x.device)
+    kwargs = _stream_kwargs(stream)
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return _as_result(pyscan.reduce(_local_input(x), op=op, **kwargs), torch, x.device)
 
 
 def _local_histogram(x, bins, stream):
@@ -470,18 +483,36 @@ def _check_bins(bins) -> int:
 def _check_common(op=None, exclusive=None):
     if op is not None:
         check_op(op)
+        if op not in OPERATORS:
+            raise ValueError(f"{_WHAT}: op {op!r} is not supported across ranks: expected one of "
+                             f"{', '.join(map(repr, OPERATORS))} (pyscan.scan / pyscan.reduce take every op on one GPU)")
     if exclusive is not None and not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be True or False, got {type(exclusive).__name__} {exclusive!r}")
 
 
-def _check_out(out, x, torch):
-    """out must be a tensor like x (shape, dtype, device, contiguous); returns whether it is x itself (in place)."""
+def _result_dtype(dtype, op, requested, torch, what):
+    """NumPy's result dtype of the shard's dtype and op, or dtype= (requested: a NumPy or torch dtype), as np.cumsum's
+    dtype=; one of the four dtypes the ranks exchange."""
+    from .types import as_dtype
+
+    value = result_dtype(dtype, op, None if requested is None else as_dtype(requested))
+    if value not in _torch_dtypes(torch).values():
+        raise TypeError(f"{what}: dtype={value} is not one the ranks exchange: expected one of int32, int64, float32, "
+                        "float64")
+    return value
+
+
+def _check_out(out, x, torch, value):
+    """out must be a tensor of x's shape and device, of the result dtype `value`, contiguous; returns whether it is
+    x itself (in place, where the result dtype is x's)."""
     what = f"{_WHAT}.scan: out"
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"{what}: expected a torch.Tensor like the shard, got {type(out).__module__}.{type(out).__name__}")
-    if out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
-        raise ValueError(f"{what}: expected shape {tuple(x.shape)}, dtype {x.dtype} on {x.device} (the shard's), got "
-                         f"shape {tuple(out.shape)}, dtype {out.dtype} on {out.device}")
+    dtype = _torch_dtype(torch, value)
+    if out.shape != x.shape or out.dtype != dtype or out.device != x.device:
+        raise ValueError(f"{what}: expected shape {tuple(x.shape)}, dtype {dtype} on {x.device} (the shard's shape "
+                         f"and device, the result's dtype: NumPy's accumulator), got shape {tuple(out.shape)}, dtype "
+                         f"{out.dtype} on {out.device}")
     if not out.is_contiguous():
         raise ValueError(f"{what}: must be contiguous")
     if out.numel() == 0:
@@ -495,54 +526,65 @@ def _check_out(out, x, torch):
     return False
 
 
-def scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None):
+def scan(local_shard, *, group=None, op="add", exclusive=False, out=None, stream=None, dtype=None):
     """This rank's part of the inclusive (or exclusive) scan with `op` of the concatenation of every rank's
     shard, in rank order of `group` (the default group if None): a new tensor of the shard's shape, dtype and
     device (or `out`).  Every rank of the group must call it.
 
     local_shard: a 1-D torch tensor on this rank's GPU (or another CUDA array, viewed as a tensor), int32,
-    int64, float32 or float64; any length, 0 included.  op: "add", "max" or "min".  Integer add wraps like
-    np.cumsum(x, dtype=x.dtype) of the concatenation; an exclusive scan starts from op's identity on rank 0.
-    Float add: the local scan's rounding bound plus one rounding for the prefix and one per earlier rank.
-    out: a tensor like the shard to write the result into (returned); out=local_shard scans in place, by the
-    faster scheme of scan_in_place_steps (reduce, exchange, one scan with the prefix folded into the first
-    element: about 1.5 times a local scan's memory traffic instead of 2).
+    int64, float32 or float64; any length, 0 included.  op: "add", "max" or "min".  The result dtype is NumPy's
+    (pyscan.types.result_dtype): int32 add gives int64, as np.cumsum of the concatenation; int64 add wraps modulo
+    2^64; an exclusive scan starts from op's identity on rank 0.  Float add: the local scan's rounding bound plus
+    one rounding for the prefix and one per earlier rank.
+    out: a tensor of the shard's shape and device and of the result dtype to write the result into (returned);
+    out=local_shard (where the result dtype is the shard's) scans in place, by the faster scheme of
+    scan_in_place_steps (reduce, exchange, one scan with the prefix folded into the first element: about 1.5 times
+    a local scan's memory traffic instead of 2).
+    dtype: the accumulator and result dtype, as np.cumsum's dtype= (int32, int64, float32 or float64, NumPy or
+    torch): dtype=torch.int32 keeps an int32 shard's add in int32, wrapping, and lets it scan in place.
     stream: the stream to work on (torch, CuPy or pycuda stream, or a raw handle; torch's current one if None).
     The host waits for the gathered totals (R values) before it launches the combine.
     """
     _check_common(op, exclusive)
     exclusive = bool(exclusive)
     torch, dist = _torch()
-    x, dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.scan")
-    in_place = out is not None and _check_out(out, x, torch)
+    x, shard_dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.scan")
+    # NumPy's accumulator (or dtype=): the local scans, the records and the result
+    value = _result_dtype(shard_dtype, op, dtype, torch, f"{_WHAT}.scan")
+    local_dtype = None if dtype is None else value
+    in_place = out is not None and _check_out(out, x, torch, value)
     arrays = _TorchArrays(torch, x.device)
     with _OnDevice(torch, x, stream):
         comm = _TorchGroup(dist, group, x.device, backend)
         if in_place:
-            total = None if x.numel() == 0 else _local_reduce(x, op, stream)
-            return scan_in_place_steps(x, total, dtype=dtype, op=op, exclusive=exclusive, comm=comm, arrays=arrays,
-                                       scan_in_place=lambda y: _local_scan(y, op, exclusive, stream, out=y))
+            total = None if x.numel() == 0 else _local_reduce(x, op, stream, dtype=local_dtype)
+            return scan_in_place_steps(x, total, dtype=value, op=op, exclusive=exclusive, comm=comm, arrays=arrays,
+                                       scan_in_place=lambda y: _local_scan(y, op, exclusive, stream, out=y,
+                                                                           dtype=local_dtype))
         if x.numel() == 0:
-            local = torch.empty_like(x) if out is None else out
+            local = torch.empty_like(x, dtype=_torch_dtype(torch, value)) if out is None else out
         else:
-            local = _local_scan(x, op, exclusive, stream, out=out)
+            local = _local_scan(x, op, exclusive, stream, out=out, dtype=local_dtype)
         return scan_combine(local, x, op=op, exclusive=exclusive, comm=comm, arrays=arrays)
 
 
-def reduce(local_shard, *, group=None, op="add", stream=None):
-    """The reduction with `op` of the concatenation of every rank's shard, on every rank: a 0-d tensor of the
-    shard's dtype on its device.  Every rank of the group must call it.
+def reduce(local_shard, *, group=None, op="add", stream=None, dtype=None):
+    """The reduction with `op` of the concatenation of every rank's shard, on every rank: a 0-d tensor of NumPy's
+    result dtype (int64 for int32 add, as np.sum; else the shard's) on its device.  Every rank of the group must
+    call it.
 
     An empty shard contributes nothing; if every shard is empty, add gives 0 and max/min raise ValueError (as
-    np.sum / np.max).  Integer add wraps modulo 2^32 / 2^64; max/min propagate NaN as np.max does.  add runs
-    without a host wait; max/min wait on the host for the R gathered results."""
+    np.sum / np.max).  int64 add wraps modulo 2^64; max/min propagate NaN as np.max does.  add runs without a host
+    wait; max/min wait on the host for the R gathered results.  dtype: the accumulator and result dtype, as
+    np.sum's dtype= (int32, int64, float32 or float64)."""
     _check_common(op)
     torch, dist = _torch()
-    x, dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.reduce")
+    x, shard_dtype, backend = check_shard(local_shard, group=group, dtypes=_torch_dtypes(torch), what=f"{_WHAT}.reduce")
+    value = _result_dtype(shard_dtype, op, dtype, torch, f"{_WHAT}.reduce")
     with _OnDevice(torch, x, stream):
         comm = _TorchGroup(dist, group, x.device, backend)
-        local = None if x.numel() == 0 else _local_reduce(x, op, stream)
-        return reduce_combine(local, nonempty=x.numel() > 0, dtype=dtype, op=op, comm=comm,
+        local = None if x.numel() == 0 else _local_reduce(x, op, stream, dtype=None if dtype is None else value)
+        return reduce_combine(local, nonempty=x.numel() > 0, dtype=value, op=op, comm=comm,
                               arrays=_TorchArrays(torch, x.device))
 
 

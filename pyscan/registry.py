@@ -85,6 +85,12 @@ class Registry:
             raise TypeError(f"{self.pattern} algorithm {name!r}: {self.entry_type.__name__} has no field(s) "
                             f"{unknown}; its fields: {', '.join(sorted(known))}")
         entry_fields["kernels"] = tuple(entry_fields.get("kernels", ()))
+        if issubclass(self.entry_type, (ScanAlgorithm, ReduceAlgorithm)) and entry_fields.get("model") is not None:
+            # the models compute on the kernels' compute values; the registered model takes every dtype and
+            # dtype=, converting on load and store as the kernels do (model.compute_model is the inner one)
+            from .types import typed_model
+
+            entry_fields["model"] = typed_model(entry_fields["model"], scan=issubclass(self.entry_type, ScanAlgorithm))
         algorithm = self.entry_type(name=name, driver=driver, pattern=self.pattern, **entry_fields)
         self._algorithms[name] = algorithm
         return algorithm

@@ -2,15 +2,15 @@
 // for every element type and operator of operators.cuh.  Used by the reduction kernels that finish with one
 // atomic per block (PMPP §10.7 segmented, §10.8 coarsened).
 //
-// Which atomics are native and which are emulated:
-//   add  int        atomicAdd(int*)                      native; wraps like the rest of the int add path
-//   add  long long  atomicAdd(unsigned long long*)       native on the unsigned type: two's-complement addition
-//                                                        is the same bit operation, and it wraps (signed
-//                                                        overflow would be undefined in C++)
-//   add  float      atomicAdd(float*)                    native
-//   add  double     atomicAdd(double*)                   native since sm_60
-//   max/min int, long long   atomicMax / atomicMin       native (the 64-bit signed ones since sm_50)
-//   max/min float, double    atomicCAS loop below        CUDA has no floating-point atomicMax/atomicMin
+// Which atomics are native and which are emulated (T is int, unsigned int, long long, unsigned long long, float
+// or double: operators.cuh widens narrower types):
+//   add          native atomicAdd (long long on the unsigned type: two's-complement addition is the same bit
+//                operation, and it wraps; signed overflow would be undefined in C++); double since sm_60
+//   max/min      integers: native atomicMax / atomicMin; float, double: the atomicCAS loop below (CUDA has no
+//                floating-point atomicMax/atomicMin)
+//   bitwise and/or/xor, logical and/or (0/1 values: and/or of the bits)   native atomicAnd / atomicOr / atomicXor
+//                (long long on the unsigned type)
+//   mul          the atomicCAS loop below (CUDA has no atomic multiply)
 //
 // Floating-point atomicAdd makes the order of the per-block partial sums nondeterministic: the result can differ
 // in the last bits from run to run (the Python side states the error bound).  max/min are exact in any order.
@@ -18,38 +18,26 @@
 
 #include "operators.cuh"
 
-// The CAS loop for float/double max and min.  It reads the current value, combines it with `value` using the
-// same NaN-propagating op_combine as the rest of the kernels, and tries to swap the new bits in; if another
-// thread changed the word in between, atomicCAS returns that newer value and the loop retries with it.
-// The loop compares BITS, not values: a NaN compares unequal to itself, so a value comparison would spin forever
-// once a NaN is stored.  When op_combine leaves the stored value as it is (the usual case once the maximum is
-// in place, and always once a NaN is there) no write is attempted at all.
-// (Templates, so that only the overload a build uses is instantiated: the float one calls op_combine on T.)
+// The CAS loop: it reads the current value, combines it with `value` using op_combine (NaN-propagating max/min,
+// wrapping mul) and tries to swap the new bits in; if another thread changed the word in between, atomicCAS
+// returns that newer value and the loop retries with it.  The loop compares BITS, not values: a NaN compares
+// unequal to itself, so a value comparison would spin forever once a NaN is stored.  When op_combine leaves the
+// stored value as it is (the usual case once the maximum is in place, and always once a NaN is there) no write is
+// attempted at all.
 template <typename V>
-__device__ __forceinline__ void atomic_combine_cas(V* address, V value);
-
-template <>
-__device__ __forceinline__ void atomic_combine_cas<float>(float* address, float value) {
-    unsigned int* word = reinterpret_cast<unsigned int*>(address);
-    unsigned int old = *reinterpret_cast<volatile unsigned int*>(word);
+__device__ __forceinline__ void atomic_combine_cas(V* address, V value) {
+    static_assert(sizeof(V) == 4 || sizeof(V) == 8, "the CAS loop swaps 4- or 8-byte words");
+    using W = typename cuda::std::conditional<sizeof(V) == 4, unsigned int, unsigned long long>::type;
+    W* word = reinterpret_cast<W*>(address);
+    W old = *reinterpret_cast<volatile W*>(word);
     while (true) {
-        const unsigned int next = __float_as_uint(op_combine(__uint_as_float(old), value));
+        V current;
+        memcpy(&current, &old, sizeof(V));
+        const V combined = op_combine(current, value);
+        W next;
+        memcpy(&next, &combined, sizeof(V));
         if (next == old) return;
-        const unsigned int seen = atomicCAS(word, old, next);
-        if (seen == old) return;
-        old = seen;
-    }
-}
-
-template <>
-__device__ __forceinline__ void atomic_combine_cas<double>(double* address, double value) {
-    unsigned long long* word = reinterpret_cast<unsigned long long*>(address);
-    unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(word);
-    while (true) {
-        const unsigned long long next =
-            static_cast<unsigned long long>(__double_as_longlong(op_combine(__longlong_as_double(old), value)));
-        if (next == old) return;
-        const unsigned long long seen = atomicCAS(word, old, next);
+        const W seen = atomicCAS(word, old, next);
         if (seen == old) return;
         old = seen;
     }
@@ -58,13 +46,13 @@ __device__ __forceinline__ void atomic_combine_cas<double>(double* address, doub
 template <typename V>
 __device__ __forceinline__ void atomic_combine(V* address, V value) {
     static_assert(cuda::std::is_same<V, T>::value, "atomic_combine combines elements of the build's type T");
+    // long long has no atomicAdd / atomicAnd / ... of its own: the unsigned type's is the same bit operation.
+    using A = typename cuda::std::conditional<cuda::std::is_same<V, long long>::value, unsigned long long, V>::type;
+    A* a = reinterpret_cast<A*>(address);
+    const A v = static_cast<A>(value);
 #if OP == OP_ADD
-    if constexpr (cuda::std::is_same<V, long long>::value) {
-        atomicAdd(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(value));
-    } else {
-        atomicAdd(address, value);  // int, float, double
-    }
-#else
+    atomicAdd(a, v);
+#elif OP == OP_MAX || OP == OP_MIN
     if constexpr (cuda::std::is_integral<V>::value) {
 #if OP == OP_MAX
         atomicMax(address, value);
@@ -74,6 +62,14 @@ __device__ __forceinline__ void atomic_combine(V* address, V value) {
     } else {
         atomic_combine_cas(address, value);
     }
+#elif OP == OP_BITWISE_AND || OP == OP_LOGICAL_AND
+    atomicAnd(a, v);
+#elif OP == OP_BITWISE_OR || OP == OP_LOGICAL_OR
+    atomicOr(a, v);
+#elif OP == OP_BITWISE_XOR
+    atomicXor(a, v);
+#else
+    atomic_combine_cas(address, value);
 #endif
 }
 

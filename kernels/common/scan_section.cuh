@@ -11,8 +11,10 @@
 //                 1, 2, ...): counted work beside the book's formulas (PMPP §11.2-§11.4; tests/gpu/test_scan_trace_gpu.py).
 //
 // The contract of a section kernel (pyscan/scans/hierarchical.py):
-//   extern "C" __global__ void NAME(T* out, const T* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS)
-// Block b scans [b*SECTION_SIZE, (b+1)*SECTION_SIZE) of `in`, positions past n count as op_identity().
+//   extern "C" __global__ void NAME(OUT_TYPE* out, const IN_TYPE* in, T* block_sums, long long n, int exclusive
+//                                   SCAN_EXTRA_PARAMS)
+// Block b scans [b*SECTION_SIZE, (b+1)*SECTION_SIZE) of `in`, positions past n count as op_identity().  Elements
+// are read with op_load (load_element) and written with op_store; the section totals are T.
 #pragma once
 
 #include "operators.cuh"
@@ -44,18 +46,18 @@ __device__ __forceinline__ long long section_base() { return (long long)blockIdx
 // PMPP §11.2's shifted load, in[base + k - 1], and the identity at k = 0 -- an inclusive scan of the shifted
 // section is the exclusive scan of the section.  Past n: the identity, so a partial last section needs no
 // special case in the scan itself (PMPP's kernels pad with 0.0f; Fig. 11.7 forgets to).
-__device__ __forceinline__ T load_element(const T* in, long long base, int k, long long n, int exclusive) {
+__device__ __forceinline__ T load_element(const IN_TYPE* in, long long base, int k, long long n, int exclusive) {
     const long long g = base + k - (exclusive ? 1 : 0);
     if (exclusive && k == 0) return op_identity();
-    return g < n ? in[g] : op_identity();
+    return g < n ? op_load(in[g]) : op_identity();
 }
 
 // The last input element of the section (identity past n).  An exclusive scan's last value misses it, so the
 // section total is op(last value, last input).  Read at the start of the kernel, before anything is stored, so
 // that `out` may alias `in`.
-__device__ __forceinline__ T section_last_input(const T* in, long long base, long long n, int exclusive) {
+__device__ __forceinline__ T section_last_input(const IN_TYPE* in, long long base, long long n, int exclusive) {
     const long long g = base + SECTION_SIZE - 1;
-    return (exclusive && g < n) ? in[g] : op_identity();
+    return (exclusive && g < n) ? op_load(in[g]) : op_identity();
 }
 
 // The section's total for block_sums[blockIdx.x] (PMPP Fig. 11.9's S array), from the scanned last value.

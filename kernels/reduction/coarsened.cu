@@ -19,19 +19,19 @@
 #endif
 
 #if !TRACE  // the default declaration comes first: the loader reads the prepare() types off it
-extern "C" __global__ void reduce_coarsened(T* out, const T* __restrict__ in, long long n) {
+extern "C" __global__ void reduce_coarsened(T* out, const IN_TYPE* __restrict__ in, long long n) {
 #else
-extern "C" __global__ void reduce_coarsened(T* out, const T* __restrict__ in, long long n, T* trace) {
+extern "C" __global__ void reduce_coarsened(T* out, const IN_TYPE* __restrict__ in, long long n, T* trace) {
 #endif
     extern __shared__ T input_s[];  // blockDim.x elements
     const long long segment = (long long)COARSE_FACTOR * 2 * blockDim.x * blockIdx.x;
     const unsigned int t = threadIdx.x;
     const long long i = segment + t;
-    T sum = i < n ? in[i] : op_identity();
+    T sum = i < n ? op_load(in[i]) : op_identity();
     for (unsigned int tile = 1; tile < COARSE_FACTOR * 2; ++tile) {  // serial: no barriers, no idle threads
         const long long j = i + (long long)tile * blockDim.x;
         if (j < n) {
-            sum = op_combine(sum, in[j]);
+            sum = op_combine(sum, op_load(in[j]));
         }
     }
     input_s[t] = sum;

@@ -9,7 +9,7 @@
 //   per 2*blockDim.x elements.  A smaller array gets one 16-byte vector per thread, spread over as many SMs as
 //   that makes (below a few MB the time is latency, and every SM's load units take part), from the build with
 //   FAST_UNROLL=1, whose shorter code starts faster.
-// * 16-byte vector loads (one uint4 = 4 ints/floats or 2 long longs/doubles per load instruction) through the
+// * 16-byte vector loads (one uint4 = 4 ints/floats, 2 long longs/doubles, 16 int8/bool, 8 float16 per load) through the
 //   read-only path (__ldg; FAST_LOAD=1: __ldcs, streaming, which gives up the L2 between calls).  The
 //   array need not be 16-byte aligned (a GPUArray view can start anywhere): the elements before the first 16-byte
 //   boundary (the head) and after the last whole vector (the tail), fewer than 2*16/sizeof(T) in all, are read
@@ -39,12 +39,19 @@
 #define FAST_LOAD 0
 #endif
 
-constexpr int VEC = 16 / sizeof(T);  // elements per 16-byte vector
-static_assert(16 % sizeof(T) == 0, "the element size must divide 16");
+// Elements per 16-byte vector of an element type E: x's (IN_TYPE) for the input, T for the partials.  x may be
+// narrower than T (int8 summed in int64, float16 in float32): a vector then holds more elements, each converted
+// with op_load as it is combined, and every thread keeps FAST_UNROLL * 16 / sizeof(IN_TYPE) accumulators of T.
+template <typename E>
+struct VecOf {
+    static constexpr int value = 16 / (int)sizeof(E);
+};
+static_assert(16 % sizeof(IN_TYPE) == 0 && 16 % sizeof(T) == 0, "the element sizes must divide 16");
 
-union Vector16 {  // the same 16 bytes seen as one vector load and as VEC elements
+template <typename E>
+union Vector16 {  // the same 16 bytes seen as one vector load and as 16 / sizeof(E) elements
     uint4 raw;
-    T lane[VEC];
+    E lane[VecOf<E>::value];
 };
 
 // Loads of the input (read-only for the whole kernel: the read-only path may serve them) and of the partials that
@@ -61,10 +68,17 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
 #endif
 }
 
-template <Load L>
-__device__ __forceinline__ T load1(const T* p) {
+// One element as T: the input through op_load (converted to the value dtype, then widened), the partials as they are.
+template <Load L, typename E>
+__device__ __forceinline__ T as_value(E e) {
+    if constexpr (L == Load::INPUT) return op_load(e);
+    else return e;
+}
+
+template <Load L, typename E>
+__device__ __forceinline__ T load1(const E* p) {
     if constexpr (L == Load::COHERENT) return __ldcg(p);
-    return __ldg(p);
+    else return as_value<L, E>(*p);  // (a plain load: __ldg has no overloads for bool, __half, ...)
 }
 
 __device__ __forceinline__ T warp_reduce(T value) {
@@ -75,13 +89,15 @@ __device__ __forceinline__ T warp_reduce(T value) {
     return value;  // lane 0 holds the warp's result
 }
 
-// The op over in[0, n), read by `threads` threads of which this is number `gid`; the block's result is returned in
-// thread 0.  Every thread of the block must call it (it has a barrier).
-template <Load L>
-__device__ T block_reduce(const T* __restrict__ in, long long n, long long threads, long long gid) {
+// The op over in[0, n) (elements of E: IN_TYPE for the input, T for the partials), read by `threads` threads of which
+// this is number `gid`; the block's result is returned in thread 0.  Every thread of the block must call it (it has
+// a barrier).
+template <Load L, typename E>
+__device__ T block_reduce(const E* __restrict__ in, long long n, long long threads, long long gid) {
+    constexpr int VEC = VecOf<E>::value;
     // [0, n) = head (scalar, up to the first 16-byte boundary) + body (whole vectors) + tail (scalar).
     const unsigned long long address = reinterpret_cast<unsigned long long>(in);
-    long long head = (long long)(((16 - (address & 15)) & 15) / sizeof(T));
+    long long head = (long long)(((16 - (address & 15)) & 15) / sizeof(E));
     if (head > n) head = n;
     const long long vectors = (n - head) / VEC;
     const long long tail_start = head + vectors * VEC;
@@ -98,21 +114,21 @@ __device__ T block_reduce(const T* __restrict__ in, long long n, long long threa
     // Main loop: FAST_UNROLL vectors per thread per iteration, `threads` vectors apart (so a warp's loads are
     // 32 consecutive vectors: 512 contiguous bytes).  All loads first, then all combines.
     for (; v + (long long)(FAST_UNROLL - 1) * threads < vectors; v += (long long)FAST_UNROLL * threads) {
-        Vector16 x[FAST_UNROLL];
+        Vector16<E> x[FAST_UNROLL];
 #pragma unroll
         for (int u = 0; u < FAST_UNROLL; ++u) x[u].raw = load16<L>(body + v + u * threads);
 #pragma unroll
         for (int u = 0; u < FAST_UNROLL; ++u) {
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) acc[u][k] = op_combine(acc[u][k], x[u].lane[k]);
+            for (int k = 0; k < VEC; ++k) acc[u][k] = op_combine(acc[u][k], as_value<L, E>(x[u].lane[k]));
         }
     }
     // The last fewer than FAST_UNROLL vectors of this thread, one at a time.
     for (; v < vectors; v += threads) {
-        Vector16 x;
+        Vector16<E> x;
         x.raw = load16<L>(body + v);
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) acc[0][k] = op_combine(acc[0][k], x.lane[k]);
+        for (int k = 0; k < VEC; ++k) acc[0][k] = op_combine(acc[0][k], as_value<L, E>(x.lane[k]));
     }
 
     // Fold the accumulators: a pairwise tree over the FAST_UNROLL*VEC of them.
@@ -123,8 +139,8 @@ __device__ T block_reduce(const T* __restrict__ in, long long n, long long threa
         for (int k = 0; k < width; ++k) flat[k] = op_combine(flat[k], flat[k + width]);
     }
     T value = flat[0];
-    if (gid < head) value = op_combine(value, load1<L>(in + gid));
-    if (gid < n - tail_start) value = op_combine(value, load1<L>(in + tail_start + gid));
+    if (gid < head) value = op_combine(value, load1<L, E>(in + gid));
+    if (gid < n - tail_start) value = op_combine(value, load1<L, E>(in + tail_start + gid));
 
     // Block: shuffle within each warp, one slot per warp in shared memory, then the first warp reduces the slots.
     __shared__ T warp_results[32];
@@ -141,14 +157,15 @@ __device__ T block_reduce(const T* __restrict__ in, long long n, long long threa
 
 // out[0] = the op over in[0, n).  With gridDim.x > 1: partials holds gridDim.x elements (16-byte aligned) and
 // *done_blocks is 0 at entry (it is 0 again at exit).
-extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ out, T* __restrict__ partials,
+// out[0] is stored with op_store (the result's dtype); the partials are T.
+extern "C" __global__ void __launch_bounds__(1024) reduce_fast(OUT_TYPE* __restrict__ out, T* __restrict__ partials,
                                                                 unsigned int* __restrict__ done_blocks,
-                                                                const T* __restrict__ in, long long n) {
+                                                                const IN_TYPE* __restrict__ in, long long n) {
     const long long threads = (long long)gridDim.x * blockDim.x;
     const long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    T value = block_reduce<Load::INPUT>(in, n, threads, gid);
+    T value = block_reduce<Load::INPUT, IN_TYPE>(in, n, threads, gid);
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) out[0] = value;
+        if (threadIdx.x == 0) out[0] = op_store(value);
         return;
     }
     __shared__ bool last_block;
@@ -161,9 +178,9 @@ extern "C" __global__ void __launch_bounds__(1024) reduce_fast(T* __restrict__ o
     }
     __syncthreads();
     if (!last_block) return;
-    value = block_reduce<Load::COHERENT>(partials, gridDim.x, blockDim.x, threadIdx.x);
+    value = block_reduce<Load::COHERENT, T>(partials, gridDim.x, blockDim.x, threadIdx.x);
     if (threadIdx.x == 0) {
-        out[0] = value;
+        out[0] = op_store(value);
         *done_blocks = 0;  // ready for the next launch on this stream
     }
 }

@@ -18,13 +18,13 @@
 #include "../common/operators.cuh"
 #include "../common/reduce_atomics.cuh"
 
-extern "C" __global__ void reduce_segmented(T* out, const T* __restrict__ in, long long n) {
+extern "C" __global__ void reduce_segmented(T* out, const IN_TYPE* __restrict__ in, long long n) {
     extern __shared__ T input_s[];  // blockDim.x elements
     const long long segment = 2LL * blockDim.x * blockIdx.x;
     const unsigned int t = threadIdx.x;
     const long long i = segment + t;  // book fix: the load is offset by the block's segment
-    const T a = i < n ? in[i] : op_identity();
-    const T b = i + blockDim.x < n ? in[i + blockDim.x] : op_identity();
+    const T a = i < n ? op_load(in[i]) : op_identity();
+    const T b = i + blockDim.x < n ? op_load(in[i + blockDim.x]) : op_identity();
     input_s[t] = op_combine(a, b);
     for (unsigned int stride = blockDim.x / 2; stride >= 1; stride /= 2) {
         __syncthreads();

@@ -15,15 +15,15 @@
 #include "../common/trace_shared.cuh"  // TRACE=1: TRACE_SHARED(step) and the trailing `T* trace`
 
 #if !TRACE  // the default declaration comes first: the loader reads the prepare() types off it
-extern "C" __global__ void reduce_shared_memory(T* partials, const T* __restrict__ in, long long n) {
+extern "C" __global__ void reduce_shared_memory(T* partials, const IN_TYPE* __restrict__ in, long long n) {
 #else
-extern "C" __global__ void reduce_shared_memory(T* partials, const T* __restrict__ in, long long n, T* trace) {
+extern "C" __global__ void reduce_shared_memory(T* partials, const IN_TYPE* __restrict__ in, long long n, T* trace) {
 #endif
     extern __shared__ T input_s[];  // blockDim.x elements
     const unsigned int t = threadIdx.x;
     const long long i = 2LL * blockDim.x * blockIdx.x + t;
-    const T a = i < n ? in[i] : op_identity();
-    const T b = i + blockDim.x < n ? in[i + blockDim.x] : op_identity();
+    const T a = i < n ? op_load(in[i]) : op_identity();
+    const T b = i + blockDim.x < n ? op_load(in[i + blockDim.x]) : op_identity();
     input_s[t] = op_combine(a, b);  // the first step, from global memory
     TRACE_SHARED(0);
     for (unsigned int stride = blockDim.x / 2, step = 1; stride >= 1; stride /= 2, ++step) {

@@ -41,9 +41,9 @@
 
 // The plain declaration first: the loader reads prepare() codes off it (it does not expand SCAN_EXTRA_PARAMS).
 #if !TRACE && !COUNT_WORK
-extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums, long long n, int exclusive)
+extern "C" __global__ void blelloch_block_scan(OUT_TYPE* out, const IN_TYPE* in, T* block_sums, long long n, int exclusive)
 #else
-extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sums, long long n,
+extern "C" __global__ void blelloch_block_scan(OUT_TYPE* out, const IN_TYPE* in, T* block_sums, long long n,
                                                int exclusive SCAN_EXTRA_PARAMS)
 #endif
 {
@@ -51,8 +51,8 @@ extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sum
     const int t = threadIdx.x;
     const long long i0 = (long long)blockIdx.x * SECTION_SIZE + t;
     const long long i1 = i0 + HALF;
-    const T x0 = i0 < n ? in[i0] : op_identity();
-    const T x1 = i1 < n ? in[i1] : op_identity();
+    const T x0 = i0 < n ? op_load(in[i0]) : op_identity();
+    const T x1 = i1 < n ? op_load(in[i1]) : op_identity();
     s[t] = x0;
     s[t + HALF] = x1;
     int step = 0;
@@ -102,8 +102,8 @@ extern "C" __global__ void blelloch_block_scan(T* out, const T* in, T* block_sum
     __syncthreads();  // the last level's writes (pairs 2t, 2t+1) are read by threads t and t + HALF below
     const T y0 = exclusive ? s[t] : op_combine(s[t], x0);
     const T y1 = exclusive ? s[t + HALF] : op_combine(s[t + HALF], x1);
-    if (i0 < n) out[i0] = y0;
-    if (i1 < n) out[i1] = y1;
+    if (i0 < n) out[i0] = op_store(y0);
+    if (i1 < n) out[i1] = op_store(y1);
     ++step;
     COUNT_STEP(step - 1, exclusive ? 0 : 2);
 #if TRACE

@@ -56,9 +56,11 @@ __device__ __forceinline__ void count_step(unsigned long long* counters, int ste
 #endif
 
 // work[i] = x[i] (i < n), identity (n <= i < N).
-extern "C" __global__ void blelloch_load(T* __restrict__ work, const T* __restrict__ x, long long n, long long N) {
+// x is read with op_load: the work array holds the compute type T whatever x's dtype.
+extern "C" __global__ void blelloch_load(T* __restrict__ work, const IN_TYPE* __restrict__ x, long long n,
+                                         long long N) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < N) work[i] = i < n ? x[i] : op_identity();
+    if (i < N) work[i] = i < n ? op_load(x[i]) : op_identity();
 }
 
 // One level of the up-sweep at stride s: N / (2s) threads, thread k owns the pair (k*2s + s-1, k*2s + 2s-1).
@@ -96,9 +98,10 @@ extern "C" __global__ void blelloch_down_sweep(T* work, long long N, long long s
 }
 
 // out[i] = exclusive[i], or exclusive[i] (+) x[i] for the inclusive scan.
-extern "C" __global__ void blelloch_store(T* __restrict__ out, const T* __restrict__ work, const T* __restrict__ x,
-                                          long long n, int exclusive COUNT_PARAMS) {
+// (out is stored with op_store, x read again with op_load.)
+extern "C" __global__ void blelloch_store(OUT_TYPE* __restrict__ out, const T* __restrict__ work,
+                                          const IN_TYPE* __restrict__ x, long long n, int exclusive COUNT_PARAMS) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = exclusive ? work[i] : op_combine(work[i], x[i]);
+    if (i < n) out[i] = op_store(exclusive ? work[i] : op_combine(work[i], op_load(x[i])));
     COUNT(i < n && !exclusive, 1);
 }

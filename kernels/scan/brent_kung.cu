@@ -20,7 +20,7 @@ static_assert(SECTION_SIZE >= 2 && (SECTION_SIZE & (SECTION_SIZE - 1)) == 0 && T
               "brent_kung: SECTION_SIZE must be a power of two, 2 .. 2048");
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-brent_kung_scan(T* out, const T* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
+brent_kung_scan(OUT_TYPE* out, const IN_TYPE* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
     __shared__ T XY[SECTION_SIZE];
     const int tid = threadIdx.x;
     const long long base = section_base();
@@ -49,7 +49,7 @@ brent_kung_scan(T* out, const T* in, T* block_sums, long long n, int exclusive S
         COUNT_STEP(step, active ? 1 : 0);
     }
     __syncthreads();
-    if (base + tid < n) out[base + tid] = XY[tid];
-    if (base + tid + THREADS < n) out[base + tid + THREADS] = XY[tid + THREADS];
+    if (base + tid < n) out[base + tid] = op_store(XY[tid]);
+    if (base + tid + THREADS < n) out[base + tid + THREADS] = op_store(XY[tid + THREADS]);
     if (tid == THREADS - 1) store_block_sum(block_sums, XY[SECTION_SIZE - 1], last_in, exclusive);
 }

@@ -28,7 +28,7 @@ static_assert(SECTION_SIZE % COARSEN == 0 && THREADS >= 1 && THREADS <= 1024,
 #define PADDED(i) ((i) + (i) / 32)
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-coarsened_scan(T* out, const T* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
+coarsened_scan(OUT_TYPE* out, const IN_TYPE* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
     __shared__ T XY[PADDED(SECTION_SIZE)];
     const int tid = threadIdx.x;
     const int first = tid * COARSEN;  // this thread's sub-section: [first, first + COARSEN)
@@ -75,7 +75,7 @@ coarsened_scan(T* out, const T* in, T* block_sums, long long n, int exclusive SC
     __syncthreads();
 
     for (int k = tid; k < SECTION_SIZE; k += THREADS) {
-        if (base + k < n) out[base + k] = XY[PADDED(k)];
+        if (base + k < n) out[base + k] = op_store(XY[PADDED(k)]);
     }
     if (tid == THREADS - 1) store_block_sum(block_sums, XY[PADDED(SECTION_SIZE - 1)], last_in, exclusive);
 }

@@ -44,6 +44,14 @@
 // 4-byte types status[t]; 8-byte types status[4t .. 4t+3].  num_tiles == 1: no status and no counter are touched
 // (the host may pass null pointers): one launch scans a small array.
 //
+// Types (kernels/common/operators.cuh): x is read as IN_TYPE and the result written as OUT_TYPE, both possibly
+// narrower than the compute type T (int8 or bool summed in int64, float16 in float32) or, for IN_TYPE, wider
+// (float64 scanned with dtype=float32).  The tile is sized by the widest of them (WIDEST: 16-byte vectors of
+// 16 / WIDEST elements), so a thread's ITEMS values of T fit its registers; the warp's region of shared memory
+// holds its part of the tile as IN_TYPE after the loads (the cp.async copies are raw bytes) and as OUT_TYPE before
+// the stores, each in its own layout of padded 16-byte vectors; op_load converts as a lane reads its items,
+// op_store as it writes its results.  Where all three are T (CONVERTS false) this is the shipped kernel as tuned.
+//
 // Lengths: n is 64-bit and every element offset is computed in 64 bits ((long long)tile * TILE + ...); tile
 // indices are 32-bit ints, so num_tiles (plus the persistent grid) must stay below 2^31: n < 2^44 elements of a
 // 4-byte type, 2^43 of an 8-byte type, more than any device holds.
@@ -67,21 +75,32 @@
 #if BLOCK_THREADS % 32 != 0 || BLOCK_THREADS > 1024
 #error "BLOCK_THREADS must be a multiple of 32, at most 1024"
 #endif
-static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the element type must be 4 or 8 bytes");
+static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the compute type must be 4 or 8 bytes");
+static_assert(sizeof(OUT_TYPE) <= sizeof(T) && 16 % sizeof(IN_TYPE) == 0, "the result is at most T wide");
 
 // ---- the policy ---------------------------------------------------------------------------------------------
 
 constexpr bool PERSISTENT = VECTOR_LOADS != 0;  // persistent blocks, the next tile's copies in flight
 constexpr int STAGES = PERSISTENT ? 2 : 1;      // tile buffers in shared memory
 constexpr int L2_PREFETCH_BYTES = 128;          // the L2 fetches 128-byte lines around each copy
-constexpr int VEC = 16 / sizeof(T);              // elements per 16-byte vector: 4 (32-bit types) or 2 (64-bit)
+constexpr bool CONVERTS = !cuda::std::is_same<IN_TYPE, T>::value || !cuda::std::is_same<OUT_TYPE, T>::value;
+constexpr int WIDEST = sizeof(IN_TYPE) > sizeof(T) ? (int)sizeof(IN_TYPE) : (int)sizeof(T);
+constexpr int VEC = 16 / WIDEST;                 // elements per 16-byte vector of the widest type: 4 or 2
 constexpr int ITEMS = VEC * VECS_PER_THREAD;     // items per thread
 constexpr int TILE = BLOCK_THREADS * ITEMS;      // elements per tile
 constexpr int WARP_ITEMS = 32 * ITEMS;           // elements of one warp's part of the tile
 constexpr int WARP_VECS = 32 * VECS_PER_THREAD;
 constexpr int WARP_SMEM_VECS = WARP_VECS + WARP_VECS / 8;  // one padding vector after every 8
 constexpr int WARPS = BLOCK_THREADS / 32;
-constexpr int STAGE_ELEMS = WARPS * WARP_SMEM_VECS * VEC;  // one tile buffer (padded), in elements
+constexpr int STAGE_VECS = WARPS * WARP_SMEM_VECS;  // one tile buffer (padded), in 16-byte vectors
+// x's and the result's elements in 16-byte vectors: per vector, per warp part, per thread's items (0: the items
+// of a thread are less than a vector, and are read or written one by one).
+template <typename E>
+struct Layout {
+    static constexpr int per_vec = 16 / (int)sizeof(E);
+    static constexpr int warp_vecs = WARP_ITEMS / per_vec;
+    static constexpr int thread_vecs = (ITEMS % per_vec == 0) ? ITEMS / per_vec : 0;
+};
 constexpr unsigned FULL = 0xffffffffu;
 
 // Padded position of vector v in a warp's region of shared memory.  A lane reading its blocked vectors
@@ -89,6 +108,12 @@ constexpr unsigned FULL = 0xffffffffu;
 // 16-byte bank groups for VECS_PER_THREAD = 2, 4, 8; the striped accesses (8 consecutive v) do too.
 __device__ __forceinline__ int pad_vec(int v) { return v + (v >> 3); }
 __device__ __forceinline__ int pad_elem(int e) { return pad_vec(e / VEC) * VEC + e % VEC; }
+// The same for elements of type E (x's or the result's) in their own layout of padded vectors.
+template <typename E>
+__device__ __forceinline__ int pad_elem_of(int e) {
+    constexpr int V = Layout<E>::per_vec;
+    return pad_vec(e / V) * V + e % V;
+}
 
 union Vec {
     int4 raw;
@@ -110,6 +135,53 @@ __device__ __forceinline__ void read_items(const int4* wvec, int lane, T (&items
         v.raw = wvec[pad_vec(lane * VECS_PER_THREAD + j)];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) items[j * VEC + i] = v.e[i];
+    }
+}
+
+// The same from x's elements (IN_TYPE, in their layout), converted with op_load; items at or past `valid` (a
+// partial tile's end) are the identity.  Whole vectors where a thread's items fill them.
+__device__ __forceinline__ void read_items_converted(const int4* wvec, int lane, int valid, T (&items)[ITEMS]) {
+    using L = Layout<IN_TYPE>;
+    if constexpr (L::thread_vecs > 0) {
+#pragma unroll
+        for (int j = 0; j < L::thread_vecs; ++j) {
+            const int4 raw = wvec[pad_vec(lane * L::thread_vecs + j)];
+            IN_TYPE e[L::per_vec];
+            memcpy(e, &raw, 16);
+#pragma unroll
+            for (int i = 0; i < L::per_vec; ++i) {
+                const int k = j * L::per_vec + i;
+                items[k] = lane * ITEMS + k < valid ? op_load(e[i]) : op_identity();
+            }
+        }
+    } else {
+        const IN_TYPE* p = reinterpret_cast<const IN_TYPE*>(wvec);
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            const int e = lane * ITEMS + i;
+            items[i] = e < valid ? op_load(p[pad_elem_of<IN_TYPE>(e)]) : op_identity();
+        }
+    }
+}
+
+// This lane's results as OUT_TYPE (op_store) into its warp's region, in the result's layout.  The caller has made
+// every lane of the warp finish reading the region first (__syncwarp): the layouts differ.
+__device__ __forceinline__ void write_results_converted(int4* wvec, int lane, const T (&items)[ITEMS]) {
+    using L = Layout<OUT_TYPE>;
+    if constexpr (L::thread_vecs > 0) {
+#pragma unroll
+        for (int j = 0; j < L::thread_vecs; ++j) {
+            OUT_TYPE e[L::per_vec];
+#pragma unroll
+            for (int i = 0; i < L::per_vec; ++i) e[i] = op_store(items[j * L::per_vec + i]);
+            int4 raw;
+            memcpy(&raw, e, 16);
+            wvec[pad_vec(lane * L::thread_vecs + j)] = raw;
+        }
+    } else {
+        OUT_TYPE* p = reinterpret_cast<OUT_TYPE*>(wvec);
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) p[pad_elem_of<OUT_TYPE>(lane * ITEMS + i)] = op_store(items[i]);
     }
 }
 
@@ -138,14 +210,19 @@ __device__ __forceinline__ bool warp_part_full(long long n, int tile, int warp) 
 
 // Starts this thread's cp.async copies of its warp's part of `tile` into `buffer` (the vector path only: a partial
 // or unaligned part is loaded by scalar loads when its turn comes).
-__device__ __forceinline__ void prefetch(T* buffer, const T* in, long long n, int tile, long long num_tiles, int warp,
-                                         int lane) {
+// x's elements keep their type in shared memory (the copies are raw bytes): Layout<IN_TYPE>::warp_vecs vectors
+// per warp part (VECS_PER_THREAD per lane when x's type is the widest; fewer, and some lanes idle, when narrower).
+__device__ __forceinline__ void prefetch(int4* buffer, const IN_TYPE* in, long long n, int tile, long long num_tiles,
+                                         int warp, int lane) {
     if (tile < num_tiles && warp_part_full(n, tile, warp)) {
+        constexpr int WARP_IN_VECS = Layout<IN_TYPE>::warp_vecs;
         const int4* src = reinterpret_cast<const int4*>(in + (long long)tile * TILE + (long long)warp * WARP_ITEMS);
-        int4* dst = reinterpret_cast<int4*>(buffer + warp * WARP_SMEM_VECS * VEC);
+        int4* dst = buffer + warp * WARP_SMEM_VECS;
 #pragma unroll
-        for (int k = 0; k < VECS_PER_THREAD; ++k)
-            cp_async16<L2_PREFETCH_BYTES>(&dst[pad_vec(lane + 32 * k)], src + lane + 32 * k);
+        for (int k = 0; k < (WARP_IN_VECS + 31) / 32; ++k) {
+            const int v = lane + 32 * k;
+            if (WARP_IN_VECS % 32 == 0 || v < WARP_IN_VECS) cp_async16<L2_PREFETCH_BYTES>(&dst[pad_vec(v)], src + v);
+        }
     }
 }
 
@@ -171,13 +248,13 @@ struct NoProbe {
 // tiles taken from the counter; every index it takes, it processes in increasing order.  Unaligned arrays: one
 // block per tile.
 template <class Probe>
-__device__ __forceinline__ void scan_tiles(T* out, const T* in, long long n, int exclusive,
+__device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive,
                                            unsigned int* tile_counter, unsigned long long* status,
                                            long long num_tiles, unsigned int epoch, Probe& probe) {
-    // STAGES * STAGE_ELEMS elements, sized by the host (shared_size), which also raises the function's limit
+    // STAGES * STAGE_VECS 16-byte vectors, sized by the host (shared_size), which also raises the function's limit
     // (MAX_DYNAMIC_SHARED_SIZE_BYTES) past 48 KB.
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    T(*smem)[STAGE_ELEMS] = reinterpret_cast<T(*)[STAGE_ELEMS]>(dynamic_smem);
+    int4(*smem)[STAGE_VECS] = reinterpret_cast<int4(*)[STAGE_VECS]>(dynamic_smem);
     __shared__ T warp_totals[WARPS];
     __shared__ T next_warp_totals[WARPS];
     __shared__ T shared_prefix;
@@ -199,8 +276,8 @@ __device__ __forceinline__ void scan_tiles(T* out, const T* in, long long n, int
     bool a_published = false;  // this tile's A was published in the previous iteration
 
     while (tile < num_tiles) {
-        T* wsmem = smem[stage] + warp * WARP_SMEM_VECS * VEC;  // this warp's region of this stage
-        int4* wvec = reinterpret_cast<int4*>(wsmem);
+        int4* wvec = smem[stage] + warp * WARP_SMEM_VECS;  // this warp's region of this stage
+        T* wsmem = reinterpret_cast<T*>(wvec);
         const long long base = (long long)tile * TILE + (long long)warp * WARP_ITEMS;  // this warp's part
         const long long remaining = n - base;  // may be <= 0 for warps past the end of a partial tile
         const bool full = warp_part_full(n, tile, warp);
@@ -221,16 +298,23 @@ __device__ __forceinline__ void scan_tiles(T* out, const T* in, long long n, int
         }
         // 2. This warp's part: striped coalesced copies into its region (above), then each lane reads its ITEMS
         //    (blocked).  Partial tile / unaligned arrays: scalar loads, the identity past the end.
+        // (Converting builds: x's elements as they are, in their layout; the identity is put in as they are read.)
+        const int valid = full ? WARP_ITEMS : (int)(remaining < 0 ? 0 : remaining < WARP_ITEMS ? remaining : WARP_ITEMS);
         if (!full) {
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k) {
                 const int e = lane + 32 * k;
-                wsmem[pad_elem(e)] = e < remaining ? in[base + e] : op_identity();
+                if constexpr (CONVERTS) {
+                    if (e < remaining) reinterpret_cast<IN_TYPE*>(wvec)[pad_elem_of<IN_TYPE>(e)] = in[base + e];
+                } else {
+                    wsmem[pad_elem(e)] = e < remaining ? op_load(in[base + e]) : op_identity();
+                }
             }
         }
         __syncwarp();  // only this warp wrote its region
         T items[ITEMS];
-        read_items(wvec, lane, items);
+        if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
+        else read_items(wvec, lane, items);
 
         // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.
         const T inclusive = warp_inclusive_scan(thread_total_of(items), lane);
@@ -242,9 +326,10 @@ __device__ __forceinline__ void scan_tiles(T* out, const T* in, long long n, int
         const bool early = PERSISTENT && num_tiles > 1 && next > 0 && next < num_tiles &&
                            (long long)(next + 1) * TILE <= n;
         if (early) {
-            const int4* nvec = reinterpret_cast<const int4*>(smem[stage ^ 1] + warp * WARP_SMEM_VECS * VEC);
+            const int4* nvec = smem[stage ^ 1] + warp * WARP_SMEM_VECS;
             T next_items[ITEMS];
-            read_items(nvec, lane, next_items);
+            if constexpr (CONVERTS) read_items_converted(nvec, lane, WARP_ITEMS, next_items);
+            else read_items(nvec, lane, next_items);
             const T total = warp_inclusive_scan(thread_total_of(next_items), lane);
             if (lane == 31) next_warp_totals[warp] = total;
         }
@@ -299,7 +384,8 @@ __device__ __forceinline__ void scan_tiles(T* out, const T* in, long long n, int
         // 5. Rescan the items, read again from shared memory (still there), from the thread's prefix; store the
         //    warp's part through its region.
         T running = op_combine(shared_prefix, thread_prefix);
-        read_items(wvec, lane, items);
+        if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
+        else read_items(wvec, lane, items);
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             const T x = items[i];
@@ -307,27 +393,49 @@ __device__ __forceinline__ void scan_tiles(T* out, const T* in, long long n, int
             items[i] = exclusive ? running : nxt;
             running = nxt;
         }
-        // Every lane read its blocked vectors before the __syncthreads above: the region can be overwritten.
+        if constexpr (CONVERTS) {
+            __syncwarp();  // every lane has read x's layout before any lane writes the result's
+            write_results_converted(wvec, lane, items);
+            __syncwarp();
+            using L = Layout<OUT_TYPE>;
+            if (full) {
+                int4* dst = reinterpret_cast<int4*>(out + base);
 #pragma unroll
-        for (int j = 0; j < VECS_PER_THREAD; ++j) {
-            Vec v;
+                for (int k = 0; k < (L::warp_vecs + 31) / 32; ++k) {
+                    const int v = lane + 32 * k;
+                    if (L::warp_vecs % 32 == 0 || v < L::warp_vecs) __stcs(dst + v, wvec[pad_vec(v)]);
+                }
+            } else {
+                const OUT_TYPE* results = reinterpret_cast<const OUT_TYPE*>(wvec);
 #pragma unroll
-            for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
-            wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
-        }
-        __syncwarp();
-        if (full) {
-            int4* dst = reinterpret_cast<int4*>(out + base);
-#pragma unroll
-            for (int k = 0; k < VECS_PER_THREAD; ++k) {
-                const int v = lane + 32 * k;
-                __stcs(dst + v, wvec[pad_vec(v)]);  // streaming: written once
+                for (int k = 0; k < ITEMS; ++k) {
+                    const int e = lane + 32 * k;
+                    if (e < remaining) out[base + e] = results[pad_elem_of<OUT_TYPE>(e)];
+                }
             }
         } else {
+            // Every lane read its blocked vectors before the __syncthreads above: the region can be overwritten.
 #pragma unroll
-            for (int k = 0; k < ITEMS; ++k) {
-                const int e = lane + 32 * k;
-                if (e < remaining) out[base + e] = wsmem[pad_elem(e)];
+            for (int j = 0; j < VECS_PER_THREAD; ++j) {
+                Vec v;
+#pragma unroll
+                for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
+                wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
+            }
+            __syncwarp();
+            if (full) {
+                int4* dst = reinterpret_cast<int4*>(out + base);
+#pragma unroll
+                for (int k = 0; k < VECS_PER_THREAD; ++k) {
+                    const int v = lane + 32 * k;
+                    __stcs(dst + v, wvec[pad_vec(v)]);  // streaming: written once
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < ITEMS; ++k) {
+                    const int e = lane + 32 * k;
+                    if (e < remaining) out[base + e] = op_store(wsmem[pad_elem(e)]);
+                }
             }
         }
         probe.phase(4);
@@ -350,7 +458,7 @@ __device__ __forceinline__ void scan_tiles(T* out, const T* in, long long n, int
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
-    decoupled_lookback_scan(T* out, const T* in, long long n, int exclusive, unsigned int* tile_counter,
+    decoupled_lookback_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive, unsigned int* tile_counter,
                             unsigned long long* status, long long num_tiles, unsigned int epoch) {
     NoProbe probe;
     scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe);

@@ -19,7 +19,7 @@ static_assert(SECTION_SIZE % THREADS == 0 && THREADS <= 1024,
               "kogge_stone_double_buffer: SECTION_SIZE must be a multiple of THREADS <= 1024");
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-kogge_stone_double_buffer_scan(T* out, const T* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
+kogge_stone_double_buffer_scan(OUT_TYPE* out, const IN_TYPE* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
     __shared__ T buf[2][SECTION_SIZE];
     const long long base = section_base();
     const T last_in = section_last_input(in, base, n, exclusive);
@@ -51,7 +51,7 @@ kogge_stone_double_buffer_scan(T* out, const T* in, T* block_sums, long long n, 
     __syncthreads();
     for (int e = 0; e < ELEMS; ++e) {
         const int k = threadIdx.x + e * THREADS;
-        if (base + k < n) out[base + k] = buf[src][k];
+        if (base + k < n) out[base + k] = op_store(buf[src][k]);
     }
     if (threadIdx.x == THREADS - 1) store_block_sum(block_sums, buf[src][SECTION_SIZE - 1], last_in, exclusive);
 }

@@ -24,7 +24,7 @@
 static_assert(SECTION_SIZE % THREADS == 0 && THREADS <= 1024, "naive: SECTION_SIZE must be a multiple of THREADS <= 1024");
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-naive_scan(T* out, const T* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
+naive_scan(OUT_TYPE* out, const IN_TYPE* in, T* block_sums, long long n, int exclusive SCAN_EXTRA_PARAMS) {
     __shared__ T sum_buf[SECTION_SIZE];
     const int tid = threadIdx.x;
     const long long base = section_base();
@@ -56,7 +56,7 @@ naive_scan(T* out, const T* in, T* block_sums, long long n, int exclusive SCAN_E
     __syncthreads();
     for (int e = 0; e < ELEMS; ++e) {
         const int k = tid + e * THREADS;
-        if (base + k < n) out[base + k] = sum_buf[k];
+        if (base + k < n) out[base + k] = op_store(sum_buf[k]);
     }
     if (tid == THREADS - 1) store_block_sum(block_sums, sum_buf[SECTION_SIZE - 1], last_in, exclusive);
 }

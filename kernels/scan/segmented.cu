@@ -17,11 +17,11 @@
 static_assert(SECTION_SIZE >= 1 && SECTION_SIZE <= 1024, "segmented: one thread per element, at most 1024");
 
 extern "C" __global__ void __launch_bounds__(SECTION_SIZE)
-segmented_scan(T* out, const T* in, const int* flags, long long n) {
+segmented_scan(OUT_TYPE* out, const IN_TYPE* in, const int* flags, long long n) {
     __shared__ T value[SECTION_SIZE];
     __shared__ int head[SECTION_SIZE];
     const int k = threadIdx.x;
-    value[k] = k < n ? in[k] : op_identity();
+    value[k] = k < n ? op_load(in[k]) : op_identity();
     head[k] = k < n ? (flags[k] != 0) : 1;  // padding starts segments of its own: it never reaches a real element
     for (int stride = 1; stride < SECTION_SIZE; stride *= 2) {
         __syncthreads();  // the previous step's writes are visible
@@ -37,5 +37,5 @@ segmented_scan(T* out, const T* in, const int* flags, long long n) {
             head[k] |= left_head;
         }
     }
-    if (k < n) out[k] = value[k];
+    if (k < n) out[k] = op_store(value[k]);
 }

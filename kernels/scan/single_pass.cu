@@ -35,7 +35,7 @@
 
 // scratch: block_counter[0] (the dynamic block index), flags[0 .. blocks] (zeroed by the host), and
 // scan_value[0 .. blocks] (scan_value[b] is only read after flags[b] is set, so it needs no zeroing).
-extern "C" __global__ void single_pass_scan(T* __restrict__ out, const T* __restrict__ in, long long n, int exclusive,
+extern "C" __global__ void single_pass_scan(OUT_TYPE* __restrict__ out, const IN_TYPE* __restrict__ in, long long n, int exclusive,
                                             unsigned int* block_counter, unsigned int* flags, T* scan_value) {
     __shared__ T s[SECTION_SIZE];
     __shared__ unsigned int shared_bid;
@@ -47,8 +47,8 @@ extern "C" __global__ void single_pass_scan(T* __restrict__ out, const T* __rest
 
     const long long i0 = (long long)bid * SECTION_SIZE + t;
     const long long i1 = i0 + HALF;
-    s[t] = i0 < n ? in[i0] : op_identity();
-    s[t + HALF] = i1 < n ? in[i1] : op_identity();
+    s[t] = i0 < n ? op_load(in[i0]) : op_identity();
+    s[t + HALF] = i1 < n ? op_load(in[i1]) : op_identity();
 
     // Brent-Kung (PMPP Fig. 11.7): reduction tree ...
     for (unsigned int stride = 1; stride <= HALF; stride *= 2) {
@@ -81,6 +81,6 @@ extern "C" __global__ void single_pass_scan(T* __restrict__ out, const T* __rest
     __syncthreads();
 
     const T prev = shared_prev;
-    if (i0 < n) out[i0] = op_combine(prev, exclusive ? (t > 0 ? s[t - 1] : op_identity()) : s[t]);
-    if (i1 < n) out[i1] = op_combine(prev, exclusive ? s[t + HALF - 1] : s[t + HALF]);
+    if (i0 < n) out[i0] = op_store(op_combine(prev, exclusive ? (t > 0 ? s[t - 1] : op_identity()) : s[t]));
+    if (i1 < n) out[i1] = op_store(op_combine(prev, exclusive ? s[t + HALF - 1] : s[t + HALF]));
 }

@@ -1,7 +1,7 @@
 """Reduction (PMPP ch. 10): every kernel of the chapter, and a fast one, behind one function.
 
-    pyscan.reduce(x, *, algorithm="auto", op="add", stream=None)  ->  a NumPy scalar of x's dtype (NumPy x),
-                                                                  a 0-d device array of x's kind (device x)
+    pyscan.reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None)
+        ->  a NumPy scalar of the result dtype (NumPy x), a 0-d device array of x's kind (device x)
 
 Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
@@ -10,8 +10,9 @@ Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
 and these fields of its ReduceAlgorithm entry (pyscan.registry):
 
-    launch(x, *, op, call, out=None) -> one-element array   # the driver without the copy back, into out
-                                                        # (a one-element device array) if given
+    launch(x, *, op, call, out=None, dtype=None) -> one-element array   # the driver without the copy back, into
+                                                        # out (a one-element device array of the result dtype,
+                                                        # pyscan.types.result_dtype(x.dtype, op, dtype)) if given
     error_depth(n) -> int                               # h in the float bound below
     count_work(n) -> WorkCount, model_count_work(n)     # simple and convergent: the COUNT_WORK build on the GPU,
                                                         # and the same counts from the model's index arithmetic
@@ -43,7 +44,17 @@ import numpy as np
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from .. import axes
 from ..runtime import arrays, driver
-from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
+from ..types import (
+    ELEMENT_TYPES,
+    OPERATOR_NAMES,
+    SUPPORTED_DTYPES,
+    as_dtype,
+    check_op,
+    identity,
+    result_dtype,
+    to_value,
+)
+from ..types import _results as _RESULTS
 from . import axis, book, fast  # noqa: F401
 from .registry import REDUCTIONS
 
@@ -64,32 +75,53 @@ def _begin(x, algorithm, op, stream):
 
 
 def _empty_result(dtype, op):
-    """NumPy's answer for an empty array: np.sum gives 0, np.max / np.min raise."""
-    if op == "add":
-        return np.dtype(dtype).type(0)
+    """NumPy's answer for an empty array: the operator's identity (np.sum 0, np.prod 1, np.bitwise_and.reduce all
+    ones, np.logical_and.reduce True); np.max / np.min raise."""
+    if op not in ("max", "min"):
+        return identity(op, dtype)
     raise ValueError(f"reduce: zero-size array to reduction operation {op} which has no identity "
                      f"(as np.{op} raises; op='add' of an empty array is 0, as np.sum gives)")
 
 
+def _fill(call, result, count, fill, value):
+    """result[:count] = fill (a scalar) as the value dtype, on the call's stream: a memset where its bytes are zero,
+    else a copy from the host (waited for: the host memory is pageable)."""
+    host = to_value(np.full(count, fill), value).view(np.uint8)
+    if not host.any() and host.nbytes % 4 == 0:
+        call.memset32(result, 0, host.nbytes // 4)
+        return
+    driver.copy_htod(int(result.gpudata), host.ctypes.data, host.nbytes, call.stream)
+    driver.synchronize(call.stream)  # read `host` before it goes
+
+
 def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None):
-    """Reduce x with `op` ("add", "max" or "min") on the GPU, over `axis`, like np.sum / np.max / np.min.
+    """Reduce x with `op` on the GPU, over `axis`, like np.sum / np.prod / np.max / np.min / ufunc.reduce: "add",
+    "mul", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor" (integers and bool), "logical_and",
+    "logical_or" (a bool result).
+
+    x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first; the result is a NumPy
+    scalar of the result dtype) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba device
+    array or any __cuda_array_interface__ object, used where it is (C-contiguous, any offset) -- for which the
+    result is a 0-d device array of the same kind, as gpuarray.sum, cupy.sum and torch.sum return, and the call does
+    not wait for the GPU.  dtypes: bool, int8/16/32/64, uint8/16/32/64, float16, float32, float64, torch.bfloat16.
+    Everything is checked before anything is launched.
+    The result dtype is NumPy's (pyscan.types.result_dtype): add and mul of bool and of integers narrower than 64
+    bits give int64 (unsigned: uint64), as np.sum and np.prod; floats, max, min and the bitwise operators keep x's
+    dtype; the logical operators give bool.  dtype=: the accumulator and result dtype, as np.sum's dtype=.  float16
+    and bfloat16 are combined in float32 and rounded once: |result - exact| <= h * eps32 * sum|x_i| + 2^-11 |exact|
+    (float16; 2^-8 for bfloat16).
 
     axis: None (every element: a NumPy scalar for NumPy input, a 0-d device array of x's kind for device input), an
     int or a tuple of ints (negative ones count from the end): an array of the reduced shape (keepdims=True keeps the
-    reduced axes as extents of 1), by the axis kernels (algorithm "axis", auto's choice; docs/axis.md).  A named
-    book algorithm reduces whole arrays (axis=None, or axes that cover every extent > 1); with any other axis it is
-    refused with a ValueError naming "auto" and "axis".  Bad axes raise numpy.exceptions.AxisError (a ValueError),
-    duplicates ValueError.  An empty reduced axis gives 0s for add and raises ValueError for max/min, as NumPy.
-    dtype: None (the result has x's dtype; passed through for the result-dtype rules to come).  out: an array of x's
-    kind (NumPy for NumPy input) of the result's shape and dtype, C-contiguous, written and returned (axis=None
-    without keepdims: shape ()).  N-d or axis calls copy a device array that is not C-contiguous with its own
-    library on the call's stream (CuPy, torch).
-
-    x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first; the result is a NumPy
-    scalar of x's dtype) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba device array
-    or any __cuda_array_interface__ object, used where it is (C-contiguous, any offset) -- for which the result is
-    a 0-d device array of the same kind, as gpuarray.sum, cupy.sum and torch.sum return, and the call does not
-    wait for the GPU.  dtypes int32, int64, float32, float64.  Everything is checked before anything is launched.
+    reduced axes as extents of 1), by the axis kernels (algorithm "axis", auto's choice; docs/axis.md), which take x
+    and result dtypes int32, int64, float32, float64 and op add, max, min (pyscan.axes.AXIS_DTYPES, AXIS_OPERATORS;
+    others raise TypeError; int32 add gives int64 there too, as np.sum(x, axis=1)).  A named book algorithm reduces
+    whole arrays (axis=None, or axes that cover every extent > 1); with any other axis it is refused with a
+    ValueError naming "auto" and "axis".  Bad axes raise numpy.exceptions.AxisError (a ValueError), duplicates
+    ValueError.  An empty reduced axis gives the operator's identity and raises ValueError for max/min, as NumPy.
+    out: an array of x's kind (NumPy for NumPy input) of the result's shape and the result dtype, C-contiguous,
+    written and returned (axis=None without keepdims: shape ()).  N-d or axis calls copy a device array that is not
+    C-contiguous with its own library on the call's stream (CuPy, torch).
     stream: as for pyscan.scan (default: CuPy's / torch's current stream for their arrays).
 
     algorithm: "auto" (the fast kernel) or one of REDUCE_ALGORITHMS.  Every algorithm takes every length >= 1.
@@ -100,8 +132,9 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     that sets the output to the identity); fast in one launch (its last block reduces the per-block results).
 
     Semantics, as NumPy:
-    * length 0: add gives 0 (as np.sum); max and min raise ValueError (as np.max and np.min).
-    * integer add wraps modulo 2^32 / 2^64, as np.sum(x, dtype=x.dtype) (np.sum(x) of int32 would give int64).
+    * length 0: the operator's identity (add 0 as np.sum, mul 1 as np.prod, ...); max and min raise ValueError (as
+      np.max and np.min).
+    * integer add and mul wrap modulo 2^64 (or the width of an explicit dtype=, as np.sum(x, dtype=np.int8)).
     * max/min are exact; a NaN anywhere makes the result NaN (as np.max / np.min; not np.nanmax).
     * float add: the order of the additions is the algorithm's tree, not NumPy's, so the last bits differ from
       np.sum; |result - exact sum| <= h * eps * sum|x_i| with h = REDUCTIONS.get(name).error_depth(n)
@@ -113,7 +146,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     if kind is not None and axis is None and dtype is None and out is None and keepdims is False and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
-        if read is not None and read[1]:
+        if read is not None and read[1] and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid
             return AUTO_READY(kind, x, *read, op)
     if op not in OPERATOR_NAMES:
         check_op(op)
@@ -123,7 +156,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
         raise TypeError(f"reduce: keepdims must be True or False, got {arrays.describe(keepdims)}")
     call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, ndim=None, stream=stream,
                         strided="copy_nd" if axis is None else "copy")
-    axes.check_dtype_argument(dtype, call.dtype, "reduce")
+    value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
     shape = call.shape
     chosen = axes.normalize_axes(axis, len(shape), "reduce: axis")
     result_shape = axes.result_shape(shape, chosen, bool(keepdims))
@@ -132,43 +165,47 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     if not whole and algorithm not in ("auto", "axis"):
         raise ValueError(f"reduce: algorithm {algorithm!r} reduces whole arrays (axis=None); over axis {axis!r} of "
                          f"shape {shape} use algorithm='auto' or 'axis'")
+    if not whole or algorithm == "axis":
+        axes.check_axis_types(call.dtype, value, op, "reduce")
     reduced = math.prod(shape[i] for i in chosen)
-    if reduced == 0 and op != "add":
-        _empty_result(call.dtype, op)  # raises, as NumPy
+    empty = _empty_result(value, op) if reduced == 0 else None  # raises for max/min, as NumPy
     if scalar and out is None and call.kind is arrays.NUMPY and call.size == 0:
-        return _empty_result(call.dtype, op)
+        return empty
     if out is not None:
-        call.expect_out(out, result_shape if not scalar else (), call.dtype, "reduce: out")
+        call.expect_out(out, result_shape if not scalar else (), value, "reduce: out")
     with call:
-        result = call.result(result_shape if not scalar else (), call.dtype)
+        result = call.result(result_shape if not scalar else (), value)
         outputs = math.prod(result_shape)
         if outputs == 0:
             pass
         elif reduced == 0:
-            call.memset32(result, 0, outputs * call.dtype.itemsize // 4)
+            _fill(call, result, outputs, empty, value)
         elif whole:
             name = choose_auto(call.size) if algorithm == "auto" else algorithm  # the 1-D kernels
             flat = arrays.DeviceView(int(call.x.gpudata), (call.size,), call.dtype, call.x)
-            target = arrays.DeviceView(int(result.gpudata), (1,), call.dtype, result)
-            REDUCTIONS.get(name).launch(flat, op=op, call=call, out=target)
+            target = arrays.DeviceView(int(result.gpudata), (1,), value, result)
+            REDUCTIONS.get(name).launch(flat, op=op, call=call, out=target, dtype=dtype)
         else:
-            _reduce_axes(call, shape, chosen, result, op)
+            _reduce_axes(call, shape, chosen, result, op, value)
         if scalar and out is None:
             return call.finish_scalar(result)
         return call.finish(result)
 
 
-def _reduce_axes(call, shape, chosen, result, op):
-    """The passes of pyscan.axes.reduce_plan, last axes first, through scratch arrays into result."""
+def _reduce_axes(call, shape, chosen, result, op, value):
+    """The passes of pyscan.axes.reduce_plan, last axes first, through scratch arrays of the result dtype `value`
+    (the accumulator: int32 add in int64, as np.sum) into result."""
     passes = axes.reduce_plan(shape, chosen)
-    if not passes:  # only extents of 1 reduced: the values as they are
-        call.copy(result, call.x, call.size * call.dtype.itemsize)
-        return
+    if not passes:  # only extents of 1 reduced: the values as they are, converted to the result dtype
+        if value == call.dtype:
+            call.copy(result, call.x, call.size * call.dtype.itemsize)
+            return
+        passes = [(call.size, 1, 1)]  # one pass over rows of one element: the kernels' conversion
     source = call.x
     for k, (outer, n, inner) in enumerate(passes):
         last = k == len(passes) - 1
-        target = result if last else call.empty((outer * inner,), call.dtype)
-        axis.reduce_along(source, target, outer, n, inner, op=op, call=call)
+        target = result if last else call.empty((outer * inner,), value)
+        axis.reduce_along(source, target, outer, n, inner, op=op, call=call, acc_dtype=value)
         source = target
 
 
@@ -178,15 +215,17 @@ AUTO_READY = REDUCTIONS.auto_ready()  # the commonest call's whole path
 def reduce_device(x, *, algorithm="auto", op="add", stream=None):
     """As reduce(), but the result stays on the device as a one-element array (a GPUArray for NumPy and GPUArray
     input, else the caller's kind), and the host does not wait for the kernels (for timing and for chaining GPU
-    work).  An empty x gives add's identity 0 on the device; max/min of an empty x raise ValueError."""
+    work).  The result dtype is NumPy's (pyscan.types.result_dtype).  An empty x gives the operator's identity on
+    the device (0 for add, 1 for mul, ...); max/min of an empty x raise ValueError."""
     call = _begin(x, algorithm, op, stream)
+    value = result_dtype(call.dtype, op)
     if call.size == 0:
-        _empty_result(call.dtype, op)
+        empty = _empty_result(value, op)
     name = choose_auto(call.size, call.dtype, op) if algorithm == "auto" else algorithm
     with call:
         if call.size == 0:
-            result = call.empty((1,), call.dtype)
-            call.memset32(result, 0, call.dtype.itemsize // 4)
+            result = call.empty((1,), value)
+            _fill(call, result, 1, empty, value)
         else:
             result = REDUCTIONS.get(name).launch(call.x, op=op, call=call)
         return call.on_device(result)
@@ -204,7 +243,8 @@ def model_count_work(algorithm: str, n: int):
 
 
 def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
-    """Compile every kernel build the drivers of `names` use for `dtypes` x `ops` (default: all), nvcc running in
+    """Compile every kernel build the drivers of `names` use for `dtypes` x `ops` (default: every dtype and every
+    operator that takes it; bfloat16 as pyscan.types.BFLOAT16 or "bfloat16"), nvcc running in
     `workers` parallel processes, into pycuda's disk cache; later first calls then load instead of compiling.
     (A cold process otherwise compiles each build on first use, one after the other, ~1 s each.)  Returns the
     number of builds."""
@@ -218,8 +258,12 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
     sources = set()
     for name in names or REDUCE_ALGORITHMS:
         for dtype in dtypes or ELEMENT_TYPES:
-            for op in ops or ("add", "max", "min"):
-                for path, macros in REDUCTIONS.get(name).builds(np.dtype(dtype), op):
+            for op in ops or OPERATOR_NAMES:
+                try:
+                    result_dtype(dtype, op)
+                except TypeError:  # not an operator of this dtype (bitwise of floats): nothing to build
+                    continue
+                for path, macros in REDUCTIONS.get(name).builds(as_dtype(dtype), op):
                     sources.add(build_source(path, **macros))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # threads: each waits on its own nvcc process
         list(pool.map(lambda s: nvcc_compile(s, options=list(COMPILE_OPTIONS), no_extern_c=True, arch=arch), sources))

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..runtime import arrays
 from ..scans.steps import check_count_n as count_n
-from ..types import ELEMENT_TYPES, check_op, identity, ufunc
+from ..types import COMPUTE_TYPES, check_op, identity, ufunc
 
 MAX_BLOCK = 1024  # threads per block of the book kernels (PMPP uses 1024-thread blocks)
 
@@ -33,7 +33,7 @@ def check_model_input(x, op, what):
     check_op(op)
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{what}: the model takes a numpy.ndarray, got {arrays.describe(x)}")
-    x, _ = arrays.check_array(x, dtypes=ELEMENT_TYPES, what=what)
+    x, _ = arrays.check_array(x, dtypes=tuple(set(COMPUTE_TYPES.values())), what=what)
     if x.size == 0:
         raise ValueError(f"{what}: the model needs at least one element")
     return x.copy()

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..axes import kernel_macros
+from ..axes import AXIS_DTYPES, AXIS_OPERATORS, check_axis_types, kernel_macros
 from ..runtime import driver
 from ..runtime.loader import get_kernel
 from ..scans.steps import Step
-from ..types import check_dtype, check_op, identity, ufunc
+from ..types import check_dtype, check_op, identity, result_dtype, ufunc
 from .registry import REDUCTIONS
 
 ROWS_KERNEL, COLUMNS_KERNEL = "reduction/axis_rows.cu", "reduction/axis_columns.cu"
@@ -271,11 +271,14 @@ def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_d
         source, n, in_dtype = int(target.gpudata), chunks, acc
 
 
-def launch(x, *, op, call, out=None):
-    """The registry's launch: the op over a 1-D x (one row) into `out` (a new one-element array if None)."""
+def launch(x, *, op, call, out=None, dtype=None):
+    """The registry's launch: the op over a 1-D x (one row) into `out` (a new one-element array of the result dtype,
+    NumPy's or dtype=, if None)."""
+    value = result_dtype(x.dtype, op, dtype)
+    check_axis_types(x.dtype, value, op, "reduce")
     if out is None:
-        out = call.empty((1,), x.dtype)
-    reduce_along(x, out, 1, x.size, 1, op=op, call=call)
+        out = call.empty((1,), value)
+    reduce_along(x, out, 1, x.size, 1, op=op, call=call, acc_dtype=value)
     return out
 
 
@@ -284,9 +287,17 @@ def axis_driver(x, *, op, call):
 
 
 def builds(dtype, op) -> list:
+    """(kernel file, #defines) of the kernels for x of dtype and op (prewarm): the first pass from x, the later ones
+    on the result dtype's partials; none where the axis kernels do not take dtype and op."""
     dtype = np.dtype(dtype)
-    macros = kernel_macros(dtype, dtype, dtype, op)
-    return [(ROWS_KERNEL, macros), (COLUMNS_KERNEL, macros)]
+    value = result_dtype(dtype, op)
+    if dtype not in AXIS_DTYPES or value not in AXIS_DTYPES or op not in AXIS_OPERATORS:
+        return []
+    found = {}
+    for source in dict.fromkeys((dtype, value)):
+        macros = kernel_macros(source, value, value, op)
+        found[tuple(sorted(macros.items()))] = macros
+    return [(kernel, macros) for macros in found.values() for kernel in (ROWS_KERNEL, COLUMNS_KERNEL)]
 
 
 def _entry_error_depth(n: int, blocks=None, dtype=None) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 from ..runtime.arrays import Call
 from ..runtime.loader import get_kernel
 from ..scans.steps import Step, WorkCount
-from ..types import defines, identity, ufunc
+from ..types import COMPUTE_TYPES, defines, identity, result_dtype, ufunc
 from ._common import block_for, ceil_div, check_count_n, check_model_input, fold_in_order, log2, scalar_result, warps_of
 from .registry import REDUCTIONS
 
@@ -201,18 +201,39 @@ def _atomic_error_depth(name):
 # ---------------------------------------------------------------------------------------------------------------
 # GPU drivers.
 
-def kernel_builds(name, dtype, op) -> list:
-    """(kernel file, #defines) of every build the driver of `name` uses for dtype and op."""
-    macros = defines(dtype, op)
+CONVERT = "reduction/convert.cu"  # out[i] = op_store(op_load(in[i])): the typed copies (kernels/reduction/convert.cu)
+
+
+def kernel_builds(name, dtype, op, result=None) -> list:
+    """(kernel file, #defines) of every build the driver of `name` uses for x of dtype, op and a result dtype
+    (default: dtype)."""
+    macros = defines(dtype, op, result)
     if name == "coarsened":
         macros["COARSE_FACTOR"] = COARSE_FACTOR
     return [(KERNELS[name][0], macros)]
 
 
-def _kernel(name, dtype, op, function=None, file=None, **extra):
+def driver_builds(name, dtype, op) -> list:
+    """(kernel file, #defines) of every build the driver of `name` compiles for x of dtype and op into NumPy's result
+    dtype (prewarm): the launches' kernels (from x, and on the compute type's partials) and convert.cu's copies."""
+    dtype = np.dtype(dtype) if not isinstance(dtype, np.dtype) else dtype
+    value = result_dtype(dtype, op)
+    compute = COMPUTE_TYPES[value]
+    found = kernel_builds(name, compute, op)  # the levels on partials (simple, convergent: every level)
+    if name not in IN_PLACE:
+        found = kernel_builds(name, dtype, op, value) + (found if name not in ATOMIC else [])
+    elif dtype != compute or value != compute:
+        found.append((CONVERT, defines(dtype, op, value, out=compute)))  # the scratch copy of x, as T
+    if value != compute:
+        found.append((CONVERT, defines(compute, op, value, out=value)))  # the result, rounded once
+    unique = {tuple(sorted(macros.items())) + (path,): (path, macros) for path, macros in found}
+    return list(unique.values())
+
+
+def _kernel(name, dtype, op, function=None, file=None, result=None, **extra):
     """The prepared kernel of `name` (its function read from `file` if given: a student's exercise with the same
     contract, pyscan_tools.exercises)."""
-    path, macros = kernel_builds(name, dtype, op)[0]
+    path, macros = kernel_builds(name, dtype, op, result)[0]
     if name in IN_PLACE:  # the COUNT_WORK parameter hides the signature from the loader: give the types
         extra["arg_types"] = "PPqP" if extra.get("COUNT_WORK") else "PPq"
     return get_kernel(file or path, function or KERNELS[name][1], **macros, **extra)
@@ -221,24 +242,36 @@ def _kernel(name, dtype, op, function=None, file=None, **extra):
 def _tree_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, call, out=None, file=None):
-        dtype, n = x.dtype, x.size
-        fn = _kernel(name, dtype, op, device=call.device, file=file)
+    def launch(x, *, op, call, out=None, file=None, dtype=None):
+        """The levels in the compute type T (the first one reading x through op_load; simple and convergent a
+        scratch copy of x, converted to T if x's dtype is not T); a result dtype other than T is stored from a
+        one-element T array by convert.cu."""
+        n = x.size
+        value = result_dtype(x.dtype, op, dtype)
+        compute = COMPUTE_TYPES[value]
+        # every level past the first (and the first of simple/convergent, which reads its T scratch copy) is T -> T
+        later = _kernel(name, compute, op, device=call.device, file=file)
         if name in IN_PLACE:  # the kernel overwrites what it reduces: give it a scratch copy of x
-            src = call.empty((n,), dtype)
-            call.copy(src, x, n * dtype.itemsize)
+            src = call.empty((n,), compute)
+            if x.dtype == compute and value == compute:
+                call.copy(src, x, n * compute.itemsize)
+            else:
+                _convert(call, src, x, n, x.dtype, op, value, compute)
+            fn = later
         else:
             src = x
+            fn = _kernel(name, x.dtype, op, device=call.device, file=file, result=value)
         while True:
             block = block_for(n, per_thread)
             blocks = ceil_div(n, per_thread * block)
-            dst = out if blocks == 1 and out is not None else call.empty((blocks,), dtype)
-            shared = 0 if name in IN_PLACE else block * dtype.itemsize
+            final = blocks == 1 and out is not None and value == compute
+            dst = out if final else call.empty((blocks,), compute)
+            shared = 0 if name in IN_PLACE else block * compute.itemsize
             fn.prepared_async_call((blocks, 1, 1), (block, 1, 1), call.stream, dst.gpudata, src.gpudata, np.int64(n),
                                    shared_size=shared)
             if blocks == 1:
-                return dst
-            src, n = dst, blocks
+                return dst if value == compute else _store_result(call, dst, op, value, out)
+            src, n, fn = dst, blocks, later
 
     return launch
 
@@ -246,20 +279,39 @@ def _tree_launch(name):
 def _atomic_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, call, out=None, file=None):
-        dtype, n = x.dtype, x.size
-        fn = _kernel(name, dtype, op, device=call.device, file=file)
-        init = _kernel(name, dtype, op, function="fill_identity", device=call.device, file=file)
-        if out is None:
-            out = call.empty((1,), dtype)
-        init.prepared_async_call((1, 1, 1), (1, 1, 1), call.stream, out.gpudata)
+    def launch(x, *, op, call, out=None, file=None, dtype=None):
+        """The atomics combine into a one-element T array (the result itself where the result dtype is T, else a
+        scratch element stored as the result by convert.cu)."""
+        n = x.size
+        value = result_dtype(x.dtype, op, dtype)
+        compute = COMPUTE_TYPES[value]
+        fn = _kernel(name, x.dtype, op, device=call.device, file=file, result=value)
+        init = _kernel(name, x.dtype, op, function="fill_identity", device=call.device, file=file, result=value)
+        target = (out if out is not None else call.empty((1,), value)) if value == compute else call.empty((1,), compute)
+        init.prepared_async_call((1, 1, 1), (1, 1, 1), call.stream, target.gpudata)
         block = block_for(n, per_thread)
         blocks = ceil_div(n, per_thread * block)
-        fn.prepared_async_call((blocks, 1, 1), (block, 1, 1), call.stream, out.gpudata, x.gpudata, np.int64(n),
-                               shared_size=block * dtype.itemsize)
-        return out
+        fn.prepared_async_call((blocks, 1, 1), (block, 1, 1), call.stream, target.gpudata, x.gpudata, np.int64(n),
+                               shared_size=block * compute.itemsize)
+        return target if value == compute else _store_result(call, target, op, value, out)
 
     return launch
+
+
+def _convert(call, dst, src, n, dtype, op, value, stored):
+    """dst[i] = src[i] converted as the kernels load and store: src of dtype, through the value dtype, to `stored`."""
+    fn = get_kernel(CONVERT, "convert_elements", device=call.device, **defines(dtype, op, value, out=stored))
+    block = 256
+    fn.prepared_async_call((max(1, min(ceil_div(n, block), 4096)), 1, 1), (block, 1, 1), call.stream, dst.gpudata,
+                           src.gpudata, np.int64(n))
+
+
+def _store_result(call, value_t, op, value, out=None):
+    """A one-element compute-type result stored as the value dtype (into out if given): rounded once."""
+    if out is None:
+        out = call.empty((1,), value)
+    _convert(call, out, value_t, 1, value_t.dtype, op, value, value)
+    return out
 
 
 def _driver(launch, name):
@@ -302,7 +354,7 @@ _SOURCES = {
 
 for _name, (_file, _function, _per_thread) in KERNELS.items():
     _launch = _atomic_launch(_name) if _name in ATOMIC else _tree_launch(_name)
-    _options = {"launch": _launch, "per_thread": _per_thread, "builds": functools.partial(kernel_builds, _name),
+    _options = {"launch": _launch, "per_thread": _per_thread, "builds": functools.partial(driver_builds, _name),
                 "error_depth": (_atomic_error_depth if _name in ATOMIC else _tree_error_depth)(_name)}
     if _name in IN_PLACE:
         _options.update(count_work=_make_count(_name), model_count_work=_make_model_count(_name))

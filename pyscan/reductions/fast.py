@@ -19,7 +19,8 @@ from ..runtime import driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
-from ..types import defines, identity, ufunc
+from ..types import COMPUTE_TYPES, defines, identity, result_dtype, ufunc
+from ..types import _results as RESULTS
 from ._common import ceil_div, check_model_input, log2, scalar_result
 from .registry import REDUCTIONS
 
@@ -68,11 +69,12 @@ def head_of(address: int, n: int, dtype) -> int:
     return min(n, ((16 - address % 16) % 16) // itemsize)
 
 
-def kernel_builds(dtype, op, unroll: int | None = None) -> list:
-    """(kernel file, #defines) of every build the driver uses for dtype and op (small arrays', large arrays'), or of
-    the one with that FAST_UNROLL."""
+def kernel_builds(dtype, op, unroll: int | None = None, result=None) -> list:
+    """(kernel file, #defines) of every build the driver uses for x of dtype, op and a result dtype (default: NumPy's,
+    pyscan.types.result_dtype) (small arrays', large arrays'), or of the one with that FAST_UNROLL."""
     unrolls = (unroll,) if unroll is not None else tuple(dict.fromkeys((SMALL_UNROLL, FAST_UNROLL)))
-    return [(KERNEL, {"FAST_UNROLL": u, "FAST_LOAD": FAST_LOAD, **defines(dtype, op)}) for u in unrolls]
+    result = result_dtype(dtype, op) if result is None else result
+    return [(KERNEL, {"FAST_UNROLL": u, "FAST_LOAD": FAST_LOAD, **defines(dtype, op, result)}) for u in unrolls]
 
 
 def unroll_for(n: int, dtype, blocks: int, block: int | None = None) -> int:
@@ -98,11 +100,13 @@ class Plan:
     """What a launch needs for (dtype, op) on one device: the small and large builds, the blocks of each the device
     runs at once, the elements a block covers at one vector per thread, and the primary context it launches in."""
 
-    __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context", "one_block")
+    __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context", "one_block", "partial_size")
 
-    def __init__(self, dtype, op, device: int):
+    def __init__(self, dtype, op, device: int, result=None):
+        result = result_dtype(dtype, op) if result is None else result
+        self.partial_size = COMPUTE_TYPES[result].itemsize  # the per-block results are the compute type
         self.small, self.large = (get_kernel(KERNEL, "reduce_fast", device=device, **macros)
-                                  for _, macros in (kernel_builds(dtype, op, unroll)[0]
+                                  for _, macros in (kernel_builds(dtype, op, unroll, result)[0]
                                                     for unroll in (SMALL_UNROLL, FAST_UNROLL)))
         self.most_small, self.most_large = max_blocks(self.small, device), max_blocks(self.large, device)
         self.per_block = FAST_BLOCK * vector_width(dtype)
@@ -116,15 +120,15 @@ class Plan:
         return (self.small, blocks) if blocks <= self.most_small else (self.large, self.most_large)
 
 
-_plans: dict = {}  # (dtype, op, device) -> Plan
+_plans: dict = {}  # (dtype, op, device, result dtype or None: NumPy's) -> Plan
 
 
-def plan(dtype, op, device: int) -> Plan:
-    found = _plans.get((dtype, op, device))
+def plan(dtype, op, device: int, result=None) -> Plan:
+    found = _plans.get((dtype, op, device, result))
     if found is None:
         previous = driver.enter(device)  # a ready() call has not entered it: compiling and occupancy need it
         try:
-            found = _plans[(dtype, op, device)] = Plan(dtype, op, device)
+            found = _plans[(dtype, op, device, result)] = Plan(dtype, op, device, result)
         finally:
             driver.leave(previous)
     return found
@@ -148,43 +152,46 @@ PARTIALS_OFFSET = 16
 
 
 def launch_into(out: int, x: int, n: int, dtype, op: str, device: int, stream: int, context: int = 0,
-                blocks=None) -> None:
+                blocks=None, result=None) -> None:
     """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x into the one element at
-    out, on `stream` of `device` in `context` (0: the current one)."""
-    p = _plans.get((dtype, op, device)) or plan(dtype, op, device)
+    out (of the result dtype: None, NumPy's), on `stream` of `device` in `context` (0: the current one)."""
+    p = _plans.get((dtype, op, device, result)) or plan(dtype, op, device, result)
     if blocks is None:
         fn, blocks = p.choose(n)
     else:
         fn = p.small if unroll_for(n, dtype, blocks) == SMALL_UNROLL else p.large
-    _launch(fn, blocks, out, x, n, dtype, device, stream, context)
+    _launch(fn, blocks, out, x, n, p.partial_size, device, stream, context)
 
 
-def _launch(fn, blocks, out, x, n, dtype, device, stream, context):
+def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
     if blocks == 1:
         fn.launch_typed(context, stream, fn.config(1, FAST_BLOCK), out, 0, 0, x, n)
         return
-    kept = _workspace.get(PARTIALS_OFFSET + blocks * dtype.itemsize, device, stream)
+    kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)
     fn.launch_typed(context, stream, fn.config(blocks, FAST_BLOCK), out, kept.address + PARTIALS_OFFSET,
                     kept.address, x, n)
 
 
-def launch(x, *, op, call, blocks=None, out=None):
-    """One launch: the op over x into `out` (a new one-element array if None), which it returns."""
+def launch(x, *, op, call, blocks=None, out=None, dtype=None):
+    """One launch: the op over x into `out` (a new one-element array of the result dtype if None: NumPy's rule, or
+    dtype=), which it returns."""
+    value = result_dtype(x.dtype, op, dtype)
     if out is None:
-        out = call.empty((1,), x.dtype)
-    launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, call.device, call.stream, call.context, blocks)
+        out = call.empty((1,), value)
+    launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, call.device, call.stream, call.context, blocks,
+                None if dtype is None else value)
     return out
 
 
 def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str):
     """The commonest call, pyscan.reduce(x) of a non-empty 1-D C-contiguous device array on its library's stream,
     made whole: the 0-d result allocated by x's library (kind), one launch in the device's primary context."""
-    native, out = kind.new(x, (), dtype, device, stream)
-    p = _plans.get((dtype, op, device)) or plan(dtype, op, device)
+    native, out = kind.new(x, (), RESULTS.get((dtype, op)) or result_dtype(dtype, op), device, stream)
+    p = _plans.get((dtype, op, device, None)) or plan(dtype, op, device)
     if n <= p.per_block:  # one block: no workspace (launch_into's rule, without its look-ups)
         p.small.launch_typed(p.context, stream, p.one_block, out, 0, 0, address, n)
     else:
-        _launch(*p.choose(n), out, address, n, dtype, device, stream, p.context)
+        _launch(*p.choose(n), out, address, n, p.partial_size, device, stream, p.context)
     return native
 
 
@@ -195,11 +202,12 @@ def driver_(x, *, op, call):
 # ---------------------------------------------------------------------------------------------------------------
 # Model: the kernel's index arithmetic, every thread at once.
 
-def _pass(x, op, blocks, block, unroll, head, record, label):
-    """One launch of reduce_fast over x with `blocks` blocks: returns the per-block results (and Steps)."""
+def _pass(x, op, blocks, block, unroll, head, record, label, vec=None):
+    """One launch of reduce_fast over x with `blocks` blocks: returns the per-block results (and Steps).  vec: the
+    elements per 16-byte vector of the array as stored (default: of x's dtype; x holds the compute values)."""
     dtype, n, combine = x.dtype, x.size, ufunc(op)
     e = identity(op, dtype)
-    vec = vector_width(dtype)
+    vec = vec or vector_width(dtype)
     threads = blocks * block
     gid = np.arange(threads)
     vectors = (n - head) // vec
@@ -263,21 +271,26 @@ def _pass(x, op, blocks, block, unroll, head, record, label):
     return block_results, steps
 
 
-def model(x, *, op="add", return_steps=False, blocks=None, head=0, block=None, unroll=None):
+def model(x, *, op="add", return_steps=False, blocks=None, head=0, block=None, unroll=None, types=None):
     """NumPy step-model of the fast reduction: any length >= 1.
 
-    blocks: the grid (default: what the driver would choose on a device running NOMINAL_MAX_BLOCKS blocks at
-    once); head: elements before the array's first 16-byte boundary (0 for an aligned array; head_of(address)).
-    With blocks > 1 a second pass reduces the per-block results in one block, as the driver does."""
+    x: the compute values (the registered model converts any dtype, pyscan.types.typed_model); types: the call's
+    dtypes (pyscan.types.Types), whose input dtype sets the vector width and the grid, as in the kernel (default:
+    x's dtype).  blocks: the grid (default: what the driver would choose on a device running NOMINAL_MAX_BLOCKS
+    blocks at once); head: elements before the array's first 16-byte boundary (0 for an aligned array;
+    head_of(address)).  With blocks > 1 a second pass reduces the per-block results (compute values) in one block,
+    as the driver does."""
     x = check_model_input(x, op, "fast model: x")
+    stored = x.dtype if types is None else types.input
     block = block or FAST_BLOCK
     if blocks is None:
-        blocks = grid_for(x.size, x.dtype, NOMINAL_MAX_BLOCKS, block)
-    unroll = unroll or unroll_for(x.size, x.dtype, blocks, block)
-    if not 0 <= head < vector_width(x.dtype):
-        raise ValueError(f"fast model: head must be 0 .. {vector_width(x.dtype) - 1}, got {head}")
+        blocks = grid_for(x.size, stored, NOMINAL_MAX_BLOCKS, block)
+    unroll = unroll or unroll_for(x.size, stored, blocks, block)
+    if not 0 <= head < vector_width(stored):
+        raise ValueError(f"fast model: head must be 0 .. {vector_width(stored) - 1}, got {head}")
     head = min(head, x.size)
-    partials, steps = _pass(x, op, blocks, block, unroll, head, return_steps, "pass 1: " if blocks > 1 else "")
+    partials, steps = _pass(x, op, blocks, block, unroll, head, return_steps, "pass 1: " if blocks > 1 else "",
+                            vector_width(stored))
     if blocks > 1:
         partials, more = _pass(partials, op, 1, block, unroll, 0, return_steps, "pass 2: ")
         steps += more
@@ -303,6 +316,8 @@ def error_depth(n: int, blocks: int | None = None, dtype=None) -> int:
     depth = one_pass(n, blocks * FAST_BLOCK)
     return depth + one_pass(blocks, FAST_BLOCK) if blocks > 1 else depth
 
+
+model.takes_types = True
 
 REDUCTIONS.register(
     "fast", driver_, kernels=(KERNEL,), source="beyond the book (PMPP §10.8 taken further)",

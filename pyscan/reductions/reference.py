@@ -1,7 +1,8 @@
 """NumPy references for reductions, and the float error bound of the package docstring (for tests and demos).
 
-    reference(x, op)        what pyscan.reduce must return: np.sum(x, dtype=x.dtype) (wrapping for integers),
-                            np.max, np.min -- exact for integers and for max/min
+    reference(x, op, dtype=None)   what pyscan.reduce must return, by NumPy's rules (pyscan.types.result_dtype):
+                            np.sum, np.prod, np.max, np.min, the bitwise and logical ufuncs' reduce -- exact for
+                            integers and for max/min
     exact_sum(x)            the float sum correctly rounded to a Python float (math.fsum)
     float_sum_error(x, r)   |r - exact sum| and the allowance depth * eps * sum|x_i| for a depth
 """
@@ -12,14 +13,27 @@ import math
 
 import numpy as np
 
+from ..scans.reference import reference as scan_reference
 from ..types import check_op
 
 
-def reference(x: np.ndarray, op: str):
+def reference(x: np.ndarray, op: str, dtype=None):
+    """The reduction NumPy gives, in the result dtype (pyscan.types.result_dtype): the last element of the
+    sequential scan for integers, max/min and the bitwise and logical operators (exact in any order); np.sum /
+    np.prod in the result dtype for floats.  Empty x: the identity (max/min: ValueError, as NumPy)."""
     check_op(op)
-    if op == "add":
-        return np.sum(x, dtype=x.dtype)
-    return np.max(x) if op == "max" else np.min(x)
+    x = np.asarray(x)
+    if x.size == 0 and op in ("max", "min"):
+        return np.max(x) if op == "max" else np.min(x)  # raises, as pyscan.reduce
+    scanned = scan_reference(x, op, False, dtype)
+    if x.size == 0:
+        from ..types import Types, identity
+
+        return identity(op, Types.of(x.dtype, op, dtype).value)
+    if scanned.dtype.kind == "f" and op in ("add", "mul"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (np.sum if op == "add" else np.prod)(x, dtype=scanned.dtype)
+    return scanned[-1]
 
 
 def exact_sum(x: np.ndarray) -> float:

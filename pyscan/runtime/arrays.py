@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from ..types import BFLOAT16, dtype_name
 from ..types import ELEMENT_TYPES as READY_DTYPES
 from . import driver
 
@@ -309,6 +310,8 @@ class _Torch(Kind):
                 numpy_dtype = np.dtype(np.bool_ if name == "bool" else name)
                 cls._to_numpy[getattr(torch, name)] = numpy_dtype
                 cls._to_torch[numpy_dtype] = getattr(torch, name)
+        if hasattr(torch, "bfloat16"):  # NumPy has none: pyscan.types.BFLOAT16 names it
+            cls._to_numpy[torch.bfloat16], cls._to_torch[BFLOAT16] = BFLOAT16, torch.bfloat16
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         cls._current = raw or (lambda d: torch.cuda.current_stream(d).cuda_stream)
 
@@ -344,7 +347,8 @@ class _Torch(Kind):
         return x.data_ptr(), x.shape[0], dtype, device, self._current(device)
 
     def new(self, x, shape, dtype, device, stream):
-        like = self._zero_d.get((dtype, device)) if shape == () else x  # empty_like's rule, inlined: the hot call
+        # empty_like's rule, inlined: the hot call; like x only where the result has x's dtype (int32 add -> int64)
+        like = self._zero_d.get((dtype, device)) if shape == () else x if self._to_numpy.get(x.dtype) == dtype else None
         native = sys.modules["torch"].empty_like(like) if like is not None else self.empty_like(x, shape, dtype,
                                                                                                   device, stream)
         return native, native.data_ptr()
@@ -359,6 +363,8 @@ class _Torch(Kind):
             if like is None:
                 like = self._zero_d[(dtype, device)] = self.empty((), dtype, device, stream)
             return sys.modules["torch"].empty_like(like)
+        if self._to_numpy.get(x.dtype) != dtype:  # a scan whose result dtype is not x's (int32 add -> int64)
+            return sys.modules["torch"].empty_like(x, dtype=self._to_torch[dtype])
         return sys.modules["torch"].empty_like(x)
 
     def empty(self, shape, dtype, device, stream, on_default=True):
@@ -456,7 +462,7 @@ class Call:
         if dtype is not self.dtype:
             dtype = np.dtype(dtype)
         kind = self.kind if self.kind is not NUMPY else OWN
-        if kind is TORCH and dtype == self.dtype and (shape == () or shape == self.shape):
+        if kind is TORCH and (shape == () or shape == self.shape):
             native = kind.empty_like(self.x.native, shape, dtype, self.device, self.stream, self.on_default)
         else:
             native = kind.empty(shape, dtype, self.device, self.stream, self.on_default)
@@ -588,8 +594,9 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
     if ndim is not None and len(shape) != ndim:
         raise ValueError(f"{what}: expected a {ndim}-D array, got shape {shape}")
     if dtype not in dtypes:  # a dict keyed by dtypes, or a tuple of dtypes or types (np.dtype equals its type)
-        names = ", ".join(str(np.dtype(d)) for d in dtypes)
-        raise TypeError(f"{what}: unsupported dtype {dtype}: expected one of {names}")
+        names = ", ".join(dtype_name(d) for d in dtypes)
+        hint = " (complex is not supported: pass x.real and x.imag separately)" if dtype.kind == "c" else ""
+        raise TypeError(f"{what}: unsupported dtype {dtype_name(dtype)}: expected one of {names}{hint}")
     size = shape[0] if len(shape) == 1 else math.prod(shape)
     if max_length is not None and size > max_length:
         raise ValueError(f"{what}: {size} elements is more than the kernels' limit of {max_length}")

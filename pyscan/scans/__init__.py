@@ -1,6 +1,6 @@
 """Prefix scan (PMPP ch. 11, Hands-On ch. 4): every algorithm of the books behind one function.
 
-    pyscan.scan(x, *, algorithm="auto", exclusive=False, op="add", out=None, stream=None)
+    pyscan.scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None)
 
 Each algorithm lives in a module of this package that registers itself in SCANS with its driver, its kernel
 files and its NumPy step-model (see pyscan.registry).  A driver has the signature
@@ -8,9 +8,10 @@ files and its NumPy step-model (see pyscan.registry).  A driver has the signatur
     driver(x, out, *, op: str, exclusive: bool, call: Call) -> int   # the number of kernel launches
 
 and is only called with validated, contiguous, non-empty 1-D device arrays of a supported dtype (GPUArrays or
-pyscan.runtime.arrays.DeviceView: .gpudata, .shape, .dtype, .size), inside the call's device; it launches on
-call.stream and allocates with call.empty (pyscan.runtime.arrays.Call); out never overlaps x unless the algorithm
-is in IN_PLACE.  A model has
+pyscan.runtime.arrays.DeviceView: .gpudata, .shape, .dtype, .size), out of the result dtype
+(pyscan.types.result_dtype: it may differ from x's; the drivers build their kernels for x's dtype, out's and the
+compute type between), inside the call's device; it launches on call.stream and allocates with call.empty
+(pyscan.runtime.arrays.Call); out never overlaps x unless the algorithm is in IN_PLACE.  A model has
 
     model(x: np.ndarray, *, op="add", exclusive=False, return_steps=False)
         -> result, or (result, steps: list[Step]) with return_steps
@@ -23,7 +24,8 @@ import numpy as np
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
 from .. import axes
 from ..runtime import arrays
-from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op
+from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op, result_dtype
+from ..types import _results as _RESULTS
 from . import axis, blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401
 from .registry import SCANS
 
@@ -51,7 +53,7 @@ def _auto_choices() -> list:
 
 def choose_auto(n: int, dtype=None, op=None) -> str:
     """The algorithm `auto` runs on n elements: the first of the registry's auto priority (scans/registry.py) that
-    takes n.  Every registered scan takes every dtype and operator."""
+    takes n.  Every scan of the auto priority takes every dtype and operator."""
     for limit, name in _auto_choices():
         if limit is None or n <= limit:
             return name
@@ -71,37 +73,48 @@ def _overlaps(a, b) -> bool:
 
 
 def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None):
-    """Inclusive (or exclusive) prefix scan with `op` ("add", "max" or "min"), like np.cumsum / ufunc.accumulate.
+    """Inclusive (or exclusive) prefix scan with `op`, like np.cumsum / np.cumprod / ufunc.accumulate: "add", "mul",
+    "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor" (integers and bool), "logical_and", "logical_or" (bool
+    results).
 
     x: a NumPy array (the result is a NumPy array) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA
     tensor, Numba device array, or any object with __cuda_array_interface__ -- used where it is, with the result a
-    new array of the same kind on the same device (pyscan.runtime.arrays).  dtypes: int32, int64, float32, float64.
-    Integer add wraps like np.cumsum(x, dtype=x.dtype).  An exclusive scan starts from the operator's identity (0;
-    the dtype's lowest value or -inf for max; its highest or +inf for min).  Every algorithm accepts every length,
-    0 included.
+    new array of the same kind on the same device (pyscan.runtime.arrays).  dtypes: bool, int8/16/32/64,
+    uint8/16/32/64, float16, float32, float64, and torch.bfloat16 (complex is refused).  An exclusive scan starts
+    from the operator's identity (0; 1 for mul; the dtype's lowest value or -inf for max; its highest or +inf for
+    min; all ones for bitwise_and).  Every algorithm accepts every length, 0 included.
+
+    The result dtype is NumPy's (pyscan.types.result_dtype): add and mul of bool and of integers narrower than 64
+    bits give int64 (unsigned: uint64), as np.cumsum and np.cumprod do; floats, max, min and the bitwise operators
+    keep x's dtype; logical_and / logical_or give bool.  dtype= chooses the accumulator and result dtype, as
+    np.cumsum's dtype= does (x is converted to it as the kernels load it; an explicit narrow integer dtype wraps,
+    np.cumsum(x, dtype=np.int8)).  float16 and bfloat16 are combined in float32 and rounded once to their dtype:
+    |result - exact| <= error_depth * eps32 * sum|x_j| + 2^-11 |exact| (float16; 2^-8 for bfloat16), where np.cumsum
+    of float16 rounds to float16 after every addition.
 
     axis: None scans the array flattened in C order, as np.cumsum does (the result is 1-D, x.size long); an int
     (negative counts from the end) scans along that axis of an N-d array (the result has x's shape), with the axis
-    kernels (algorithm "axis", auto's choice whenever the axis is not the whole array; docs/axis.md).  A named book
+    kernels (algorithm "axis", auto's choice whenever the axis is not the whole array; docs/axis.md).  The axis
+    kernels take x and result dtypes int32, int64, float32, float64 and op add, max, min (pyscan.axes.AXIS_DTYPES,
+    AXIS_OPERATORS; others raise TypeError); int32 add gives int64 there too, as np.cumsum(x, axis=1).  A named book
     algorithm scans 1-D arrays and flattened ones (axis=None); with an axis of an N-d array it is refused with a
     ValueError naming "auto" and "axis" -- except where the axis is the whole array (every other extent 1).
-    dtype: None (the result has x's dtype; passed through for the result-dtype rules to come).
     A NumPy array that is not contiguous is copied first.  A device array that is not C-contiguous (x.T, x[:, ::2])
     is copied by its own library on the call's stream when it is N-d or an axis is given (CuPy, torch; other kinds
     must be C-contiguous); a 1-D device array must be C-contiguous.
 
     out: an array of x's kind, of the result's shape and dtype, C-contiguous, to write the result into (returned).
-    out may be x itself (in place) with every algorithm: those in IN_PLACE scan in place, the others through a
-    scratch buffer.  stream: where the kernels run (a pycuda, CuPy, torch, Numba or cuda.core stream, or a
-    cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the stream a Numba or
-    __cuda_array_interface__ array names, the legacy default stream for NumPy and GPUArray.  The call returns
-    without waiting for the GPU unless the result goes to NumPy.
+    out may be x itself (in place) with every algorithm where the result dtype is x's: those in IN_PLACE scan in
+    place, the others through a scratch buffer.  stream: where the kernels run (a pycuda, CuPy, torch, Numba or
+    cuda.core stream, or a cudaStream_t int).  Default: CuPy's or torch's current stream for their arrays, the
+    stream a Numba or __cuda_array_interface__ array names, the legacy default stream for NumPy and GPUArray.  The
+    call returns without waiting for the GPU unless the result goes to NumPy.
     """
     kind = arrays.READY.get(type(x))
     if kind is not None and axis is None and dtype is None and algorithm == "auto" and out is None and (
             stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
-        if read is not None:
+        if read is not None and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid: result_dtype's cache
             return AUTO_READY(kind, x, *read, op, exclusive)
     if op not in OPERATOR_NAMES:
         check_op(op)
@@ -111,13 +124,13 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
         SCANS.get(algorithm)  # unknown names fail before anything else
     call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, ndim=None, stream=stream,
                         strided="copy_nd" if axis is None else "copy")
-    axes.check_dtype_argument(dtype, call.dtype, "scan")
+    value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
     shape = call.shape
     if axis is not None:
         a = axes.normalize_axis(axis, len(shape), "scan: axis")
         outer, n, inner = axes.split(shape, a)
         if outer * inner != 1 or (algorithm == "auto" and len(shape) != 1):
-            return _scan_axis(call, outer, n, inner, out, op, bool(exclusive), algorithm, a)
+            return _scan_axis(call, outer, n, inner, out, op, bool(exclusive), algorithm, a, value)
     flat = (call.size,)
     if algorithm == "auto":
         name = choose_auto(call.size)
@@ -128,36 +141,40 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
             fast = ", ".join(a.name for a in SCANS if max_length(a.name) is None)
             raise ValueError(f"scan: x: {call.size} elements is more than algorithm {name!r} takes ({limit}; its "
                              f"kernels index with 32-bit ints); these take any length: {fast}")
+        if name == "axis":  # the axis kernels on one row
+            axes.check_axis_types(call.dtype, value, op, "scan")
     driver = SCANS.get(name).driver
     result_shape = shape if axis is not None else flat
     if out is not None:
-        call.expect_out(out, result_shape, call.dtype, "scan: out")
+        call.expect_out(out, result_shape, value, "scan: out")
     with call:
-        result = call.result(result_shape, call.dtype)
+        result = call.result(result_shape, value)
         if call.size:
             source = call.x if len(shape) == 1 else arrays.DeviceView(int(call.x.gpudata), flat, call.dtype, call.x)
-            target = result if len(result_shape) == 1 else arrays.DeviceView(int(result.gpudata), flat, call.dtype,
-                                                                             result)
+            target = result if len(result_shape) == 1 else arrays.DeviceView(int(result.gpudata), flat, value, result)
             scratch = None
-            if out is not None and name not in IN_PLACE and _overlaps(source, target):
-                scratch = call.empty(flat, call.dtype)
+            # in place only where the kernels read a tile before writing it in the same dtype
+            if out is not None and (name not in IN_PLACE or value != call.dtype) and _overlaps(source, target):
+                scratch = call.empty(flat, value)
             driver(source, scratch if scratch is not None else target, op=op, exclusive=bool(exclusive), call=call)
             if scratch is not None:
                 call.copy(target, scratch, target.size * target.dtype.itemsize)
         return call.finish(result)
 
 
-def _scan_axis(call, outer, n, inner, out, op, exclusive, algorithm, a):
-    """pyscan.scan along axis a of an N-d array: the axis kernels (pyscan/scans/axis.py)."""
+def _scan_axis(call, outer, n, inner, out, op, exclusive, algorithm, a, value):
+    """pyscan.scan along axis a of an N-d array into the result dtype `value`: the axis kernels
+    (pyscan/scans/axis.py), accumulating in `value` (int32 add in int64, as np.cumsum)."""
     if algorithm not in ("auto", "axis"):
         raise ValueError(f"scan: algorithm {algorithm!r} scans 1-D arrays (or the flattened array, axis=None); "
                          f"along axis {a} of shape {call.shape} use algorithm='auto' or 'axis'")
+    axes.check_axis_types(call.dtype, value, op, "scan")
     if out is not None:
-        call.expect_out(out, call.shape, call.dtype, "scan: out")
+        call.expect_out(out, call.shape, value, "scan: out")
     with call:
-        result = call.result(call.shape, call.dtype)
+        result = call.result(call.shape, value)
         if call.size:
-            axis.scan_along(call.x, result, outer, n, inner, op=op, exclusive=exclusive, call=call)
+            axis.scan_along(call.x, result, outer, n, inner, op=op, exclusive=exclusive, call=call, acc_dtype=value)
         return call.finish(result)
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..axes import kernel_macros
+from ..axes import AXIS_DTYPES, AXIS_OPERATORS, kernel_macros
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
-from ..types import check_dtype, check_op, identity, ufunc
+from ..types import check_dtype, check_op, identity, result_dtype, ufunc
 from .registry import SCANS
 from .steps import Step
 
@@ -274,15 +274,19 @@ def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bo
 
 
 def axis_driver(x, out, *, op, exclusive, call):
-    """The registry's driver: a 1-D array is one row."""
+    """The registry's driver: a 1-D array is one row, accumulated in out's dtype (the result dtype)."""
     return scan_along(x, out, 1, x.size, 1, op=op, exclusive=exclusive, call=call)
 
 
 def builds(dtype, op) -> list:
-    """(kernel file, #defines) of the two kernels for dtype and op (prewarm, the sanitizer)."""
+    """(kernel file, #defines) of the two kernels for x of dtype and op, into NumPy's result dtype (prewarm, the
+    sanitizer); none where the axis kernels do not take dtype and op (pyscan.axes.AXIS_DTYPES, AXIS_OPERATORS)."""
     dtype = np.dtype(dtype)
-    macros = kernel_macros(dtype, dtype, dtype, op)
-    return [(ROWS_KERNEL, macros), (COLUMNS_KERNEL, {**macros, "ITEMS": column_items(dtype.itemsize)})]
+    value = result_dtype(dtype, op)
+    if dtype not in AXIS_DTYPES or value not in AXIS_DTYPES or op not in AXIS_OPERATORS:
+        return []
+    macros = kernel_macros(dtype, value, value, op)
+    return [(ROWS_KERNEL, macros), (COLUMNS_KERNEL, {**macros, "ITEMS": column_items(value.itemsize)})]
 
 
 SCANS.register(

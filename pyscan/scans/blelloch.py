@@ -39,7 +39,7 @@ import numpy as np
 from ..runtime import arrays, driver
 from ..runtime.arrays import Call
 from ..runtime.loader import get_kernel
-from ..types import ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
+from ..types import COMPUTE_TYPES, ELEMENT_TYPES, check_model_input, check_op, identity, ufunc
 from ..types import defines as type_defines
 from . import hierarchical  # PMPP §11.6's scheme, which blelloch_block's sections extend to any length
 from .registry import SCANS
@@ -206,13 +206,14 @@ def blelloch_block_error_depth(n: int) -> int:
 _SWEEP_ARGS = {"blelloch_up_sweep": "Pqq", "blelloch_down_sweep": "Pqq", "blelloch_store": "PPPqi"}
 
 
-def sweep_defines(dtype, op, count=False) -> dict:
-    """The #defines of blelloch_sweeps.cu: one module holds all five kernels."""
-    return {**type_defines(dtype, op), "COUNT_WORK": int(count)}
+def sweep_defines(dtype, op, count=False, result=None) -> dict:
+    """The #defines of blelloch_sweeps.cu for x of dtype and a result of `result` (default: dtype): one module holds
+    all five kernels (the work array is the compute type)."""
+    return {**type_defines(dtype, op, result), "COUNT_WORK": int(count)}
 
 
-def _sweep_kernel(function, dtype, op, count=False, device=None):
-    macros = sweep_defines(dtype, op, count)
+def _sweep_kernel(function, dtype, op, count=False, device=None, result=None):
+    macros = sweep_defines(dtype, op, count, result)
     if function in _SWEEP_ARGS:  # the COUNT_WORK parameters are a macro: give prepare() the types by hand
         macros["arg_types"] = _SWEEP_ARGS[function] + ("Pi" if count else "")
     return get_kernel(SWEEPS, function, device=device, **macros)
@@ -229,12 +230,12 @@ def _run_levels(x, out, *, op, exclusive, call, trace=None, counters=None) -> in
     counters: COUNT_WORK builds."""
     n = int(x.size)
     N = pow2_at_least(n)
-    dtype = x.dtype
+    dtype, result = x.dtype, out.dtype
     count = counters is not None
     extra = (counters.gpudata,) if count else ()
-    work = call.empty((N,), dtype)
+    work = call.empty((N,), COMPUTE_TYPES[result])  # the compute type, whatever x's and the result's
     stream, device = call.stream, call.device
-    itemsize = dtype.itemsize
+    itemsize = work.dtype.itemsize
     step = 0
 
     def snapshot(src=None, length=N):
@@ -246,10 +247,10 @@ def _run_levels(x, out, *, op, exclusive, call, trace=None, counters=None) -> in
         return extra + ((np.int32(trace_step),) if count else ())
 
     launches = 1
-    _sweep_kernel("blelloch_load", dtype, op, device=device).prepared_async_call(
+    _sweep_kernel("blelloch_load", dtype, op, device=device, result=result).prepared_async_call(
         *_grid(N), stream, work.gpudata, x.gpudata, np.int64(n), np.int64(N))
     snapshot()
-    up = _sweep_kernel("blelloch_up_sweep", dtype, op, count, device)
+    up = _sweep_kernel("blelloch_up_sweep", dtype, op, count, device, result)
     s = 1
     while s < N:
         step += 1
@@ -258,11 +259,11 @@ def _run_levels(x, out, *, op, exclusive, call, trace=None, counters=None) -> in
         launches += 1
         s *= 2
     step += 1
-    _sweep_kernel("blelloch_clear_last", dtype, op, device=device).prepared_async_call(
+    _sweep_kernel("blelloch_clear_last", dtype, op, device=device, result=result).prepared_async_call(
         (1, 1, 1), (32, 1, 1), stream, work.gpudata, np.int64(N))
     snapshot()
     launches += 1
-    down = _sweep_kernel("blelloch_down_sweep", dtype, op, count, device)
+    down = _sweep_kernel("blelloch_down_sweep", dtype, op, count, device, result)
     s = N // 2
     while s >= 1:
         step += 1
@@ -272,7 +273,7 @@ def _run_levels(x, out, *, op, exclusive, call, trace=None, counters=None) -> in
         launches += 1
         s //= 2
     step += 1
-    _sweep_kernel("blelloch_store", dtype, op, count, device).prepared_async_call(
+    _sweep_kernel("blelloch_store", dtype, op, count, device, result).prepared_async_call(
         *_grid(n), stream, out.gpudata, work.gpudata, x.gpudata, np.int64(n), np.int32(bool(exclusive)), *combine_args(step))
     snapshot(out, n)  # the row was filled with the identity beforehand: the padded result
     return launches + 1

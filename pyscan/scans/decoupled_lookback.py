@@ -31,7 +31,8 @@ import numpy as np
 from ..runtime import driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
-from ..types import check_model_input, identity, ufunc
+from ..types import COMPUTE_TYPES, check_model_input, identity, result_dtype, ufunc
+from ..types import _results as RESULTS
 from ..types import defines as type_defines
 from .registry import SCANS
 from .steps import Step
@@ -142,29 +143,41 @@ def _policy(itemsize: int, n: int) -> tuple:
     return large, tile, False
 
 
-def config(dtype, n: int | None = None) -> Config:
-    """The Config the driver runs for dtype (and n elements: SMALL below SMALL_MAX_TILES of its tiles, except where
-    the large tile covers the array in one tile and the small one would need two)."""
-    itemsize = np.dtype(dtype).itemsize
+def element_size(dtype, result=None) -> int:
+    """The element size (4 or 8) that sizes the kernel's tile for x of dtype and a result dtype (default: dtype):
+    the wider of x's type and the compute type (the kernel's WIDEST; the compute type is at least 32 bits and at
+    least as wide as the result)."""
+    dtype = np.dtype(dtype)
+    compute = COMPUTE_TYPES[dtype if result is None else np.dtype(result)]
+    return max(dtype.itemsize, compute.itemsize)
+
+
+def config(dtype, n: int | None = None, result=None) -> Config:
+    """The Config the driver runs for x of dtype and a result dtype (default: dtype) (and n elements: SMALL below
+    SMALL_MAX_TILES of its tiles, except where the large tile covers the array in one tile and the small one would
+    need two)."""
+    itemsize = element_size(dtype, result)
     return CONFIG[itemsize] if n is None else _policy(itemsize, int(n))[0]
 
 
-def block_threads(dtype, n: int | None = None) -> int:
-    return config(dtype, n).threads
+def block_threads(dtype, n: int | None = None, result=None) -> int:
+    return config(dtype, n, result).threads
 
 
-def items_per_thread(dtype, n: int | None = None) -> int:
-    return config(dtype, n).vecs * (16 // np.dtype(dtype).itemsize)
+def items_per_thread(dtype, n: int | None = None, result=None) -> int:
+    return config(dtype, n, result).vecs * (16 // element_size(dtype, result))
 
 
-def tile_size(dtype, n: int | None = None) -> int:
+def tile_size(dtype, n: int | None = None, result=None) -> int:
     """Elements per tile for n elements (n=None: the large-array tile, 8192 for 32-bit types and 4096 for 64-bit
-    types with the default CONFIG)."""
-    return block_threads(dtype, n) * items_per_thread(dtype, n)
+    types with the default CONFIG); x of dtype, a result of `result` (default: dtype): element_size() picks."""
+    return block_threads(dtype, n, result) * items_per_thread(dtype, n, result)
 
 
-def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False):
-    """NumPy step-model of `decoupled_lookback` (module docstring): any length."""
+def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False, types=None):
+    """NumPy step-model of `decoupled_lookback` (module docstring): any length.  x: the compute values (the
+    registered model converts any dtype, pyscan.types.typed_model); `types` (pyscan.types.Types): the call's input
+    and result dtypes, which size the tile as in the kernel (default: x's dtype for both)."""
     x = check_model_input(x, op)
     n = x.size
     if n == 0:
@@ -172,7 +185,8 @@ def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False
     if return_steps and n > STEP_LIMIT:
         raise ValueError(f"decoupled_lookback: steps are recorded for at most {STEP_LIMIT} elements, got {n}")
     f, e, dt = ufunc(op), identity(op, x.dtype), x.dtype
-    items, threads = items_per_thread(dt, n), block_threads(dt, n)
+    tile_in, tile_result = (dt, dt) if types is None else (types.input, types.value)
+    items, threads = items_per_thread(tile_in, n, tile_result), block_threads(tile_in, n, tile_result)
     tile = threads * items
     tiles = -(-n // tile)
     flat = np.full(tiles * tile, e, dtype=dt)
@@ -231,6 +245,9 @@ def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False
     return result, steps
 
 
+decoupled_lookback_model.takes_types = True
+
+
 def decoupled_lookback_error_depth(n: int) -> int:
     """Roundings on any path from an input to an output (an upper bound for every element size's Config):
     a tile aggregate: <= ITEMS - 1 (thread loop) + 5 (warp scan) + WARPS (warp totals);
@@ -250,17 +267,22 @@ def decoupled_lookback_error_depth(n: int) -> int:
 # GPU.
 
 class Plan:
-    """What one launch needs for a (dtype, op, aligned or not, large or SMALL tile) on one device architecture: the
-    kernel, its Config and tile, and its dynamic shared memory.  Built once and cached (plan())."""
+    """What one launch needs for a (dtype, result dtype, op, aligned or not, large or SMALL tile) on one device
+    architecture: the kernel, its Config and tile, and its dynamic shared memory.  Built once and cached (plan())."""
 
-    __slots__ = ("kernel", "policy", "tile", "shared", "vector", "block", "most_blocks", "one_tile", "context")
+    __slots__ = ("kernel", "policy", "tile", "shared", "vector", "block", "most_blocks", "one_tile", "context",
+                 "status_size")
 
-    def __init__(self, dtype, op, vector: bool, small: bool, device: int):
-        self.policy = SMALL[dtype.itemsize] if small else config(dtype)
-        self.tile, self.vector = _tile(self.policy, dtype.itemsize), vector
+    def __init__(self, dtype, op, vector: bool, small: bool, device: int, result=None):
+        result = dtype if result is None else result
+        size = element_size(dtype, result)
+        self.status_size = COMPUTE_TYPES[result].itemsize  # the status words hold compute values
+        self.policy = SMALL[size] if small else config(dtype, None, result)
+        self.tile, self.vector = _tile(self.policy, size), vector
         self.block, self.context = self.policy.threads, driver.primary(device)
         self.most_blocks = self.policy.grid(1 << 62, vector, device)  # the persistent grid's cap (Config.grid)
-        self.kernel = get_kernel(KERNEL, FUNCTION, device=device, **kernel_defines(dtype, op, vector, self.policy))
+        self.kernel = get_kernel(KERNEL, FUNCTION, device=device,
+                                 **kernel_defines(dtype, op, vector, self.policy, result))
         self.shared = self.policy.shared_bytes(vector)
         if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
             self.kernel.set_max_dynamic_shared(self.shared)
@@ -270,19 +292,20 @@ class Plan:
 _plans: dict = {}  # (dtype, op, vector, small, device) -> Plan
 
 
-def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None) -> dict:
-    """The #defines of the kernel for dtype, op, 16-byte aligned (vector) or unaligned arrays, and a Config
-    (default: the large-array one)."""
-    return {**(policy or config(dtype)).defines(), "VECTOR_LOADS": int(vector), **type_defines(dtype, op)}
+def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None, result=None) -> dict:
+    """The #defines of the kernel for x of dtype, op, a result dtype (default: dtype), 16-byte aligned (vector) or
+    unaligned arrays, and a Config (default: the large-array one)."""
+    return {**(policy or config(dtype, None, result)).defines(), "VECTOR_LOADS": int(vector),
+            **type_defines(dtype, op, result)}
 
 
-def plan(dtype, op, vector: bool, small: bool, device: int) -> Plan:
-    key = (dtype, op, vector, small, device)
+def plan(dtype, op, vector: bool, small: bool, device: int, result=None) -> Plan:
+    key = (dtype, op, vector, small, device, result)
     found = _plans.get(key)
     if found is None:
         previous = driver.enter(device)  # a ready() call has not entered it: compiling and attributes need it
         try:
-            found = _plans[key] = Plan(dtype, op, vector, small, device)
+            found = _plans[key] = Plan(dtype, op, vector, small, device, result)
         finally:
             driver.leave(previous)
     return found
@@ -318,17 +341,19 @@ def next_status(tiles: int, itemsize: int, device: int, stream: int) -> tuple:
 
 
 def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: int, stream: int,
-           context: int = 0) -> None:
-    """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, on `stream` of `device` in
-    `context` (0: the current one): the policy's choice, the plan's look-up and one launch."""
+           context: int = 0, result=None) -> None:
+    """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, as `result` (a np.dtype;
+    None: dtype), on `stream` of `device` in `context` (0: the current one): the policy's choice, the plan's look-up
+    and one launch."""
     vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
-    small = _policy(dtype.itemsize, n)[2]
-    p = _plans.get((dtype, op, vector, small, device)) or plan(dtype, op, vector, small, device)
+    small = _policy(dtype.itemsize if result is None or result == dtype else element_size(dtype, result), n)[2]
+    key = (dtype, op, vector, small, device, result)
+    p = _plans.get(key) or plan(*key)
     tiles = -(-n // p.tile)
     if tiles == 1:  # no look-back: no status words, no epoch
         p.kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)
         return
-    base, epoch = next_status(tiles, dtype.itemsize, device, stream)
+    base, epoch = next_status(tiles, p.status_size, device, stream)
     p.kernel.launch_typed(context, stream, p.kernel.config(min(tiles, p.most_blocks), p.block, p.shared), out, x, n,
                           exclusive, base, base + 16, tiles, epoch)
 
@@ -336,15 +361,18 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
 def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, exclusive: bool):
     """The commonest call, pyscan.scan(x) of a 1-D C-contiguous device array on its library's stream, made whole:
     the result allocated by x's library (kind), one launch in the device's primary context.  Nothing is entered."""
-    native, out = kind.new(x, (n,), dtype, device, stream)
+    result = RESULTS.get((dtype, op)) or result_dtype(dtype, op)  # NumPy's accumulator rule (pyscan.types)
+    native, out = kind.new(x, (n,), result, device, stream)
     if n:
         launch(out, address, n, dtype, op, exclusive, device, stream, driver._primary.get(device) or
-               driver.primary(device))
+               driver.primary(device), None if result is dtype else result)
     return native
 
 
 def decoupled_lookback_driver(x, out, *, op, exclusive, call):
-    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, call.device, call.stream, call.context)
+    result = None if out.dtype == x.dtype else out.dtype
+    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, exclusive, call.device, call.stream, call.context,
+           result)
     return 1
 
 

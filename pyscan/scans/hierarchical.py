@@ -39,8 +39,8 @@ from typing import Callable
 import numpy as np
 
 from ..runtime.loader import get_kernel
+from ..types import COMPUTE_TYPES, identity, ufunc
 from ..types import defines as type_defines
-from ..types import identity, ufunc
 from .registry import SCANS
 
 # The prepare() argument types of a section kernel (see the contract above); read off by hand because the
@@ -79,13 +79,14 @@ BLOCK_SCANS = ("kogge_stone", "brent_kung", "coarsened")  # the block scans `hie
 DEFAULT_BLOCK_SCAN = "coarsened"
 
 
-def section_kernel(block_scan: str, dtype, op: str, device=None, file=None, **extra):
-    """The prepared section kernel of SECTION_SCANS[block_scan] for dtype and op (extra #defines override); `file`:
-    another .cu file with the same function and contract (a student's exercise, pyscan_tools.exercises)."""
+def section_kernel(block_scan: str, dtype, op: str, device=None, file=None, result=None, out=None, **extra):
+    """The prepared section kernel of SECTION_SCANS[block_scan] for x of dtype, op, a result dtype (default: dtype)
+    stored as `out` (default: the result dtype; the compute type for a scratch array), extra #defines overriding;
+    `file`: another .cu file with the same function and contract (a student's exercise, pyscan_tools.exercises)."""
     if block_scan not in SECTION_SCANS:
         raise ValueError(f"unknown block scan {block_scan!r}: expected one of {', '.join(map(repr, SECTION_SCANS))}")
     s = SECTION_SCANS[block_scan]
-    macros = {**type_defines(dtype, op), "SECTION_SIZE": s.section_size, **s.defines, **extra}
+    macros = {**type_defines(dtype, op, result, out=out), "SECTION_SIZE": s.section_size, **s.defines, **extra}
     arg_types = SECTION_ARG_TYPES + ("P" if macros.get("TRACE") else "") + ("P" if macros.get("COUNT_WORK") else "")
     return get_kernel(file or s.file, s.function, arg_types=arg_types, device=device, **macros)
 
@@ -98,21 +99,30 @@ def hierarchical_scan(x, out, *, op: str, exclusive: bool, call, block_scan: str
     n = int(x.size)
     if n == 0:
         return 0
-    fn = section_kernel(block_scan, x.dtype, op, call.device, file)  # raises for an unknown block scan
+    result, compute = out.dtype, COMPUTE_TYPES[out.dtype]
+    # A result narrower than the compute type (float16, int8, bool): kernel 1 writes its local scans as the compute
+    # type to a scratch array and kernel 3 stores every section from it, so every result is rounded once.
+    local = out if result == compute else call.empty((n,), compute)
+    # raises for an unknown block scan
+    fn = section_kernel(block_scan, x.dtype, op, call.device, file, result=result, out=compute)
     s = SECTION_SCANS[block_scan]
     sections = -(-n // s.section_size)
-    sums = call.empty((sections,), x.dtype) if sections > 1 else None
-    fn.prepared_async_call((sections, 1, 1), (s.threads, 1, 1), call.stream, out.gpudata, x.gpudata,
+    sums = call.empty((sections,), compute) if sections > 1 else None
+    fn.prepared_async_call((sections, 1, 1), (s.threads, 1, 1), call.stream, local.gpudata, x.gpudata,
                            sums.gpudata if sums is not None else 0, np.int64(n), np.int32(bool(exclusive)))
     launches = 1
+    scanned = None
     if sections > 1:
         # The section totals scanned inclusively: scanned[b] = op over sections 0..b.  Into a second buffer, so the
         # scheme does not rely on a section kernel supporting out == in.
-        scanned = call.empty((sections,), x.dtype)
+        scanned = call.empty((sections,), compute)
         launches += hierarchical_scan(sums, scanned, op=op, exclusive=False, call=call, block_scan=block_scan, file=file)
-        add = get_kernel(ADD_BLOCK_SUMS, "add_block_sums", device=call.device, **type_defines(x.dtype, op))
-        add.prepared_async_call((sections - 1, 1, 1), (ADD_BLOCK_SUMS_THREADS, 1, 1), call.stream, out.gpudata,
-                                scanned.gpudata, np.int64(n), np.int64(s.section_size))
+    if sections > 1 or local is not out:
+        first = 1 if local is out else 0  # section 0 is already right where it is the result
+        add = get_kernel(ADD_BLOCK_SUMS, "add_block_sums", device=call.device, **type_defines(result, op, result))
+        add.prepared_async_call((sections - first, 1, 1), (ADD_BLOCK_SUMS_THREADS, 1, 1), call.stream, out.gpudata,
+                                local.gpudata, scanned.gpudata if scanned is not None else 0, np.int64(n),
+                                np.int64(s.section_size), np.int64(first))
         launches += 1
     return launches
 
@@ -170,7 +180,7 @@ def _block_algorithm():
 def hierarchical_algorithm_model(x, *, op="add", exclusive=False, return_steps=False):
     """Model of `hierarchical`: the model of its block scan (DEFAULT_BLOCK_SCAN), which already applies the
     hierarchical scheme beyond one section."""
-    return _block_algorithm().model(x, op=op, exclusive=exclusive, return_steps=return_steps)
+    return _block_algorithm().model.compute_model(x, op=op, exclusive=exclusive, return_steps=return_steps)
 
 
 def _trace(x, *, op="add", exclusive=False):

@@ -94,8 +94,8 @@ def hierarchical_values(x, *, section_size=PICTURE_SECTION, op="add", on_gpu=Tru
                        np.int32(0))
     got["scanned_sums"] = scanned.get()
     if k > 1:
-        add.prepared_call((k - 1, 1, 1), (32, 1, 1), out.gpudata, scanned.gpudata, np.int64(x.size),
-                          np.int64(section_size))
+        add.prepared_call((k - 1, 1, 1), (32, 1, 1), out.gpudata, out.gpudata, scanned.gpudata, np.int64(x.size),
+                          np.int64(section_size), np.int64(1))
     got["out"] = out.get()
     for key in ("local", "sums", "scanned_sums", "out"):
         _compare(f"hierarchical {key}", got[key], want[key])

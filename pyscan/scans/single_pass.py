@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime.loader import get_kernel
-from ..types import check_model_input, identity, ufunc
+from ..types import COMPUTE_TYPES, check_model_input, identity, ufunc
 from ..types import defines as type_defines
 from .registry import SCANS
 from .steps import Step, pow2_at_least
@@ -120,8 +120,9 @@ def single_pass_error_depth(n: int) -> int:
 
 def single_pass_driver(x, out, *, op, exclusive, call):
     n = int(x.size)
-    dtype = x.dtype
-    fn = get_kernel(KERNEL, FUNCTION, SECTION_SIZE=SECTION_SIZE, device=call.device, **type_defines(dtype, op))
+    macros = type_defines(x.dtype, op, out.dtype)
+    dtype = COMPUTE_TYPES[out.dtype]  # the handed-on totals' type
+    fn = get_kernel(KERNEL, FUNCTION, SECTION_SIZE=SECTION_SIZE, device=call.device, **macros)
     blocks = -(-n // SECTION_SIZE)
     words = 1 + blocks + 1  # counter, flags[0 .. blocks]
     words += words % 2  # scan_value 8-byte aligned

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..types import ARITHMETIC
 from .registry import SCANS
 
 
@@ -38,8 +39,12 @@ def trace(algorithm: str, x, *, op: str = "add", exclusive: bool = False) -> lis
 
 
 def model_steps(algorithm: str, x, *, op: str = "add", exclusive: bool = False) -> list:
-    """The step-model's Steps for the same section as trace(algorithm, x) (no GPU needed)."""
-    _, steps = SCANS.get(algorithm).model(np.asarray(x), op=op, exclusive=exclusive, return_steps=True)
+    """The step-model's Steps for the same section as trace(algorithm, x) (no GPU needed), in x's dtype as the
+    trace builds compute (for add and mul NumPy's result dtype is wider for narrow integers: int32 adds in int64;
+    the traces add in int32, wrapping like np.cumsum(x, dtype=x.dtype))."""
+    x = np.asarray(x)
+    dtype = x.dtype if op in ARITHMETIC else None
+    _, steps = SCANS.get(algorithm).model(x, op=op, exclusive=exclusive, return_steps=True, dtype=dtype)
     return steps
 
 

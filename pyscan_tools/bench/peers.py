@@ -12,7 +12,8 @@
     life       the book's conway_ker exactly as printed (Hands-On ch. 4), two buffers swapped by the host
 
 A peer whose library does not import is left out (the run says so once).  Every result is kept in the dtype of
-the input (dtype=x.dtype where the library would widen it), so every row moves the same bytes.
+the input (dtype=x.dtype where the library would widen it; pyscan's own rows likewise, patterns/_arrays.py), so
+every row moves the same bytes.
 """
 
 from __future__ import annotations

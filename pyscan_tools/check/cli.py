@@ -8,11 +8,11 @@ compute-sanitizer as well.
 
 Without --sanitize the cases run in --jobs worker processes (each its own CUDA context), split by compile unit
 (pattern, algorithm, dtype, op) so that the cold nvcc compiles spread over the CPU cores.  Every case compares the
-result with NumPy exactly: integer add wraps like np.cumsum(x, dtype=x.dtype); float add runs on small integer
-values (every partial sum is exact in float32 and float64 whatever the order of the additions, so a difference
-is an indexing bug, not rounding); max/min are exact anyway.  It also checks that the result has the input's
-kind, dtype and shape, and that the input is untouched.  The cases come from the registries
-(pyscan_tools.patterns), so an algorithm registered later is covered without an edit here.
+result with NumPy exactly, in NumPy's result dtype (int32 add in int64, int64 add wrapping, as np.cumsum); float
+add runs on small integer values (every partial sum is exact in float32 and float64 whatever the order of the
+additions, so a difference is an indexing bug, not rounding); max/min are exact anyway.  It also checks that the
+result has the input's kind and shape and NumPy's result dtype, and that the input is untouched.  The cases come
+from the registries (pyscan_tools.patterns), so an algorithm registered later is covered without an edit here.
 
 With --sanitize (and only then) it first runs the same cases plainly (this warms the compile cache, so the slow
 sanitized processes compile nothing, and separates wrong answers from sanitizer reports), then re-runs them under

@@ -319,8 +319,8 @@ def prepare(exercise, file, case, *, snapshot=None) -> tuple:
         out, before = _guarded(call, 1, dtype)
         algorithm = REDUCTIONS.get(exercise.algorithm)
 
-        def launch():
-            algorithm.launch(x_dev, op=exercise.op, call=call, out=out, file=file)
+        def launch():  # in x's dtype, the book's one type T (NumPy's int32 sum would be int64: dtype= keeps T)
+            algorithm.launch(x_dev, op=exercise.op, call=call, out=out, file=file, dtype=dtype)
 
         return launch, lambda: _read_guarded(call, out, 1, before)
     out, before = _guarded(call, n, dtype)

@@ -67,9 +67,10 @@ def compare(args):
             x = tensor(1 << k, dtype)
             y = torch.empty_like(x)
             copy, _ = device_us(lambda x=x, y=y: y.copy_(x), args.reps)
-            # dtype=x.dtype, as the bench calls them: torch.cumsum and torch.sum of int32 give int64 otherwise
-            rows = [("scan add", lambda x=x: pyscan.scan(x), lambda x=x: torch.cumsum(x, 0, dtype=x.dtype)),
-                    ("reduce add", lambda x=x: pyscan.reduce(x), lambda x=x: torch.sum(x, dtype=x.dtype)),
+            # dtype=x.dtype on both sides, as the bench calls them: pyscan, torch.cumsum and torch.sum of int32 give
+            # int64 otherwise (NumPy's rule)
+            rows = [("scan add", lambda x=x: pyscan.scan(x, dtype=x.dtype), lambda x=x: torch.cumsum(x, 0, dtype=x.dtype)),
+                    ("reduce add", lambda x=x: pyscan.reduce(x, dtype=x.dtype), lambda x=x: torch.sum(x, dtype=x.dtype)),
                     ("reduce max", lambda x=x: pyscan.reduce(x, op="max"), lambda x=x: torch.amax(x))]
             for name, ours, theirs in rows:
                 a, na = device_us(ours, args.reps)
@@ -104,8 +105,8 @@ def sweep_scan(args):
                     if grid == "tiles":
                         dl.Config.grid = lambda self, tiles, vector, device: tiles
                     try:
-                        ok = torch.equal(pyscan.scan(x), ref)
-                        us, _ = device_us(lambda x=x: pyscan.scan(x), args.reps)
+                        ok = torch.equal(pyscan.scan(x, dtype=x.dtype), ref)  # the kernel of x's width
+                        us, _ = device_us(lambda x=x: pyscan.scan(x, dtype=x.dtype), args.reps)
                     except Exception as exc:  # noqa: BLE001
                         ok, us = False, float("nan")
                         print("  error", fields, grid, exc)

@@ -171,16 +171,23 @@ def prewarm_builds() -> list:
     from pyscan.scans import decoupled_lookback as dl
     from pyscan.scans import single_pass as sp
     from pyscan.scans.hierarchical import ADD_BLOCK_SUMS
-    from pyscan.types import OPERATOR_NAMES, SUPPORTED_DTYPES
+    from pyscan.types import COMPUTE_TYPES, ELEMENT_TYPES, OPERATOR_NAMES, result_dtype
     from pyscan.types import defines as type_defines
 
     builds = []
-    for dtype in SUPPORTED_DTYPES:
+    for dtype in ELEMENT_TYPES:  # np.dtypes (bfloat16 as pyscan.types.BFLOAT16)
         for op in OPERATOR_NAMES:
-            t = type_defines(dtype, op)
-            builds += [(dl.KERNEL, dl.kernel_defines(dtype, op, v)) for v in (False, True)]
-            builds += [(sp.KERNEL, {**t, "SECTION_SIZE": sp.SECTION_SIZE}), (bl.SWEEPS, bl.sweep_defines(dtype, op)),
-                       (bl.BLOCK_FILE, {**t, "SECTION_SIZE": bl.BLOCK_SECTION}), (ADD_BLOCK_SUMS, t)]
+            try:
+                value = result_dtype(dtype, op)  # NumPy's result dtype, what the drivers build for
+            except TypeError:  # not an operator of this dtype (bitwise of floats)
+                continue
+            t = type_defines(dtype, op, value)
+            section = type_defines(dtype, op, value, out=COMPUTE_TYPES[value])  # blelloch_block's local scans
+            builds += [(dl.KERNEL, dl.kernel_defines(dtype, op, v, result=value)) for v in (False, True)]
+            builds += [(sp.KERNEL, {**t, "SECTION_SIZE": sp.SECTION_SIZE}),
+                       (bl.SWEEPS, bl.sweep_defines(dtype, op, result=value)),
+                       (bl.BLOCK_FILE, {**section, "SECTION_SIZE": bl.BLOCK_SECTION}),
+                       (ADD_BLOCK_SUMS, type_defines(value, op, value))]
     for op in OPERATOR_NAMES:
         t = type_defines("int32", op)
         builds += [(bl.BLOCK_FILE, {**t, "SECTION_SIZE": 1 << k, "TRACE": 1}) for k in range(1, 12)]

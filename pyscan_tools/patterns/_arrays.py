@@ -39,10 +39,17 @@ def kind_problem(out, on_device: bool) -> str:
 
 
 def calling(function: str):
-    """The public call of pyscan.<function>(x, algorithm=..., op=...) as (call, result) (see returning)."""
+    """The public call of pyscan.<function>(x, algorithm=..., op=...) as (call, result) (see returning).  The
+    result stays in x's dtype, as the peers' rows keep theirs (bench/peers.py): where NumPy's rule would widen it
+    (int32 add gives int64) the call passes dtype=x.dtype, so every row moves the same bytes."""
+    from pyscan.types import as_dtype, result_dtype
+
     def public_call(pyscan, x, op, algorithm):
         fn = getattr(pyscan, function)
-        return returning(lambda: fn(x, algorithm=algorithm, op=op))
+        same = result_dtype(as_dtype(x.dtype), op) == as_dtype(x.dtype)
+        if same:
+            return returning(lambda: fn(x, algorithm=algorithm, op=op))
+        return returning(lambda: fn(x, algorithm=algorithm, op=op, dtype=x.dtype))
     return public_call
 
 

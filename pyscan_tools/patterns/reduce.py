@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyscan.reductions.reference import reference as reduce_reference
+from pyscan.types import result_dtype
 
 from . import Pattern, case, first_difference
 from ._arrays import calling, to_numpy, upload
@@ -37,11 +38,12 @@ def run_case(c, rng) -> tuple:
     on_device = bool(p.get("gpu"))
     arg = upload(x) if on_device else x
     out = pyscan.reduce(arg, algorithm=c.algorithm, op=p["op"])
+    want = result_dtype(x.dtype, p["op"])  # NumPy's: int64 for int32 add
     if not on_device and not isinstance(out, np.generic):
-        return "mismatch", f"NumPy in: expected a NumPy scalar of dtype {x.dtype}, got {type(out).__name__} {out!r}"
+        return "mismatch", f"NumPy in: expected a NumPy scalar of dtype {want}, got {type(out).__name__} {out!r}"
     got = to_numpy(out)
-    if got.dtype != x.dtype or got.size != 1:
-        return "mismatch", f"expected one value of dtype {x.dtype}, got {got.size} of dtype {got.dtype}"
+    if got.dtype != want or got.size != 1:
+        return "mismatch", f"expected one value of dtype {want}, got {got.size} of dtype {got.dtype}"
     if not np.array_equal(to_numpy(arg), keep):
         return "mismatch", "the input was modified"
     diff = first_difference(got.reshape(()), reduce_reference(x, p["op"]))
@@ -53,11 +55,12 @@ def _same(got, expected) -> bool:
 
 
 def driver_call(algorithm, x, op):
-    """The registered launch alone: the kernels into a one-element device result, nothing copied back."""
+    """The registered launch alone: the kernels into a one-element device result of x's dtype, as the peers' rows,
+    nothing copied back."""
     from pyscan.runtime.arrays import Call
 
     call = Call.tool()
-    return lambda: algorithm.launch(x, op=op, call=call)
+    return lambda: algorithm.launch(x, op=op, call=call, dtype=x.dtype)
 
 
 # a reduction reads its input once and writes one value: reads_only

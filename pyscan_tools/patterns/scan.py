@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyscan.scans.reference import reference as scan_reference
+from pyscan.types import result_dtype
 
 from . import Pattern, case, first_difference
 from ._arrays import calling, kind_problem, to_numpy, upload
@@ -26,7 +27,8 @@ def small_nonzero_ints(size, dtype, op, rng) -> np.ndarray:
 
 
 def exact_data(rng, n: int, dtype, op: str) -> np.ndarray:
-    """The check's data: integers over the dtype's whole range (add wraps, as np.cumsum(x, dtype=x.dtype)); float
+    """The check's data: integers over the dtype's whole range (int64 add wraps, as np.cumsum does; int32 add is
+    exact in NumPy's int64); float
     add on small integers (every partial sum exact in any order, so a difference is an indexing bug, not
     rounding); float max/min on normal values (exact anyway)."""
     dtype = np.dtype(dtype)
@@ -38,7 +40,8 @@ def exact_data(rng, n: int, dtype, op: str) -> np.ndarray:
     return rng.standard_normal(n).astype(dtype)
 
 
-# every (dtype, op) once, inclusive and exclusive, and the odd sizes on the combination that wraps (int32 add)
+# every (dtype, op) once, inclusive and exclusive, and the odd sizes on the combination whose result dtype is not
+# its input's (int32 add: int64)
 QUICK_PLAN = [("int32", "add", False, (1, 31, 1025, 4099, 65537)), ("int32", "add", True, (2, 33, 4099)),
               ("int32", "max", True, (1025,)), ("int32", "min", False, (33,)),
               ("int64", "add", True, (1025,)), ("int64", "max", False, (4099,)), ("int64", "min", True, (31,)),
@@ -77,8 +80,10 @@ def run_case(c, rng) -> tuple:
     if problem:
         return "mismatch", problem
     got = to_numpy(out)
-    if got.dtype != x.dtype or got.shape != x.shape:
-        return "mismatch", f"result has dtype {got.dtype} shape {got.shape}, input dtype {x.dtype} shape {x.shape}"
+    want = result_dtype(x.dtype, p["op"])  # NumPy's: int64 for int32 add
+    if got.dtype != want or got.shape != x.shape:
+        return "mismatch", (f"result has dtype {got.dtype} shape {got.shape}, expected dtype {want} (input "
+                            f"{x.dtype}) shape {x.shape}")
     if not np.array_equal(to_numpy(arg), keep):
         return "mismatch", "the input was modified"
     diff = first_difference(got, scan_reference(x, p["op"], p["exclusive"]))
@@ -90,7 +95,8 @@ def _same(got, expected) -> bool:
 
 
 def driver_call(algorithm, x, op):
-    """The registered driver alone, into a preallocated output (no validation, no allocation, no result object)."""
+    """The registered driver alone, into a preallocated output of x's dtype, as the peers' rows (no validation, no
+    allocation, no result object)."""
     from pyscan.runtime.arrays import Call
 
     call = Call.tool()

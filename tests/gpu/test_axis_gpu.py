@@ -2,7 +2,8 @@
 issue's table shapes scaled down, extents 0, 1, 2, 31, 32, 33 and primes), NumPy, CuPy and torch input (each skips
 where its library is absent), non-contiguous views, out=, keepdims, tuple axes.  Integers and max/min exactly; float
 add within error_depth * eps * sum|x| along the axis (the axis kernels' bounds, pyscan/scans/axis.py and
-pyscan/reductions/axis.py; reductions with the device's SM count).  About 500 cases."""
+pyscan/reductions/axis.py; reductions with the device's SM count).  Results in NumPy's dtype: int32 add along an
+axis is int64 (np.cumsum / np.sum), accumulated in int64 by the kernels.  About 500 cases."""
 
 import math
 
@@ -14,7 +15,7 @@ from pyscan import axes
 from pyscan.reductions import axis as raxis
 from pyscan.runtime import driver
 from pyscan.scans import axis as saxis
-from pyscan.types import identity, ufunc
+from pyscan.types import identity, result_dtype, ufunc
 
 SHAPES_2D = [(2 ** 12, 16), (16, 2 ** 12), (2 ** 15, 2), (2, 2 ** 15), (64, 4096), (4096, 64), (1, 33), (33, 1),
              (31, 32), (0, 7), (7, 0), (257, 4099), (3, 2 ** 20 + 3)]
@@ -32,20 +33,21 @@ def _input(rng, shape, dtype, op):
 
 
 def _scan_ref(x, axis, op, exclusive):
-    inclusive = np.cumsum(x, axis=axis, dtype=x.dtype) if op == "add" else ufunc(op).accumulate(x, axis=axis)
+    """NumPy's scan in NumPy's result dtype (np.cumsum of int32 is int64)."""
+    inclusive = np.cumsum(x, axis=axis) if op == "add" else ufunc(op).accumulate(x, axis=axis)
     if not exclusive:
         return inclusive
     out = np.empty_like(inclusive)
     first, rest, before = ([slice(None)] * x.ndim for _ in range(3))
     first[axis], rest[axis], before[axis] = slice(0, 1), slice(1, None), slice(None, -1)
-    out[tuple(first)] = identity(op, x.dtype)
+    out[tuple(first)] = identity(op, inclusive.dtype)
     out[tuple(rest)] = inclusive[tuple(before)]
     return out
 
 
 def _check(got, expected, x, axis, op, depth, keepdims=True):
     got = np.asarray(got)
-    assert got.shape == np.shape(expected) and got.dtype == x.dtype
+    assert got.shape == np.shape(expected) and got.dtype == result_dtype(x.dtype, op)  # int32 add: int64
     if op != "add" or x.dtype.kind == "i":
         np.testing.assert_array_equal(got, expected)
         return
@@ -99,8 +101,7 @@ def test_reduce_every_axis(shape, dtype, op, rng):
         for keepdims in (False, True):
             source = x.astype(np.float64) if op == "add" and x.dtype.kind == "f" else x
             try:
-                expected = f(source, axis=axis, keepdims=keepdims, **({"dtype": x.dtype} if source is x and op ==
-                                                                       "add" else {}))
+                expected = f(source, axis=axis, keepdims=keepdims)  # NumPy's dtype: np.sum of int32 is int64
             except ValueError:
                 with pytest.raises(ValueError):
                     pyscan.reduce(x, axis=axis, keepdims=keepdims, op=op)
@@ -118,19 +119,28 @@ def test_reduce_every_axis(shape, dtype, op, rng):
 def test_device_input_and_views(kind, shape, rng):
     x = _input(rng, shape, np.int32, "add")
     d = _to(kind, x)
+    def same(got, want):  # values and NumPy's dtype (int64 for int32 add)
+        got = _back(got)
+        assert got.dtype == want.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+
     for axis in range(len(shape)):
-        np.testing.assert_array_equal(_back(pyscan.scan(d, axis=axis)), np.cumsum(x, axis=axis, dtype=np.int32))
-        np.testing.assert_array_equal(_back(pyscan.reduce(d, axis=axis)), np.sum(x, axis=axis, dtype=np.int32))
+        same(pyscan.scan(d, axis=axis), np.cumsum(x, axis=axis))
+        same(pyscan.reduce(d, axis=axis), np.sum(x, axis=axis))
     # non-contiguous views: copied by the library on the call's stream
     t = d.T if kind == "cupy" else d.transpose(0, -1)
     host_t = x.T if kind == "cupy" else np.swapaxes(x, 0, -1)
-    np.testing.assert_array_equal(_back(pyscan.scan(t, axis=0)), np.cumsum(host_t, axis=0, dtype=np.int32))
-    np.testing.assert_array_equal(_back(pyscan.reduce(t, axis=-1)), np.sum(host_t, axis=-1, dtype=np.int32))
+    same(pyscan.scan(t, axis=0), np.cumsum(host_t, axis=0))
+    same(pyscan.reduce(t, axis=-1), np.sum(host_t, axis=-1))
     s = d[..., ::2]
-    np.testing.assert_array_equal(_back(pyscan.scan(s, axis=-1)), np.cumsum(x[..., ::2], axis=-1, dtype=np.int32))
+    same(pyscan.scan(s, axis=-1), np.cumsum(x[..., ::2], axis=-1))
     # axis=None: flattened scan, 0-d reduction of the caller's kind
-    np.testing.assert_array_equal(_back(pyscan.scan(d)), np.cumsum(x, dtype=np.int32))
-    assert _back(pyscan.reduce(d)).shape == () and _back(pyscan.reduce(d)) == np.sum(x, dtype=np.int32)
+    same(pyscan.scan(d), np.cumsum(x))
+    assert _back(pyscan.reduce(d)).shape == () and _back(pyscan.reduce(d)) == np.sum(x)
+    # dtype= keeps int32 (wrapping, as np.cumsum(x, dtype=np.int32))
+    got = _back(pyscan.scan(d, axis=0, dtype=np.int32))
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.cumsum(x, axis=0, dtype=np.int32))
 
 
 @pytest.mark.parametrize("kind", ["numpy", "cupy", "torch"])
@@ -178,3 +188,24 @@ def test_model_matches_the_reduction_bit_for_bit(rng):
     for shape, axis in [((2 ** 14, 16), 0), ((16, 2 ** 14), 1), ((300, 40, 7), 1)]:
         x = _input(rng, shape, np.float32, "add")
         np.testing.assert_array_equal(pyscan.reduce(x, axis=axis), raxis.model(x, axis=axis, sms=sms))
+
+
+@pytest.mark.parametrize("shape", [(3, 4099), (4099, 3), (5, 2 ** 13 + 5), (2, 33, 31), (7, 1, 9000)], ids=str)
+def test_int32_add_accumulates_in_int64_along_every_axis(shape, rng):
+    """int32 values near 2^30: the sums along an axis leave int32's range; the kernels read int32 and add in int64
+    (IN_TYPE int, ELEM_TYPE long long), as np.cumsum / np.sum of int32 give int64.  dtype=np.int32 wraps as NumPy's
+    does; dtype=np.float64 accumulates in float64."""
+    x = rng.integers(2**30 - 100, 2**30, math.prod(shape)).astype(np.int32).reshape(shape)
+    x.reshape(-1)[::3] *= -1
+    for axis in range(len(shape)):
+        for exclusive in (False, True):
+            got = pyscan.scan(x, axis=axis, exclusive=exclusive)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got, _scan_ref(x, axis, "add", exclusive))
+        got = pyscan.reduce(x, axis=axis)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.sum(x, axis=axis))
+        np.testing.assert_array_equal(pyscan.scan(x, axis=axis, dtype=np.int32), np.cumsum(x, axis=axis, dtype=np.int32))
+        np.testing.assert_array_equal(pyscan.reduce(x, axis=axis, dtype=np.float64), np.sum(x, axis=axis, dtype=np.float64))
+    if len(shape) == 3:
+        np.testing.assert_array_equal(pyscan.reduce(x, axis=(0, 2)), np.sum(x, axis=(0, 2)))

@@ -14,11 +14,15 @@ import pyscan
 def test_gpuarray_of_the_wrong_dtype(dtype, no_gpu_after_upload):
     import pycuda.gpuarray as ga
 
+    # scan and reduce take float16 and uint8 (NumPy's accumulator rule); complex they refuse, as scalar_multiply
+    # refuses all three
     wrong = ga.to_gpu(np.arange(10, dtype=np.float16 if dtype == np.int32 else np.uint8))
+    complex_ = ga.to_gpu(np.arange(10, dtype=np.complex64))
     ints = ga.to_gpu(np.arange(10, dtype=dtype))
     no_gpu_after_upload()
     for call in (pyscan.scan, pyscan.reduce, lambda v: pyscan.scalar_multiply(v, 2)):
-        raises_clearly(call, wrong, TypeError, SUPPORTED)
+        raises_clearly(call, complex_, TypeError, SUPPORTED)
+    raises_clearly(lambda v: pyscan.scalar_multiply(v, 2), wrong, TypeError, SUPPORTED)
     raises_clearly(pyscan.byte_histogram, ints, TypeError, "uint8")
     raises_clearly(pyscan.text_histogram, ints, TypeError, "uint8")
 
@@ -52,9 +56,12 @@ def test_non_contiguous_numpy_inputs_work_and_stay_untouched(rng):
     base = rng.integers(-1000, 1000, 5001).astype(np.int32)
     for x in (base[::2], base[::-1], base[100:4000:7][::-1]):
         snap = snapshot(x)
-        np.testing.assert_array_equal(pyscan.scan(x), np.cumsum(x, dtype=np.int32))
+        scanned = pyscan.scan(x)
+        assert scanned.dtype == np.cumsum(x).dtype == np.int64  # NumPy's accumulator for int32 add
+        np.testing.assert_array_equal(scanned, np.cumsum(x))
         np.testing.assert_array_equal(pyscan.scan(x, exclusive=True, op="max")[1:], np.maximum.accumulate(x)[:-1])
-        assert pyscan.reduce(x) == x.sum(dtype=np.int32)
+        total = pyscan.reduce(x)
+        assert total == x.sum() and total.dtype == x.sum().dtype == np.int64
         assert pyscan.reduce(x, op="min") == x.min()
         np.testing.assert_array_equal(pyscan.scalar_multiply(x, 3), x * np.int32(3))
         assert_untouched(x, snap)

@@ -22,7 +22,9 @@ import pytest
 from scan_checks import check_scan, expected_scan, make_input
 
 from pyscan import distributed
-from pyscan.types import OPERATOR_NAMES
+from pyscan.types import result_dtype
+
+OPERATOR_NAMES = ("add", "max", "min")  # the operators of these tests; every operator x dtype: test_dtypes*.py
 
 DTYPES = ("int32", "int64", "float32", "float64")
 WORLD = int(os.environ.get("WORLD_SIZE", "1"))
@@ -164,7 +166,7 @@ def shards_for(size, dtype, op, layout):
     dtype = np.dtype(dtype)
     shards = []
     for n in layouts(size)[layout]:
-        if dtype.kind == "i":  # the whole range: int32 add wraps many times over
+        if dtype.kind == "i":  # the whole range: int64 add wraps many times over (int32 add is int64: exact)
             info = np.iinfo(dtype)
             shards.append(rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True))
         else:
@@ -201,7 +203,9 @@ def test_scan_equals_single_gpu_scan_of_concatenation(rig, dtype, op, exclusive)
             start = sum(s.size for s in shards[:rig.rank])
             stop = start + shards[rig.rank].size
             x = rig.to_device(shards[rig.rank])
-            given, in_place = rig.torch.empty_like(x), x.clone()
+            value = getattr(rig.torch, result_dtype(dtype, op).name)  # NumPy's: int64 for int32 add
+            # in place needs the result dtype: an int32 shard's add is converted to int64 first, as a caller must
+            given, in_place = rig.torch.empty_like(x, dtype=value), x.to(value, copy=True)
             results = {"new": distributed.scan(x, op=op, exclusive=exclusive),
                        "out=": distributed.scan(x, op=op, exclusive=exclusive, out=given),
                        "in place": distributed.scan(in_place, op=op, exclusive=exclusive, out=in_place)}
@@ -221,7 +225,7 @@ def test_scan_equals_single_gpu_scan_of_concatenation(rig, dtype, op, exclusive)
             except AssertionError as exc:
                 failures.append(str(exc)[:2000])
             for mode, out in results.items():
-                if out.device != x.device or out.dtype != x.dtype or out.shape != x.shape:
+                if out.device != x.device or out.dtype != value or out.shape != x.shape:
                     failures.append(f"{what} {mode}: got {out.dtype} {tuple(out.shape)} on {out.device}, shard on {x.device}")
                     continue
                 mine = rig.host(out)
@@ -278,12 +282,13 @@ def test_reduce_equals_single_gpu_reduce_of_concatenation(rig, dtype, op):
             x = rig.to_device(shards[rig.rank])
             value = distributed.reduce(x, op=op)
             what = f"{layout} {dtype} {op}"
-            if value.dim() != 0 or value.dtype != x.dtype or value.device != x.device:
+            want = getattr(rig.torch, result_dtype(dtype, op).name)  # NumPy's: int64 for int32 add
+            if value.dim() != 0 or value.dtype != want or value.device != x.device:
                 failures.append(f"{what}: got {value.dtype} {tuple(value.shape)} on {value.device}")
                 continue
             got, single = rig.host(value)[()], rig.single_reduce(whole, op)
             if np.dtype(dtype).kind == "i" or op != "add":
-                expected = np.add.reduce(whole, dtype=whole.dtype) if op == "add" else (np.max if op == "max" else np.min)(whole)
+                expected = np.sum(whole) if op == "add" else (np.max if op == "max" else np.min)(whole)
                 if not (np.array_equal(got, expected, equal_nan=True) and np.array_equal(got, single, equal_nan=True)):
                     failures.append(f"{what}: distributed {got}, single GPU {single}, NumPy {expected}")
             else:

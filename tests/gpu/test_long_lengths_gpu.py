@@ -1,7 +1,8 @@
 """Lengths past 2^31 elements (and 2^32 bytes) through the fast algorithms, checked by construction on the GPU.
 
-* scan: 2^31 + 5 int32 (8 GiB in, 8 GiB out) of ones with a few large spikes: the inclusive sum at i is
-  i + 1 + (the spikes at or before i), modulo 2^32 (int32 add wraps like np.cumsum(x, dtype=np.int32)); every
+* scan: 2^31 + 5 int32 (8 GiB in, 8 GiB out) of ones with a few large spikes, scanned with dtype=np.int32 (the
+  default result would be NumPy's int64): the inclusive sum at i is i + 1 + (the spikes at or before i), modulo
+  2^32 (int32 add wraps like np.cumsum(x, dtype=np.int32)); every
   element is compared by a checking kernel (64-bit indices) against that closed form.  Aligned (persistent
   blocks, vector copies) and a view one element in (unaligned: one block per tile, scalar loads), inclusive and
   exclusive.
@@ -110,7 +111,7 @@ def test_scan_past_2_31_int32(cp, rng, aligned, exclusive, algorithm):
     x[cp.asarray(pos)] = cp.asarray((delta + np.uint32(1)).view(np.int32))  # 1 + delta, wrapping
     cum = np.cumsum(delta, dtype=np.uint32)
 
-    out = pyscan.scan(x, algorithm=algorithm, exclusive=exclusive)
+    out = pyscan.scan(x, algorithm=algorithm, exclusive=exclusive, dtype=np.int32)  # int32 out: the checker's type
     assert isinstance(out, cp.ndarray) and out.dtype == np.int32 and out.size == SCAN_N
 
     bad = cp.zeros(1, dtype=cp.uint64)

@@ -12,7 +12,9 @@ from scan_checks import check_scan, expected_scan, make_input, reference
 
 import pyscan
 from pyscan.scans import SCAN_ALGORITHMS, SCANS
-from pyscan.types import OPERATOR_NAMES
+from pyscan.types import result_dtype
+
+OPERATOR_NAMES = ("add", "max", "min")  # the operators of these tests; every operator x dtype: test_dtypes*.py
 
 DTYPES = ("int32", "int64", "float32", "float64")
 GPU_LENGTHS = (0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 2047, 2048, 2049, 65537, 2**20 + 7, 2**24)
@@ -60,7 +62,7 @@ def test_scan_matches_numpy(dtype, op, exclusive, algorithm):
     data, expected = _data(dtype, op), _expected(dtype, op, exclusive)
     for n, (x, x_dev) in data.items():
         out = pyscan.scan(x_dev, algorithm=algorithm, op=op, exclusive=exclusive)
-        assert isinstance(out, ga.GPUArray) and out.dtype == x.dtype and out.shape == x.shape
+        assert isinstance(out, ga.GPUArray) and out.dtype == result_dtype(x.dtype, op) and out.shape == x.shape
         assert n == 0 or out.gpudata != x_dev.gpudata  # a new array (an empty GPUArray has no allocation)
         check_scan(out.get(), expected[n], depth(n), f"{algorithm} {dtype} {op} exclusive={exclusive} n={n}")
     for n in (2049, 2**24):
@@ -73,7 +75,7 @@ def test_numpy_in_numpy_out(algorithm, rng):
         x = make_input(rng, 5000, dtype, "add")
         before = x.copy()
         out = pyscan.scan(x, algorithm=algorithm)
-        assert type(out) is np.ndarray and out.dtype == x.dtype
+        assert type(out) is np.ndarray and out.dtype == np.cumsum(x).dtype  # int64 for int32, as NumPy
         check_scan(out, expected_scan(x, "add", False), SCANS.get(algorithm).error_depth(x.size), algorithm)
         np.testing.assert_array_equal(x, before)
     empty = pyscan.scan(np.zeros(0, np.float32), algorithm=algorithm, exclusive=True)
@@ -81,13 +83,19 @@ def test_numpy_in_numpy_out(algorithm, rng):
 
 
 @pytest.mark.parametrize("algorithm", SCAN_ALGORITHMS)
-def test_integer_add_wraps(algorithm, rng):
+def test_integer_add_is_numpys(algorithm, rng):
+    """Large int32 values: the sums leave int32's range, exact in NumPy's int64 (no wrap); int64 add wraps modulo
+    2^64, as np.cumsum's; dtype=np.int32 wraps in 32 bits, as np.cumsum(x, dtype=np.int32)."""
     for dtype in (np.int32, np.int64):
         info = np.iinfo(dtype)
         x = rng.integers(info.max // 4, info.max, 100_003, dtype=dtype)
         for exclusive in (False, True):
             out = pyscan.scan(x, algorithm=algorithm, exclusive=exclusive)
+            assert out.dtype == np.int64
             np.testing.assert_array_equal(out, reference(x, "add", exclusive), err_msg=f"{algorithm} {dtype.__name__}")
+        wrapped = pyscan.scan(x, algorithm=algorithm, dtype=dtype)
+        assert wrapped.dtype == dtype
+        np.testing.assert_array_equal(wrapped, np.cumsum(x, dtype=dtype), err_msg=f"{algorithm} dtype={dtype.__name__}")
 
 
 def test_non_contiguous_numpy_is_copied(rng):

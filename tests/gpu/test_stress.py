@@ -9,8 +9,9 @@ once, every result checked, and the hierarchical scan on 2^30 int32 elements.
   x_k = a_k * x0 + c_k (a_k odd, c_k random, int32 arithmetic modulo 2^32), whose inclusive sum scan is
   a_k * S0 + c_k * (i + 1) modulo 2^32 (scan is linear over the ring Z/2^32), with S0 = np.cumsum(x0) computed
   once by NumPy; one ElementwiseKernel makes x_k, one ReductionKernel counts the elements that differ.  Every
-  element of every result is checked.  The first and last runs are also checked on the host against NumPy.
-* The hierarchical scan at 2^30 int32 elements (4 GiB in, 4 GiB out) is checked exactly against
+  element of every result is checked.  The first and last runs are also checked on the host against NumPy.  The
+  scans ask for dtype=np.int32 (the default result of int32 add is NumPy's int64; the ring is Z/2^32).
+* The hierarchical scan at 2^30 int32 elements (4 GiB in, 4 GiB out, dtype=np.int32) is checked exactly against
   np.cumsum(dtype=int32) (wrapping) on the host.  It is skipped, with the reason, if the device or the host
   has too little free memory.
 
@@ -83,7 +84,7 @@ def test_repeated_scans_on_many_blocks(algorithm, device_kit):
         x = x_dev[:n]
         make(x, x0_dev[:n], a, c)
         t0 = time.perf_counter()
-        out = pyscan.scan(x, algorithm=algorithm)
+        out = pyscan.scan(x, algorithm=algorithm, dtype=np.int32)  # in Z/2^32, as the device check
         drv.Context.synchronize()
         scan_seconds += time.perf_counter() - t0
         bad = int(count_bad(out, s0_dev[:n], a, c).get())
@@ -141,11 +142,11 @@ def test_hierarchical_scan_at_2_to_the_30():
     x = rng.integers(-2**31, 2**31, n, dtype=np.int32)  # the sums wrap many times
     x_dev = ga.to_gpu(x)
     t1 = time.perf_counter()
-    out_dev = pyscan.scan(x_dev, algorithm="hierarchical")  # warm-up (compiles), then timed
+    out_dev = pyscan.scan(x_dev, algorithm="hierarchical", dtype=np.int32)  # warm-up (compiles), then timed
     del out_dev
     start, end = drv.Event(), drv.Event()
     start.record()
-    out_dev = pyscan.scan(x_dev, algorithm="hierarchical")
+    out_dev = pyscan.scan(x_dev, algorithm="hierarchical", dtype=np.int32)
     end.record()
     end.synchronize()
     gpu_ms = start.time_till(end)

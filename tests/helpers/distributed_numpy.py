@@ -5,28 +5,27 @@ pythonpath)."""
 import numpy as np
 from scan_checks import reference
 
-from pyscan.types import ufunc
+from pyscan.types import result_dtype, ufunc
 
 
-def numpy_reduce(x, op):
-    if op == "add":
-        return np.add.reduce(x, dtype=x.dtype)
-    return ufunc(op).reduce(x)
+def numpy_reduce(x, op, dtype=None):
+    """NumPy's reduction in its result dtype (np.sum of int32 in int64, wrapping modulo 2^64; or dtype=)."""
+    return ufunc(op).reduce(x, dtype=result_dtype(x.dtype, op, dtype))
 
 
 def numpy_local_steps():
     """NumPy in place of the local pyscan kernels, for CPU tensors on a gloo group."""
     import torch
 
-    def local_scan(x, op, exclusive, stream, out=None):
-        result = torch.from_numpy(reference(x.numpy(), op, exclusive))
+    def local_scan(x, op, exclusive, stream, out=None, dtype=None):
+        result = torch.from_numpy(reference(x.numpy(), op, exclusive, dtype))
         if out is None:
             return result
         out.copy_(result)
         return out
 
-    def local_reduce(x, op, stream):
-        return torch.as_tensor(numpy_reduce(x.numpy(), op))
+    def local_reduce(x, op, stream, dtype=None):
+        return torch.as_tensor(numpy_reduce(x.numpy(), op, dtype))
 
     def local_histogram(x, bins, stream):
         return torch.from_numpy(np.histogram(x.numpy(), bins, range=(0, 256))[0].astype(np.uint64))

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pyscan.types import identity, ufunc
+from pyscan.scans.reference import reference as numpy_reference
+from pyscan.types import result_dtype
 
 
 def make_input(rng, n, dtype, op):
@@ -32,16 +33,10 @@ def make_input(rng, n, dtype, op):
     return x
 
 
-def reference(x, op, exclusive):
-    """NumPy's scan in x's dtype: np.cumsum(x, dtype=x.dtype) (integer add wraps), np.maximum/minimum.accumulate."""
-    x = np.asarray(x)
-    inclusive = np.cumsum(x, dtype=x.dtype) if op == "add" else ufunc(op).accumulate(x)
-    if not exclusive:
-        return inclusive
-    out = np.empty_like(inclusive)
-    out[:1] = identity(op, x.dtype)
-    out[1:] = inclusive[:-1]
-    return out
+def reference(x, op, exclusive, dtype=None):
+    """NumPy's scan by its rules: np.cumsum(x) (int32 add in int64), np.cumsum(x, dtype=...) (wrapping in a narrow
+    dtype=), np.maximum/minimum.accumulate, ... (pyscan.scans.reference)."""
+    return numpy_reference(np.asarray(x), op, exclusive, dtype)
 
 
 @dataclass
@@ -57,8 +52,8 @@ class Expected:
 
 def expected_scan(x, op, exclusive) -> Expected:
     x = np.asarray(x)
-    if x.dtype.kind == "i" or op != "add":
-        return Expected(x.dtype, exact=reference(x, op, exclusive))
+    if x.dtype.kind != "f" or op != "add":
+        return Expected(result_dtype(x.dtype, op), exact=reference(x, op, exclusive))
     wide = x.astype(np.longdouble)
     ref, mag = np.cumsum(wide), np.cumsum(np.abs(wide))
     if exclusive:

@@ -4,17 +4,18 @@
 
 import numpy as np
 
-from pyscan.types import identity, ufunc
+from pyscan.types import identity, result_dtype, ufunc
 
 MINE = ("blelloch", "blelloch_block", "single_pass", "decoupled_lookback")
 DTYPES = (np.int32, np.int64, np.float32, np.float64)
 
 
 def reference(x, op, exclusive):
-    """NumPy's scan: integer add wraps like np.cumsum(x, dtype=x.dtype); floats in float64."""
+    """NumPy's scan: integers in NumPy's result dtype (np.cumsum of int32 in int64; int64 add wraps); floats in
+    float64."""
     x = np.asarray(x)
     f = ufunc(op)
-    inc = f.accumulate(x, dtype=x.dtype) if x.dtype.kind == "i" else f.accumulate(x.astype(np.float64))
+    inc = f.accumulate(x, dtype=result_dtype(x.dtype, op)) if x.dtype.kind == "i" else f.accumulate(x.astype(np.float64))
     if not exclusive or x.size == 0:
         return inc
     return np.concatenate([[identity(op, inc.dtype)], inc[:-1]]).astype(inc.dtype)
@@ -31,9 +32,10 @@ def make_input(rng, n, dtype, op):
 def check(out, x, op, exclusive, depth, what):
     out, x = np.asarray(out), np.asarray(x)
     ref = reference(x, op, exclusive)
-    assert out.shape == x.shape and out.dtype == x.dtype, what
+    value = result_dtype(x.dtype, op)  # NumPy's: int64 for int32 add
+    assert out.shape == x.shape and out.dtype == value, what
     if x.dtype.kind == "i" or op != "add":
-        np.testing.assert_array_equal(out, ref.astype(x.dtype), err_msg=what)
+        np.testing.assert_array_equal(out, ref.astype(value), err_msg=what)
         return
     mag = np.cumsum(np.abs(x.astype(np.float64)))
     if exclusive:

@@ -18,7 +18,7 @@ from pyscan.reductions import axis as raxis
 from pyscan.reductions.registry import REDUCTIONS
 from pyscan.scans import axis as saxis
 from pyscan.scans.registry import SCANS
-from pyscan.types import OPERATOR_NAMES, identity, ufunc
+from pyscan.types import identity, ufunc
 
 DTYPES = (np.int32, np.int64, np.float32, np.float64)
 SHAPES = [(0,), (1,), (33,), (4099,), (2, 3), (1, 32), (32, 1), (31, 33), (0, 5), (5, 0), (3, 4097), (4097, 3),
@@ -59,7 +59,7 @@ def assert_close(got, expected, x, axis, op, depth, exact_float=False, keepdims=
 # ------------------------------------------------------------------------------------------------- scan models
 
 @pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
-@pytest.mark.parametrize("op", OPERATOR_NAMES)
+@pytest.mark.parametrize("op", axes.AXIS_OPERATORS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_scan_model_every_axis(dtype, op, exclusive, rng):
     for shape in SHAPES:
@@ -117,7 +117,7 @@ def _numpy_reduce(x, axis, op, keepdims):
     return f(x, axis=axis, keepdims=keepdims, dtype=x.dtype) if op == "add" else f(x, axis=axis, keepdims=keepdims)
 
 
-@pytest.mark.parametrize("op", OPERATOR_NAMES)
+@pytest.mark.parametrize("op", axes.AXIS_OPERATORS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_reduce_model_every_axis(dtype, op, rng):
     for shape in SHAPES + [(3, 20000), (20000, 3), (16, 5000)]:
@@ -200,7 +200,12 @@ def test_registry_entries():
     (lambda x: pyscan.scan(x, axis=(0, 1)), TypeError, "axis must be an int"),
     (lambda x: pyscan.scan(x, axis=1.5), TypeError, "axis must be an int"),
     (lambda x: pyscan.scan(x, axis=1, algorithm="kogge_stone"), ValueError, "'auto' or 'axis'"),
-    (lambda x: pyscan.scan(x, axis=0, dtype=np.float64), TypeError, "dtype=float64"),
+    (lambda x: pyscan.scan(x, axis=0, dtype=np.int16), TypeError, "result dtype int16 is not supported along an axis"),
+    (lambda x: pyscan.scan(x.astype(np.int8), axis=1), TypeError, "x of dtype int8 is not supported along an axis.*int32, int64"),
+    (lambda x: pyscan.scan(x, axis=1, op="mul"), TypeError, "op 'mul' is not supported along an axis.*'add', 'max', 'min'"),
+    (lambda x: pyscan.reduce(x.astype(np.uint8), axis=0), TypeError, "dtype uint8 is not supported along an axis"),
+    (lambda x: pyscan.reduce(x, axis=-1, op="bitwise_or"), TypeError, "op 'bitwise_or' is not supported along an axis"),
+    (lambda x: pyscan.reduce(x.astype(np.float32), axis=0, op="bitwise_or"), TypeError, "integers and bool"),
     (lambda x: pyscan.reduce(x, axis=(0, 0)), ValueError, "duplicate"),
     (lambda x: pyscan.reduce(x, axis=5), ValueError, "out of bounds"),
     (lambda x: pyscan.reduce(x, axis=0, algorithm="fast"), ValueError, "'auto' or 'axis'"),
@@ -226,15 +231,16 @@ def fake_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported a
         buffer = (ctypes.c_char * max(count * dtype.itemsize, 1)).from_address(int(view.gpudata))
         return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
 
+    # the kernels read T(x[i]): x converted to the accumulator dtype (default: out's), then combined in it
     def scan_along(x, out, outer, n, inner, *, op, exclusive, call, acc_dtype=None):
         launched.append(("scan", outer, n, inner))
-        values = host(x, (outer, n, inner)).copy()
+        values = host(x, (outer, n, inner)).astype(acc_dtype or out.dtype)
         host(out, (outer, n, inner))[...] = saxis.model(values, op=op, exclusive=exclusive, axis=1)
         return 1
 
     def reduce_along(x, out, outer, n, inner, *, op, call, acc_dtype=None):
         launched.append(("reduce", outer, n, inner))
-        values = host(x, (outer, n, inner)).copy()
+        values = host(x, (outer, n, inner)).astype(acc_dtype or out.dtype)
         host(out, (outer, inner))[...] = raxis.reduce_model_along(values, op)
         return 1
 
@@ -282,22 +288,63 @@ def test_reduce_dispatch_axes_and_keepdims(shape, fake_axis_gpu):
 
 def test_reduce_dispatch_empty_axes_and_out(fake_axis_gpu):
     x = FakeDeviceArray(np.zeros((0, 3), np.int32))
-    np.testing.assert_array_equal(pyscan.reduce(x, axis=0).host, np.zeros(3, np.int32))
+    empty = pyscan.reduce(x, axis=0).host
+    assert empty.dtype == np.sum(x.host, axis=0).dtype == np.int64
+    np.testing.assert_array_equal(empty, np.zeros(3))
+    # an empty reduction is the operator's identity, as np.prod / np.logical_and.reduce (the whole-array path)
+    for dtype, op in ((np.int32, "mul"), (np.bool_, "logical_and"), (np.uint8, "bitwise_and"), (np.float32, "add")):
+        host = np.zeros((0, 3), dtype)
+        got = pyscan.reduce(FakeDeviceArray(host), op=op).host
+        want = getattr(np, {"add": "add", "mul": "multiply"}.get(op, op)).reduce(host, axis=None)
+        assert got.dtype == want.dtype and got == want, (dtype, op)
     assert pyscan.reduce(FakeDeviceArray(np.zeros((3, 0), np.int32)), axis=0, op="max").host.shape == (0,)
     with pytest.raises(ValueError, match="zero-size"):
         pyscan.reduce(FakeDeviceArray(np.zeros((3, 0), np.int32)), axis=1, op="max")
     y = FakeDeviceArray(np.arange(12, dtype=np.int32).reshape(3, 4))
-    out = FakeDeviceArray(np.zeros(4, np.int32))
+    out = FakeDeviceArray(np.zeros(4, np.int64))  # np.sum of int32 is int64
+    with pytest.raises(ValueError, match="dtype int64"):
+        pyscan.reduce(y, axis=0, out=FakeDeviceArray(np.zeros(4, np.int32)))
     assert pyscan.reduce(y, axis=0, out=out) is out
     np.testing.assert_array_equal(out.host, np.arange(12).reshape(3, 4).sum(axis=0))
     with pytest.raises(ValueError, match="shape"):
         pyscan.reduce(y, axis=1, out=out)
 
 
+def test_axis_results_follow_numpys_accumulator(fake_axis_gpu):
+    """int32 add along an axis accumulates in int64 (np.cumsum / np.sum of int32 give int64), past int32's range;
+    dtype= chooses the accumulator; max/min keep x's dtype."""
+    host = np.full((3, 4), 2**30 + 7, np.int32)
+    host[1] = -(2**31)
+    x = FakeDeviceArray(host)
+    for axis in (0, 1):
+        got = pyscan.scan(x, axis=axis).host
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.cumsum(host, axis=axis))
+        got = pyscan.reduce(x, axis=axis).host
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.sum(host, axis=axis))
+        got = pyscan.scan(x, axis=axis, dtype=np.float64).host
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, np.cumsum(host, axis=axis, dtype=np.float64))
+        np.testing.assert_array_equal(pyscan.scan(x, axis=axis, dtype=np.int32).host,
+                                      np.cumsum(host, axis=axis, dtype=np.int32))  # wraps, as NumPy's
+        got = pyscan.reduce(x, axis=axis, op="max").host
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, np.max(host, axis=axis))
+    one_row_1d = FakeDeviceArray(host[0].copy())
+    got = pyscan.scan(one_row_1d, algorithm="axis").host  # the registry's axis driver on a 1-D array
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.cumsum(host[0]))
+    with pytest.raises(TypeError, match="int8 is not supported along an axis"):
+        pyscan.scan(FakeDeviceArray(host.astype(np.int8)[0]), algorithm="axis")
+
+
 def test_scan_dispatch_out_in_place_and_named_algorithms(fake_axis_gpu):
     x = FakeDeviceArray(np.arange(12, dtype=np.int32).reshape(3, 4))
     expected = np.cumsum(x.host, axis=0, dtype=np.int32)
-    assert pyscan.scan(x, axis=0, out=x) is x
+    with pytest.raises(ValueError, match="dtype int64"):  # int32 add gives int64: x cannot hold it
+        pyscan.scan(x, axis=0, out=x)
+    assert pyscan.scan(x, axis=0, dtype=np.int32, out=x) is x  # in place, as np.cumsum(x, 0, np.int32, out=x)
     np.testing.assert_array_equal(x.host, expected)
     one_row = FakeDeviceArray(np.arange(5, dtype=np.int32).reshape(1, 5))
     # the axis is the whole array: a named 1-D algorithm runs on it (the fake's decoupled_lookback)

@@ -91,13 +91,32 @@ def test_numeric_not_1d(entry, shape, no_gpu):
     assert str(tuple(shape)) in str(e), "the message says the shape that came"
 
 
-@pytest.mark.parametrize("entry", NUMERIC)
-@pytest.mark.parametrize("dtype", [np.bool_, np.float16, np.complex64, np.complex128, object, np.uint8, np.int16,
-                                   np.uint32, np.uint64, np.longdouble, "U3", "datetime64[s]"], ids=str)
+# scan and reduce take every NumPy bool, integer and float dtype but longdouble (pyscan.types.ELEMENT_TYPES);
+# scalar_multiply takes int32, int64, float32, float64
+NARROW_DTYPES = [np.bool_, np.float16, np.uint8, np.int16, np.uint32, np.uint64]
+NEVER_DTYPES = [np.complex64, np.complex128, object, np.longdouble, "U3", "datetime64[s]", "i4,i4"]
+
+
+@pytest.mark.parametrize("entry, dtype", [(e, d) for d in NEVER_DTYPES for e in NUMERIC] +
+                         [("scalar_multiply", d) for d in NARROW_DTYPES], ids=str)
 def test_numeric_wrong_dtype(entry, dtype, no_gpu):
     x = np.zeros(5, dtype=dtype)
     e = raises_clearly(NUMERIC[entry], x, TypeError, SUPPORTED)
     assert str(np.dtype(dtype)) in str(e), "the message names the dtype that came"
+    if entry != "scalar_multiply" and np.dtype(dtype).kind == "c":
+        assert "real" in str(e) and "imag" in str(e), "complex input is told what to do instead"
+
+
+@pytest.mark.parametrize("entry", [e for e in NUMERIC if e != "scalar_multiply"])
+@pytest.mark.parametrize("dtype", NARROW_DTYPES, ids=str)
+def test_numeric_narrow_dtypes_pass_validation(entry, dtype, no_gpu):
+    """Control: scan and reduce take bool, narrow and unsigned integers and float16 (NumPy's accumulator rule,
+    tests/unit/test_dtypes.py): they reach the GPU."""
+    x = np.zeros(5, dtype=dtype)
+    snap = snapshot(x)
+    with pytest.raises(GPUTouched):
+        NUMERIC[entry](x)
+    assert_untouched(x, snap)
 
 
 @pytest.mark.parametrize("entry", NUMERIC)
@@ -161,7 +180,7 @@ def test_life_unknown_kernel_lists_valid_ones(no_gpu):
             assert name in str(e)
 
 
-@pytest.mark.parametrize("op", ["sum", "ADD", "+", None, 0, "mul", "prod"], ids=repr)
+@pytest.mark.parametrize("op", ["sum", "ADD", "+", None, 0, "multiply", "prod", "and"], ids=repr)
 @pytest.mark.parametrize("entry", ["scan", "reduce"])
 def test_unknown_op_lists_valid_ones(entry, op, no_gpu):
     x = np.arange(8, dtype=np.float64)

@@ -185,17 +185,17 @@ class FakeKind:
 
 def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead_ms=0.004):
     """pyscan's public functions on NumPy, costing overhead + per-element time; LIFE and the registries' names."""
-    def scan(x, *, algorithm="auto", op="add"):
+    def scan(x, *, algorithm="auto", op="add", dtype=None):
         if algorithm == "one_block" and x.size > 5000:
             raise ValueError("one_block takes at most 5000 elements")
         if algorithm == "broken":
             raise RuntimeError("launch failed\nsecond line")
         clock.cost(overhead_ms + x.size * (2e-2 if algorithm == "slow" else scan_per_elem))
-        return scan_reference(x, op)
+        return scan_reference(x, op, False, dtype)
 
-    def reduce(x, *, algorithm="auto", op="add"):
+    def reduce(x, *, algorithm="auto", op="add", dtype=None):
         clock.cost(overhead_ms + x.size * 0.25e-9)
-        value = reduce_reference(x, op)
+        value = reduce_reference(x, op, dtype)
         return value + 1 if (wrong_reduce_max and op == "max") else value
 
     def byte_histogram(x, bins, *, algorithm="auto"):
@@ -452,3 +452,18 @@ def test_python_m_pyscan_dispatches():
     done = subprocess.run([sys.executable, "-m", "pyscan", "check", "--list", "--pattern", "life", "--algorithm",
                            "fast"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip().endswith("life/fast 20")
+
+
+def test_pyscan_rows_keep_the_input_dtype():
+    """As the peers' rows (dtype=x.dtype), pyscan's keep the input's dtype: int32 add passes dtype=int32 (NumPy's
+    rule would give int64); where the result is x's dtype anyway the call is the default one (the ready() path)."""
+    from pyscan_tools.patterns._arrays import calling
+
+    seen = []
+    fake = types.SimpleNamespace(scan=lambda x, **kw: seen.append(kw), reduce=lambda x, **kw: seen.append(kw))
+    for function, dtype, op, passed in (("scan", np.int32, "add", np.int32), ("reduce", np.int32, "add", np.int32),
+                                        ("scan", np.float32, "add", None), ("reduce", np.int32, "max", None),
+                                        ("scan", np.int64, "add", None)):
+        call, _ = calling(function)(fake, np.ones(4, dtype), op, "auto")
+        call()
+        assert seen[-1].get("dtype") == passed, (function, dtype, op)

@@ -27,3 +27,64 @@ def test_kernel_compiles_standalone(relpath, tmp_path):
 
 def test_there_are_kernels():
     assert "basics/scalar_multiply.cu" in kernel_files()
+
+
+# The type specialisations the drivers build (pyscan.types.defines): narrow inputs summed in 64 bits, float16 and
+# bfloat16 in float32, bool to int64 counts and through the logical operators, a wide input to a narrow dtype=.
+SPECIALISATIONS = [("int8", "add", None), ("bool", "add", None), ("float16", "max", None), ("bfloat16", "mul", None),
+                   ("uint16", "bitwise_and", None), ("float32", "logical_or", None), ("int32", "max", "int8"),
+                   ("float64", "add", "float16"), ("int32", "add", None)]
+SPECIALISED = [("scan/decoupled_lookback.cu", {"VECTOR_LOADS": 1}), ("scan/decoupled_lookback.cu", {"VECTOR_LOADS": 0}),
+               ("scan/decoupled_lookback.cu", {"VECS_PER_THREAD": 2}), ("reduction/fast.cu", {}),
+               ("scan/coarsened.cu", {}), ("scan/single_pass.cu", {}), ("scan/blelloch_sweeps.cu", {}),
+               ("reduction/segmented.cu", {}), ("reduction/convert.cu", {}), ("scan/add_block_sums.cu", {})]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@pytest.mark.parametrize("relpath,extra", SPECIALISED, ids=lambda v: v if isinstance(v, str) else str(v))
+def test_kernel_compiles_for_every_kind_of_type(relpath, extra, tmp_path):
+    from pyscan.runtime.loader import build_source
+    from pyscan.types import as_dtype, defines, result_dtype
+
+    failures = []
+    for dtype, op, requested in SPECIALISATIONS:
+        result = result_dtype(as_dtype(dtype), op, None if requested is None else as_dtype(requested))
+        source = tmp_path / "k.cu"
+        source.write_text(build_source(relpath, **defines(as_dtype(dtype), op, result), **extra))
+        p = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"), str(source)],
+                           capture_output=True, text=True)
+        if p.returncode:
+            failures.append(f"{dtype} {op} -> {result}:\n{p.stdout}{p.stderr}"[:2000])
+    assert not failures, f"{relpath} {extra}:\n" + "\n".join(failures)
+
+
+# The axis kernels read with plain casts and accumulate in the result dtype (pyscan.axes.kernel_macros): int32 add
+# into int64 (NumPy's accumulator), dtype= to a wider float and to a narrower int, max/min in x's dtype.
+AXIS_SPECIALISATIONS = [("int32", "add", None), ("int32", "max", None), ("float32", "add", "float64"),
+                        ("int64", "add", "int32"), ("float64", "min", None)]
+AXIS_FILES = ["scan/axis_rows.cu", "scan/axis_columns.cu", "reduction/axis_rows.cu", "reduction/axis_columns.cu"]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@pytest.mark.parametrize("relpath", AXIS_FILES)
+def test_axis_kernels_compile_for_their_result_dtypes(relpath, tmp_path):
+    import numpy as np
+
+    from pyscan.axes import kernel_macros
+    from pyscan.runtime.loader import build_source
+    from pyscan.scans.axis import column_items
+    from pyscan.types import result_dtype
+
+    procs = {}
+    for k, (dtype, op, requested) in enumerate(AXIS_SPECIALISATIONS):
+        value = result_dtype(np.dtype(dtype), op, None if requested is None else np.dtype(requested))
+        macros = kernel_macros(dtype, value, value, op)
+        if relpath == "scan/axis_columns.cu":
+            macros["ITEMS"] = column_items(value.itemsize)
+        source = tmp_path / f"k{k}.cu"
+        source.write_text(build_source(relpath, **macros))
+        procs[(dtype, op, str(value))] = subprocess.Popen(
+            [NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"k{k}.cubin"), str(source)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    failures = {case: p.communicate()[0] for case, p in procs.items() if p.wait() != 0}
+    assert not failures, f"{relpath}:\n" + "\n".join(f"{case}:\n{log[:2000]}" for case, log in failures.items())

@@ -29,7 +29,9 @@ from pyscan.distributed import (
     scan_in_place_steps,
     shard_record,
 )
-from pyscan.types import OPERATOR_NAMES, identity
+from pyscan.types import identity, result_dtype
+
+OPERATOR_NAMES = ("add", "max", "min")  # the operators of these tests; every operator x dtype: test_dtypes*.py
 
 DTYPES = ("int32", "int64", "float32", "float64")
 SHARD_LENGTHS = (0, 0, 1, 2, 3, 31, 33, 1000, 1025)
@@ -129,7 +131,8 @@ def test_exclusive_prefixes_wrap_like_cumsum():
 @pytest.mark.parametrize("op", OPERATOR_NAMES)
 def test_exclusive_prefixes_against_numpy(dtype, op, rng):
     for ranks in (1, 2, 3, 8):
-        totals = shard_data(rng, ranks, dtype, op)
+        # the totals come in the result dtype (int64 for int32 add); the prefixes stay in the totals' dtype
+        totals = shard_data(rng, ranks, dtype, op).astype(result_dtype(dtype, op))
         expected = reference(totals, op, exclusive=True)
         np.testing.assert_array_equal(exclusive_prefixes(totals, op), expected)  # same order: exact, floats too
     assert exclusive_prefixes(np.array([], dtype), op).shape == (0,)
@@ -193,7 +196,8 @@ def test_reduce_records():
 
 
 def fake_distributed_scan(shards, op, exclusive):
-    """Every rank: its local scan (NumPy standing in for pyscan.scan), then the combine steps of the library."""
+    """Every rank: its local scan (NumPy standing in for pyscan.scan, in NumPy's result dtype), then the combine
+    steps of the library."""
 
     def per_rank(rank, group):
         local = reference(shards[rank], op, exclusive)
@@ -203,10 +207,12 @@ def fake_distributed_scan(shards, op, exclusive):
 
 
 def fake_distributed_scan_in_place(shards, op, exclusive):
-    """Every rank: its local reduction, then the in-place steps of the library (NumPy scans in place)."""
+    """Every rank: its local reduction, then the in-place steps of the library (NumPy scans in place).  A shard
+    whose result dtype is not its own (int32 add gives int64) cannot be scanned in place: its rank converts it to
+    the result dtype first, as a caller of distributed.scan(x, out=x) must."""
 
     def per_rank(rank, group):
-        x = shards[rank].copy()
+        x = shards[rank].astype(result_dtype(shards[rank].dtype, op))
         total = numpy_reduce(x, op) if x.size else None
 
         def scan_in_place(y):
@@ -241,16 +247,24 @@ def test_fake_group_scan_equals_scan_of_concatenation(way, dtype, op, exclusive,
             parts = distributed_scan(shards, op, exclusive)
             whole = np.concatenate(shards)
             for r, (part, shard) in enumerate(zip(parts, shards)):
-                assert part.dtype == shard.dtype and part.shape == shard.shape, f"{way}: rank {r}"
+                assert part.dtype == result_dtype(shard.dtype, op) and part.shape == shard.shape, f"{way}: rank {r}"
             check_scan(np.concatenate(parts), expected_scan(whole, op, exclusive), error_depth(whole.size, ranks),
                        f"{way}: {dtype} {op} exclusive={exclusive} lengths={lengths}")
 
 
-def test_fake_group_int32_add_wraps(rng):
+def test_fake_group_int32_add_is_int64_and_int64_add_wraps(rng):
+    """int32 add accumulates in int64 across the ranks (np.cumsum of int32 is int64: no wrap at 2^31); int64 add
+    wraps modulo 2^64, as np.cumsum does."""
     shards = [np.full(n, 2**30, np.int32) for n in (3, 0, 5, 2)]
     for scan in (fake_distributed_scan, fake_distributed_scan_in_place):
-        parts = scan(shards, "add", False)
-        np.testing.assert_array_equal(np.concatenate(parts), np.cumsum(np.concatenate(shards), dtype=np.int32))
+        whole = np.concatenate(scan(shards, "add", False))
+        assert whole.dtype == np.int64 and whole[-1] == 10 * 2**30
+        np.testing.assert_array_equal(whole, np.cumsum(np.concatenate(shards)))
+    big = [np.full(n, 2**62, np.int64) for n in (3, 0, 5, 2)]
+    for scan in (fake_distributed_scan, fake_distributed_scan_in_place):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPy's own cumsum below may warn of the overflow it wraps
+            np.testing.assert_array_equal(np.concatenate(scan(big, "add", False)), np.cumsum(np.concatenate(big)))
 
 
 def test_fake_group_nan_crosses_ranks():
@@ -267,7 +281,8 @@ def fake_distributed_reduce(shards, op):
     def per_rank(rank, group):
         x = shards[rank]
         local = numpy_reduce(x, op) if x.size else None
-        return reduce_combine(local, nonempty=x.size > 0, dtype=x.dtype, op=op, comm=group, arrays=_NumpyArrays)
+        return reduce_combine(local, nonempty=x.size > 0, dtype=result_dtype(x.dtype, op), op=op, comm=group,
+                              arrays=_NumpyArrays)
 
     return run_ranks(len(shards), per_rank)
 
@@ -286,7 +301,7 @@ def test_fake_group_reduce_equals_reduce_of_concatenation(dtype, op, rng):
             results = fake_distributed_reduce(shards, op)
             assert len({np.asarray(r).tobytes() for r in results}) == 1, "the ranks disagree"
             got = results[0]
-            assert np.asarray(got).dtype == np.dtype(dtype)
+            assert np.asarray(got).dtype == result_dtype(dtype, op) == numpy_reduce(whole, op).dtype
             if whole.size == 0:
                 assert op == "add" and got == 0
             elif np.dtype(dtype).kind == "i" or op != "add":
@@ -373,8 +388,10 @@ def test_torch_input_checks(monkeypatch):
         distributed.reduce(torch.zeros(3, dtype=torch.int16))
     with pytest.raises(TypeError, match="unsupported dtype torch.int32: expected one of torch.uint8"):
         distributed.histogram(torch.zeros(3, dtype=torch.int32))
-    with pytest.raises(ValueError, match="unknown op 'mul'"):
-        distributed.scan(torch.zeros(3, dtype=torch.int32), op="mul")
+    with pytest.raises(ValueError, match="unknown op 'prod'"):
+        distributed.scan(torch.zeros(3, dtype=torch.int32), op="prod")
+    with pytest.raises(ValueError, match="op 'mul' is not supported across ranks.*'add', 'max', 'min'"):
+        distributed.reduce(torch.zeros(3, dtype=torch.int32), op="mul")
     with pytest.raises(TypeError, match="exclusive must be True or False"):
         distributed.scan(torch.zeros(3, dtype=torch.int32), exclusive=1)
     with pytest.raises(ValueError, match="bins must be between 1 and 256, got 0"):
@@ -401,20 +418,34 @@ def test_torch_one_process_gloo_group(monkeypatch, tmp_path, rng):
     try:
         x = shard_data(rng, 1000, "int32", "add")
         out = distributed.scan(torch.from_numpy(x))
-        assert out.dtype == torch.int32
-        np.testing.assert_array_equal(out.numpy(), np.cumsum(x, dtype=np.int32))
+        assert out.dtype == torch.int64  # np.cumsum of int32 is int64
+        np.testing.assert_array_equal(out.numpy(), np.cumsum(x))
+        assert distributed.scan(torch.zeros(0, dtype=torch.int32)).dtype == torch.int64
         assert distributed.scan(torch.zeros(0, dtype=torch.float64), exclusive=True).shape == (0,)
         y = torch.from_numpy(x.copy())
+        with pytest.raises(ValueError, match=r"expected shape \(1000,\), dtype torch.int64"):
+            distributed.scan(y, out=y)  # int32 add gives int64: not in place in an int32 shard
+        assert distributed.scan(y, out=y, op="max") is y
+        np.testing.assert_array_equal(y.numpy(), np.maximum.accumulate(x))
+        y = torch.from_numpy(x.astype(np.int64))
         assert distributed.scan(y, out=y) is y
-        np.testing.assert_array_equal(y.numpy(), np.cumsum(x, dtype=np.int32))
+        np.testing.assert_array_equal(y.numpy(), np.cumsum(x))
+        z = torch.from_numpy(x.copy())  # dtype= keeps int32 (wrapping, as np.cumsum(x, dtype=np.int32)): in place
+        assert distributed.scan(z, out=z, dtype=torch.int32) is z
+        np.testing.assert_array_equal(z.numpy(), np.cumsum(x, dtype=np.int32))
+        small = distributed.reduce(torch.from_numpy(x), dtype=np.int32)
+        assert small.dtype == torch.int32 and small.item() == np.sum(x, dtype=np.int32)
+        with pytest.raises(TypeError, match="dtype=int8 is not one the ranks exchange"):
+            distributed.scan(torch.from_numpy(x), dtype=torch.int8)
         out = torch.empty(x.size, dtype=torch.int32)
         assert distributed.scan(torch.from_numpy(x), out=out, op="max", exclusive=True) is out
         np.testing.assert_array_equal(out.numpy(), reference(x, "max", True))
         with pytest.raises(ValueError, match="overlaps the shard without being it"):
             distributed.scan(y[:-1], out=y[1:])
         with pytest.raises(ValueError, match=r"expected shape \(1000,\), dtype torch.int32"):
-            distributed.scan(y, out=torch.empty(1000, dtype=torch.int64))
-        assert distributed.reduce(torch.from_numpy(x)).item() == np.sum(x, dtype=np.int32)
+            distributed.scan(torch.from_numpy(x), op="min", out=torch.empty(1000, dtype=torch.int64))
+        total = distributed.reduce(torch.from_numpy(x))
+        assert total.dtype == torch.int64 and total.item() == np.sum(x)
         assert distributed.reduce(torch.zeros(0, dtype=torch.int64)).item() == 0
         with pytest.raises(ValueError, match="every shard is empty"):
             distributed.reduce(torch.zeros(0, dtype=torch.int64), op="max")
@@ -510,7 +541,8 @@ def gloo_worker(rank, store_path, results_dir):
                     for exclusive in (False, True):
                         cases += 1
                         expected = part_of(expected_scan(whole, op, exclusive), start, start + mine.numel())
-                        in_place = mine.clone()
+                        # in place in the result dtype (an int32 shard's add is int64: converted first)
+                        in_place = torch.from_numpy(shards[rank].astype(result_dtype(dtype, op)))
                         for mode, got in (("new", distributed.scan(mine, op=op, exclusive=exclusive)),
                                           ("in place", distributed.scan(in_place, op=op, exclusive=exclusive,
                                                                         out=in_place))):
@@ -526,7 +558,7 @@ def gloo_worker(rank, store_path, results_dir):
                     if whole.size == 0 and op != "add":
                         if error is None:
                             failures.append(f"reduce {dtype} {op} layout={layout}: no error for empty shards")
-                    elif error is not None or value.dim() != 0 or value.dtype != mine.dtype:
+                    elif error is not None or value.dim() != 0 or value.numpy().dtype != result_dtype(dtype, op):
                         failures.append(f"reduce {dtype} {op} layout={layout}: {value!r} {error!r}")
                     elif np.dtype(dtype).kind == "i" or op != "add":
                         if not np.array_equal(value.numpy(), numpy_reduce(whole, op), equal_nan=True):

@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 import pyscan
+from pyscan.reductions.reference import reference as reduce_reference
 from pyscan.reductions.registry import REDUCTIONS
 from pyscan.runtime import arrays, driver
+from pyscan.scans.reference import reference as scan_reference
 from pyscan.scans.registry import SCANS
-from pyscan.types import identity, ufunc
+from pyscan.types import result_dtype
 
 
 class FakeDeviceArray:
@@ -103,22 +105,21 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(driver, "leave", leave)
     monkeypatch.setattr(driver, "copy_dtod", lambda dst, src, n, stream: ctypes.memmove(dst, src, n))
     monkeypatch.setattr(driver, "memset32", lambda ptr, value, n, stream: ctypes.memset(ptr, value, 4 * n))
+    monkeypatch.setattr(driver, "copy_htod", lambda dst, src, n, stream: ctypes.memmove(dst, src, n))
+    monkeypatch.setattr(driver, "synchronize", lambda stream: None)
 
-    def scan_driver(x, out, *, op, exclusive, call):
+    def scan_driver(x, out, *, op, exclusive, call):  # NumPy's scan into out's dtype, the result dtype
         seen.append(("scan", getattr(device_now, "ordinal", None), call.stream))
         values = _host(x.gpudata, x.shape, x.dtype).copy()
-        result = ufunc(op).accumulate(values, dtype=x.dtype)
-        if exclusive:
-            result = np.concatenate([[identity(op, x.dtype)], result[:-1]])
-        _host(out.gpudata, out.shape, out.dtype)[...] = result
+        _host(out.gpudata, out.shape, out.dtype)[...] = scan_reference(values, op, exclusive, out.dtype)
         return 1
 
-    def reduce_launch(x, *, op, call, out=None):
+    def reduce_launch(x, *, op, call, out=None, dtype=None):  # NumPy's reduction in the result dtype
         seen.append(("reduce", getattr(device_now, "ordinal", None), call.stream))
-        out = call.empty((1,), x.dtype) if out is None else out
+        value = result_dtype(x.dtype, op, dtype)
+        out = call.empty((1,), value) if out is None else out
         values = _host(x.gpudata, x.shape, x.dtype)
-        _host(out.gpudata, (1,), x.dtype)[0] = {"add": np.add, "max": np.maximum, "min": np.minimum}[op].reduce(
-            values, dtype=x.dtype)
+        _host(out.gpudata, (1,), value)[0] = reduce_reference(values, op, dtype)
         return out
 
     for registry, name, field, fake in ((SCANS, "decoupled_lookback", "driver", scan_driver),
@@ -147,10 +148,11 @@ def test_scan_of_a_foreign_array_runs_on_its_stream_and_device_and_returns_its_k
     before = x.host.copy()
     result = pyscan.scan(x)
     assert isinstance(result, FakeDeviceArray) and result.device == 1
-    np.testing.assert_array_equal(result.host, np.cumsum(before, dtype=np.int32))
+    np.testing.assert_array_equal(result.host, np.cumsum(before))
+    assert result.host.dtype == np.cumsum(before).dtype == np.int64  # NumPy's accumulator for int32 add
     np.testing.assert_array_equal(x.host, before)  # the input is never modified
     assert seen == [("scan", 1, FakeKind.current_stream)]
-    assert kind.made == [((10,), np.dtype(np.int32), 1, FakeKind.current_stream)]  # allocated by the library
+    assert kind.made == [((10,), np.dtype(np.int64), 1, FakeKind.current_stream)]  # allocated by the library
 
 
 class _TorchLikeStream:
@@ -197,7 +199,8 @@ def test_non_contiguous_device_array_is_refused_with_the_fix(fake_gpu):
     assert fake_gpu[0] == []
 
 
-@pytest.mark.parametrize("host, error, words", [(np.zeros(3, np.int16), TypeError, "unsupported dtype int16")])
+@pytest.mark.parametrize("host, error, words", [(np.zeros(3, np.complex64), TypeError, "unsupported dtype complex64"),
+                                                (np.zeros(3, "i4,i4"), TypeError, "unsupported dtype")])
 def test_bad_device_arrays_are_refused_before_any_launch(fake_gpu, host, error, words):
     with pytest.raises(error, match=words):
         pyscan.scan(FakeDeviceArray(host))

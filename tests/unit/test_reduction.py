@@ -14,6 +14,7 @@ from pyscan.reductions import REDUCE_ALGORITHMS, REDUCTIONS, book, choose_auto, 
 from pyscan.reductions._common import block_for
 from pyscan.reductions.reference import check_result, reference
 from pyscan.runtime.loader import KERNEL_ROOT, build_source, signature
+from pyscan.types import result_dtype
 
 DTYPES = [np.int32, np.int64, np.float32, np.float64]
 OPS = ["add", "max", "min"]
@@ -35,7 +36,9 @@ def equal_data(rng, n, dtype):
 
 
 def assert_reduced(x, op, result, depth):
-    assert isinstance(result, np.generic) and result.dtype == x.dtype, f"{type(result)} for {x.dtype}"
+    """result has NumPy's dtype (np.sum of int32 is int64: pyscan.types.result_dtype) and value."""
+    expected_dtype = result_dtype(x.dtype, op)
+    assert isinstance(result, np.generic) and result.dtype == expected_dtype, f"{type(result)} for {x.dtype} {op}"
     ok, error, allowance = check_result(x, op, result, depth)
     assert ok, f"{op} of {x.size} {x.dtype}: got {result!r}, expected {reference(x, op)!r} (error {error} > {allowance})"
 
@@ -87,8 +90,8 @@ def test_fast_model_grids_and_alignment(rng):
                     sources = [src for src, _ in steps[0].edges]
                     assert sorted(sources) == list(range(n)), (dtype, n, blocks, block, unroll, head)
                     assert all(0 <= t < blocks * block for _, t in steps[0].edges)
-                    if x.dtype.kind == "i":
-                        assert result == reference(x, "add")
+                    if x.dtype.kind == "i":  # the compute model adds in x's dtype, wrapping
+                        assert result == reference(x, "add", x.dtype)
                     for op in ("max", "min"):
                         assert fast.model(x, op=op, blocks=blocks, head=head, block=block, unroll=unroll) == reference(x, op)
 
@@ -247,19 +250,21 @@ def test_registry():
 @pytest.mark.parametrize("bad, exc, match", [
     (None, TypeError, "numpy.ndarray or a device array"),
     ([1.0, 2.0], TypeError, "numpy.ndarray or a device array"),
-    (np.ones(3, np.float16), TypeError, "int32, int64, float32, float64"),
-    (np.ones(3, np.uint32), TypeError, "unsupported dtype uint32"),
+    (np.ones(3, np.complex64), TypeError, "unsupported dtype complex64: expected one of bool, int8.*float64.*real"),
+    (np.ones(3, np.longdouble), TypeError, f"unsupported dtype {np.dtype(np.longdouble)}"),
+    (np.ones(3, "i4,i4"), TypeError, "unsupported dtype"),
+    (np.ones(3, np.float32), TypeError, "bitwise_and.*integers and bool"),  # with op="bitwise_and" below
     (np.float32(1.0), TypeError, "numpy.ndarray or a device array"),
 ])
 def test_reduce_bad_input(bad, exc, match):
     with pytest.raises(exc, match=match):
-        pyscan.reduce(bad)
+        pyscan.reduce(bad, op="bitwise_and" if "bitwise" in match else "add")
 
 
 def test_reduce_unknown_algorithm_and_op():
     with pytest.raises(ValueError, match="'auto', 'simple', 'convergent', 'shared_memory', 'segmented', 'coarsened', 'fast'"):
         pyscan.reduce(np.ones(3, np.float32), algorithm="nope")
-    with pytest.raises(ValueError, match="'add', 'max', 'min'"):
+    with pytest.raises(ValueError, match="'add', 'mul', 'max', 'min', 'bitwise_and'"):
         pyscan.reduce(np.ones(3, np.float32), op="sum")
     with pytest.raises(ValueError, match="unknown reduce algorithm"):  # the algorithm is checked before x
         pyscan.reduce(None, algorithm="nope")
@@ -267,11 +272,15 @@ def test_reduce_unknown_algorithm_and_op():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_reduce_empty_follows_numpy(dtype):
-    """Length 0 launches nothing: add -> 0 (np.sum), max/min -> ValueError (np.max, np.min)."""
+    """Length 0 launches nothing: add -> 0 (np.sum, in its dtype: int64 for int32), mul -> 1 (np.prod), max/min ->
+    ValueError (np.max, np.min)."""
     x = np.zeros(0, dtype)
     for name in ("auto",) + REDUCE_ALGORITHMS:
         result = pyscan.reduce(x, algorithm=name)
-        assert result == np.sum(x, dtype=x.dtype) == 0 and result.dtype == x.dtype
+        assert result == np.sum(x) == 0 and result.dtype == np.sum(x).dtype
+        if name != "axis":  # the axis kernels take add, max and min
+            result = pyscan.reduce(x, algorithm=name, op="mul")
+            assert result == np.prod(x) == 1 and result.dtype == np.prod(x).dtype
         for op in ("max", "min"):
             with pytest.raises(ValueError, match="zero-size array"):
                 pyscan.reduce(x, algorithm=name, op=op)
@@ -291,7 +300,7 @@ def test_model_bad_input():
     with pytest.raises(TypeError, match="numpy.ndarray"):
         REDUCTIONS.get("fast").model([1, 2, 3])
     with pytest.raises(ValueError, match="unknown op"):
-        REDUCTIONS.get("segmented").model(np.ones(3, np.int32), op="mul")
+        REDUCTIONS.get("segmented").model(np.ones(3, np.int32), op="prod")
 
 
 # --- kernels: signatures and builds -----------------------------------------------------------------------------

@@ -17,13 +17,14 @@ def test_unknown_algorithm_lists_the_valid_ones():
 
 
 def test_unknown_op_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="'add', 'max', 'min'"):
-        pyscan.scan(np.ones(4, np.float32), op="mul")
+    with pytest.raises(ValueError, match="'add', 'mul', 'max', 'min', 'bitwise_and'.*'logical_or'"):
+        pyscan.scan(np.ones(4, np.float32), op="prod")
 
 
 @pytest.mark.parametrize("bad, exc, words", [
-    (np.ones(4, np.float16), TypeError, "float16.*int32, int64, float32, float64"),
-    (np.ones(4, np.uint8), TypeError, "uint8"),
+    (np.ones(4, np.complex64), TypeError, "complex64.*bool, int8.*float16.*float64"),
+    (np.ones(4, "i4,i4"), TypeError, "unsupported dtype"),
+    (np.ones(4, np.float32), TypeError, "bitwise_xor.*integers and bool.*float32"),  # op="bitwise_xor" below
     (np.ones((2, 3), np.int32), ValueError, r"axis 2 is out of bounds"),  # N-d arrays take axis= (test_axis.py)
     (np.float32(1), TypeError, "numpy.ndarray"),
     ([1, 2, 3], TypeError, "numpy.ndarray or a device array"),
@@ -32,7 +33,8 @@ def test_unknown_op_lists_the_valid_ones():
 def test_bad_input(bad, exc, words):
     for algorithm in ("auto", "kogge_stone"):
         with pytest.raises(exc, match=words):
-            pyscan.scan(bad, axis=2 if isinstance(bad, np.ndarray) and bad.ndim == 2 else None, algorithm=algorithm)
+            pyscan.scan(bad, axis=2 if isinstance(bad, np.ndarray) and bad.ndim == 2 else None, algorithm=algorithm,
+                        op="bitwise_xor" if "bitwise" in words else "add")
 
 
 def test_exclusive_must_be_bool():

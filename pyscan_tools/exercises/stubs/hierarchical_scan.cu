@@ -4,10 +4,12 @@
 //   kernel 1  kogge_stone_scan: block b scans its section [b * SECTION_SIZE, (b + 1) * SECTION_SIZE) and writes the
 //             section's total to block_sums[b] (Fig. 11.9's S array) when block_sums is not null
 //   step 2    the block sums are scanned -- by the host code, hierarchical_scan_driver.py, calling itself
-//   kernel 3  add_block_sums: every element of section b > 0 gets op_combine(scanned[b - 1], out[i])
+//   kernel 3  add_block_sums: every element of section b > 0 gets op_combine(scanned[b - 1], partial[i]), stored
+//             into out[i] with op_store
 //
 // Helpers (pyscan_headers/common/scan_section.cuh): section_base(), load_element(...), op_combine(a, b),
-// store_block_sum(block_sums, last_scanned, last_input, exclusive).  TRACE_STEP(...): leave them.
+// op_identity(), op_store(v), store_block_sum(block_sums, last_scanned, last_input, exclusive).  TRACE_STEP(...):
+// leave them.
 //
 // Check it:  python -m pyscan exercise check hierarchical_scan.cu   (it runs hierarchical_scan_driver.py beside it)
 #include "pyscan_headers/common/scan_section.cuh"
@@ -39,7 +41,12 @@ kogge_stone_scan(T* out, const T* in, T* block_sums, long long n, int exclusive 
     //   if (k == THREADS - 1) store_block_sum(block_sums, XY[SECTION_SIZE - 1], last_in, exclusive);
 }
 
-// Kernel 3 (Fig. 11.10): block j handles section j + 1 (section 0 needs nothing), with any number of threads.
-extern "C" __global__ void add_block_sums(T* out, const T* scanned, long long n, long long section_size) {
-    // TODO 4: for every i of section blockIdx.x + 1 (below n): out[i] = op_combine(scanned[blockIdx.x], out[i]).
+// Kernel 3 (Fig. 11.10): block j handles section j + first_section, with any number of threads.  pyscan's own
+// kernel (kernels/scan/add_block_sums.cu) reads the local scans from `partial` and stores the results to `out`, so
+// that a result narrower than T (float16, int8) is rounded once, here; this exercise's driver passes partial == out
+// and first_section = 1 (section 0 needs nothing), the book's kernel.
+extern "C" __global__ void add_block_sums(OUT_TYPE* out, const T* partial, const T* scanned, long long n,
+                                          long long section_size, long long first_section) {
+    // TODO 4: section = blockIdx.x + first_section; before = scanned[section - 1] (op_identity() for section 0);
+    //         for every i of that section (below n): out[i] = op_store(op_combine(before, partial[i])).
 }

@@ -65,10 +65,12 @@ kogge_stone_scan(T* out, const T* in, T* block_sums, long long n, int exclusive 
 }
 
 
-extern "C" __global__ void add_block_sums(T* out, const T* scanned, long long n, long long section_size) {
-    const long long section = (long long)blockIdx.x + 1;
-    const T before = scanned[section];  // WRONG: one section too far  // every thread reads the same word: one broadcast transaction
+extern "C" __global__ void add_block_sums(OUT_TYPE* out, const T* partial, const T* scanned, long long n,
+                                          long long section_size, long long first_section) {
+    const long long section = (long long)blockIdx.x + first_section;
+    // every thread reads the same word: one broadcast transaction
+    const T before = section > 0 ? scanned[section] : op_identity();  // WRONG: one section too far
     const long long begin = section * section_size;
     const long long end = min(begin + section_size, n);
-    for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) out[i] = op_combine(before, out[i]);
+    for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) out[i] = op_store(op_combine(before, partial[i]));
 }

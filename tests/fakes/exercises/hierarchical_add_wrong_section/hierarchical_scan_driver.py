@@ -16,4 +16,5 @@ def scan(x, out, n, *, kernel, empty, stream, exclusive=False):
         scanned = empty(sections)
         scan(sums, scanned, sections, kernel=kernel, empty=empty, stream=stream)
         kernel("add_block_sums").prepared_async_call((sections - 1, 1, 1), (ADD_THREADS, 1, 1), stream, out.gpudata,
-                                                     scanned.gpudata, np.int64(n), np.int64(SECTION_SIZE))
+                                                     out.gpudata, scanned.gpudata, np.int64(n), np.int64(SECTION_SIZE),
+                                                     np.int64(1))

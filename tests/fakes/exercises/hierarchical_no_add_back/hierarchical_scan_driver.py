@@ -26,6 +26,6 @@ def scan(x, out, n, *, kernel, empty, stream, exclusive=False):
     if sections > 1:
         # TODO 1 (step 2): scan the `sections` block sums inclusively into a new array `scanned`, by calling scan()
         # itself (it works for any length).
-        # TODO 2 (step 3): launch add_block_sums with sections - 1 blocks of ADD_THREADS threads:
-        #   (out, scanned, n, SECTION_SIZE).
+        # TODO 2 (step 3): launch add_block_sums with sections - 1 blocks of ADD_THREADS threads, adding back into out
+        #   itself from section 1 on: (out, out, scanned, n, SECTION_SIZE, 1).
         pass
