@@ -185,7 +185,8 @@ def draw_atomics(save, size=2**20, sms=4):
                 field = "shared_atomics" if stats["strategy"] == plan.SHARED else "global_atomics"
                 total.append(stats[field] / size)
                 hot.append(stats["hot_bin_atomics"] / size)
-            label = aggregate + (" (default)" if aggregate == plan.AGGREGATE else "")
+            chosen = plan.choose_strategy(bins, False)[0]
+            label = aggregate + (" (default)" if aggregate == plan.AGGREGATE[chosen] else "")
             axes[0, column].plot(skews, total, style, marker="o", ms=3, label=label)
             axes[1, column].plot(skews, hot, style, marker="o", ms=3, label=label)
         kind = "shared-memory" if plan.choose_strategy(bins, False)[0] == plan.SHARED else "global"

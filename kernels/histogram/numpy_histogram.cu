@@ -17,14 +17,15 @@
 //   counts the bytes first with fast.cu's byte histogram (256 bins: a value per bin, in shared memory whatever
 //   the number of NumPy bins) and this one block puts each byte value's count into its NumPy bin.
 //
-// AGGREGATE -- fewer atomics where values repeat (the contention of PMPP §9.3, skewed data):
+// SHARED_AGGREGATE, GLOBAL_AGGREGATE -- fewer atomics where values repeat (the contention of PMPP §9.3, skewed
+// data), for each kernel:
 //   0  one atomic per value;
 //   1  runs (PMPP §9.6, Fig. 9.11): each thread keeps the bin of its pending run of equal bins and its count or
 //      sum, and adds it with one atomic when the bin changes and at the end (a value outside the bins does not
 //      end a run);
 //   2  the lanes of a warp on the same bin in the same step added as one atomic (__match_any_sync: §9.6's
 //      aggregation across a warp instead of along a thread; counts only);
-//   3  both (the default): the lowest lane of each group of 2 adds the group's count to its own pending run, so
+//   3  both: the lowest lane of each group of 2 adds the group's count to its own pending run, so
 //      a bin that most lanes hold step after step (skewed data) costs one atomic per run of steps in which the
 //      same lane leads it, not one per step -- what keeps a hot counter of the global histogram (one L2
 //      address) from serialising the grid.  Weighted sums use 1 (a group's weights would need a reduction).
@@ -49,8 +50,18 @@
 #ifndef WEIGHT_IS_HALF
 #define WEIGHT_IS_HALF 0
 #endif
-#ifndef AGGREGATE
-#define AGGREGATE 3  // 0: none, 1: runs of a thread, 2: lanes of a warp, 3: both (see above)
+// the aggregation of each kernel (0: none, 1: runs of a thread, 2: lanes of a warp, 3: both; see above), measured on
+// an H100 (docs/histogram.md): the private copies spread a hot bin enough that aggregating costs more than it
+// saves (float32, 2^26 values, 100 and 4,096 bins, 0-100 % in one bin: none fastest in every case); on the global
+// histogram a hot bin is one L2 address, and aggregation is what keeps skewed data near the uniform time
+#ifndef SHARED_AGGREGATE
+#define SHARED_AGGREGATE 0
+#endif
+#ifndef GLOBAL_AGGREGATE
+#define GLOBAL_AGGREGATE 3
+#endif
+#if SHARED_AGGREGATE < 0 || SHARED_AGGREGATE > 3 || GLOBAL_AGGREGATE < 0 || GLOBAL_AGGREGATE > 3
+#error "SHARED_AGGREGATE and GLOBAL_AGGREGATE are 0, 1, 2 or 3"
 #endif
 
 #if COPIES < 1 || COPIES > 32 || (COPIES & (COPIES - 1)) != 0
@@ -75,13 +86,13 @@ __device__ __forceinline__ double weight_of(WEIGHT_T w) { return (double)w; }
 #endif
 
 // Adds (bin, amount) pairs to `histogram` (a private copy with its stride, or the global histogram), with the
-// aggregation AGGREGATE asks for.  add() is called by every lane of a warp together (valid false past the end;
+// aggregation `Aggregate` (weighted sums: 2 is 0 and 3 is 1, a group's weights would need a warp reduction).  add() is called by every lane of a warp together (valid false past the end;
 // bin -1 for a value NumPy does not count); flush() once at the end by every thread.
-template <typename Sum>
+template <typename Sum, int Aggregate>
 struct BinAdder {
     Sum* __restrict__ histogram;
     long long stride;
-    int run_bin;  // AGGREGATE 1 and 3: the pending run's bin (-1: none) and its count or sum
+    int run_bin;  // Aggregate 1 and 3: the pending run's bin (-1: none) and its count or sum
     Sum run;
 
     __device__ __forceinline__ BinAdder(Sum* h, long long s) : histogram(h), stride(s), run_bin(-1), run((Sum)0) {}
@@ -97,35 +108,37 @@ struct BinAdder {
     }
 
     __device__ __forceinline__ void add(bool valid, int bin, Sum amount) {
-#if AGGREGATE == 3 && !WEIGHTED
-        (void)amount;
-        const int lane_bin = valid ? bin : -1;
-        const unsigned int peers = __match_any_sync(0xffffffffu, lane_bin);
-        if (lane_bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1) extend_run(lane_bin, (Sum)__popc(peers));
-#elif AGGREGATE == 2 && !WEIGHTED
-        (void)amount;
-        const int lane_bin = valid ? bin : -1;
-        const unsigned int peers = __match_any_sync(0xffffffffu, lane_bin);  // the lanes with the same bin
-        if (lane_bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1)
-            atomicAdd(&histogram[lane_bin * stride], (Sum)__popc(peers));
-#elif AGGREGATE == 1 || AGGREGATE == 3
-        if (valid && bin >= 0) extend_run(bin, amount);
-#else
-        if (valid && bin >= 0) atomicAdd(&histogram[bin * stride], amount);
-#endif
+        constexpr bool lanes = (Aggregate == 2 || Aggregate == 3) && !WEIGHTED;
+        constexpr bool runs = Aggregate == 1 || Aggregate == 3;
+        if constexpr (lanes) {
+            (void)amount;
+            const int lane_bin = valid ? bin : -1;
+            const unsigned int peers = __match_any_sync(0xffffffffu, lane_bin);  // the lanes with the same bin
+            if (lane_bin >= 0 && (int)(threadIdx.x & 31) == __ffs(peers) - 1) {
+                if constexpr (runs) {
+                    extend_run(lane_bin, (Sum)__popc(peers));
+                } else {
+                    atomicAdd(&histogram[lane_bin * stride], (Sum)__popc(peers));
+                }
+            }
+        } else if constexpr (runs) {
+            if (valid && bin >= 0) extend_run(bin, amount);
+        } else {
+            if (valid && bin >= 0) atomicAdd(&histogram[bin * stride], amount);
+        }
     }
 
     __device__ __forceinline__ void flush() {
-        if (run_bin >= 0) atomicAdd(&histogram[run_bin * stride], run);  // AGGREGATE 1 and 3 (else none pending)
+        if (run_bin >= 0) atomicAdd(&histogram[run_bin * stride], run);  // runs only (else none is pending)
     }
 };
 
 // Count the block's share of the input into `histogram` (a private copy, or the global histogram).
-template <typename Sum>
+template <typename Sum, int Aggregate>
 __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights,
                                                long long n, const BinRule& rule, Sum* __restrict__ histogram,
                                                long long stride) {
-    BinAdder<Sum> adder(histogram, stride);
+    BinAdder<Sum, Aggregate> adder(histogram, stride);
 #if WEIGHTED
     // one element per thread per step: the weights need not share the data's alignment
     const long long threads = (long long)gridDim.x * blockDim.x;
@@ -154,7 +167,7 @@ numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
     __syncthreads();  // every private counter is zero before anyone adds to it
 
     const BinRule rule{bins, lo, hi, first_edge, norm_denom, bins_as_div, edges};
-    count_elements<SharedSum>(data, weights, n, rule, private_copies + threadIdx.x % COPIES, COPIES);
+    count_elements<SharedSum, SHARED_AGGREGATE>(data, weights, n, rule, private_copies + threadIdx.x % COPIES, COPIES);
     __syncthreads();  // every update of the block is in its copies
 
     // the merge: a bin's copies summed (read in a rotated order, so the lanes of a warp read different banks),
@@ -172,7 +185,7 @@ numpy_histogram_global(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
                        KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div,
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
     const BinRule rule{bins, lo, hi, first_edge, norm_denom, bins_as_div, edges};
-    count_elements<GlobalSum>(data, weights, n, rule, histogram, 1);
+    count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, weights, n, rule, histogram, 1);
 }
 
 extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __restrict__ byte_counts, int bins, KEY_T lo,

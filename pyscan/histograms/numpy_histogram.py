@@ -39,12 +39,14 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     """Count `data` (a contiguous device array of rule.dtype, any shape) into `out` (rule.bins 8-byte counters on
     the device: int64 / uint64 counts, or float64 sums with `weights`, a device array of data's size), zeroed
     here, on the call's stream.  strategy: as numpy_plan.choose_strategy (None: the host's choice); aggregate:
-    "none", "runs" or "warp" (None: numpy_plan.AGGREGATE)."""
+    one of numpy_plan.AGGREGATIONS for the strategy's kernel (None: numpy_plan.AGGREGATE's for it)."""
     weighted = weights is not None
     chosen, copies = plan.choose_strategy(rule.bins, weighted, strategy, np.dtype(data.dtype).itemsize)
-    aggregate = plan.AGGREGATE if aggregate is None else aggregate
-    if aggregate not in plan.AGGREGATIONS:
-        raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
+    aggregations = dict(plan.AGGREGATE)
+    if aggregate is not None:
+        if aggregate not in plan.AGGREGATIONS:
+            raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
+        aggregations[chosen] = aggregate
     call.memset32(out, 0, 2 * rule.bins)
     if data.size == 0 or rule.bins == 0:
         return out
@@ -59,7 +61,9 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     weight_dtype = np.dtype(weights.dtype) if weighted else np.dtype(np.float32)
     fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
                     WEIGHTED=int(weighted), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
-                    WEIGHT_IS_HALF=int(weight_dtype == np.float16), AGGREGATE=plan.AGGREGATIONS[aggregate],
+                    WEIGHT_IS_HALF=int(weight_dtype == np.float16),
+                    SHARED_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.SHARED]],
+                    GLOBAL_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.GLOBAL]],
                     **rule.defines())
     grid = plan.grid_size(data.size, rule.dtype.itemsize, weighted, sms(call))
     shared = rule.bins * copies * (8 if weighted else 4) if chosen == plan.SHARED else 0

@@ -163,7 +163,8 @@ def _byte_values_model(data, rule: plan.BinRule, sms: int, address: int):
 def numpy_histogram_model(data, rule: plan.BinRule, weights=None, *, strategy: str | None = None, sms: int = 132,
                           address: int = 0, aggregate: str | None = None, return_stats: bool = False):
     """The histogram the kernels compute (int64 counts, or float64 sums of weights), element by element.
-    aggregate: "none", "runs" or "warp" (None: plan.AGGREGATE); the warp's applies to counts only."""
+    aggregate: one of plan.AGGREGATIONS (None: plan.AGGREGATE's for the strategy); the lanes' apply to counts
+    only."""
     data = np.asarray(data).ravel()
     if data.dtype != rule.dtype:
         raise TypeError(f"the rule is for {rule.dtype} data, got {data.dtype}")
@@ -173,7 +174,7 @@ def numpy_histogram_model(data, rule: plan.BinRule, weights=None, *, strategy: s
     if chosen == plan.BYTES:
         result, stats = _byte_values_model(data, rule, sms, address)
         return (result, stats) if return_stats else result
-    aggregate = plan.AGGREGATE if aggregate is None else aggregate
+    aggregate = plan.AGGREGATE[chosen] if aggregate is None else aggregate
     if aggregate not in plan.AGGREGATIONS:
         raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
     if weighted and aggregate in ("warp", "warp_runs"):  # a group's weights would need a reduction

@@ -49,10 +49,11 @@ SHARED_BYTES = 48 * 1024  # the private copies of one block (the default dynamic
 MAX_COPIES = 16  # private copies per block of small histograms (as the fast byte kernel)
 MAX_BLOCK_COUNT = 2**30  # no block counts more than this many elements: its 32-bit shared counters cannot overflow
 SHARED, GLOBAL, BYTES = "shared_copies", "global_atomics", "byte_values"
-# numpy_histogram.cu's AGGREGATE: an atomic per value, runs of a thread (PMPP §9.6), lanes of a warp, or runs of
-# the lanes' groups (the default: the fewest atomics on a hot bin; see docs/histogram.md)
+# numpy_histogram.cu's aggregations: an atomic per value, runs of a thread (PMPP §9.6), lanes of a warp, or runs of
+# the lanes' groups; and the one each strategy uses (the kernel's SHARED_AGGREGATE and GLOBAL_AGGREGATE defaults,
+# measured on an H100: docs/histogram.md)
 AGGREGATIONS = {"none": 0, "runs": 1, "warp": 2, "warp_runs": 3}
-AGGREGATE = "warp_runs"
+AGGREGATE = {"shared_copies": "none", "global_atomics": "warp_runs"}
 MIN_MAX_BLOCK = 256
 MIN_MAX_BLOCKS_PER_SM = 8
 

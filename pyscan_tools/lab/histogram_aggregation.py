@@ -1,7 +1,8 @@
 """The NumPy-contract histogram kernels' aggregation (numpy_plan.AGGREGATIONS: none, runs of a thread, lanes of a
 warp) on float32 and int32 data with 100, 4096 and 2^20 bins and 0, 10, 90 and 100 % of the values in one bin
 (the bench's data, pyscan_tools/patterns/numpy_histogram.py), beside a device copy of the same bytes: which
-aggregation pays, and what it costs where values do not repeat.  The kernel alone (count_into on a CuPy array),
+aggregation pays, and what it costs where values do not repeat.  Each variant is forced on the strategy the bins
+choose (private copies for 100 and 4,096 bins, global atomics for 2^20).  The kernel alone (count_into on a CuPy array),
 µs per call from CUDA events around back-to-back calls, median of the rounds; "x read" = copy / 2 / time.
 Run on a GPU host: python pyscan_tools/lab/histogram_aggregation.py [--size 2^26] [--rounds 5]
 """
@@ -62,7 +63,7 @@ def main():
             for _ in range(args.rounds):
                 for name, fn in rows.items():
                     times[name].append(per_call_us(fn))
-            ok = np.array_equal(cupy.asnumpy(out), np.histogram(cupy.asnumpy(x), bins, (0, top))[0])
+            ok = np.array_equal(out.get(), np.histogram(cupy.asnumpy(x), bins, (0, top))[0])  # a DeviceView
         return {name: statistics.median(t) for name, t in times.items()}, ok
 
     print(f"{'dtype':8} {'case':28} {'copy':>8} " + " ".join(f"{a:>14}" for a in plan.AGGREGATIONS))

@@ -265,7 +265,7 @@ def test_copies_and_aggregation_cut_the_atomics(rng):
     x = np.full(2**16, 1.0, np.float32)
     rule = plan.uniform_rule(x.dtype, 2**20, 0, 2, explicit_range=True)
     counts, stats = nm.numpy_histogram_model(x, rule, sms=2, return_stats=True)
-    assert counts[2**19] == x.size and stats["strategy"] == plan.GLOBAL and plan.AGGREGATE == "warp_runs"
+    assert counts[2**19] == x.size and stats["strategy"] == plan.GLOBAL and plan.AGGREGATE[plan.GLOBAL] == "warp_runs"
     assert stats["global_atomics"] == stats["grid"] * plan.BLOCK // 32  # lane 0 leads every step: one run a warp
     _, runs = nm.numpy_histogram_model(x, rule, sms=2, aggregate="runs", return_stats=True)
     assert runs["global_atomics"] == stats["grid"] * plan.BLOCK  # every thread has values: one run each
@@ -276,8 +276,21 @@ def test_copies_and_aggregation_cut_the_atomics(rng):
     rule = plan.uniform_rule(x.dtype, 100, 0, 2, explicit_range=True)
     _, stats = nm.numpy_histogram_model(x, rule, sms=2, return_stats=True)
     assert stats["strategy"] == plan.SHARED and stats["global_atomics"] == stats["grid"]
+    assert plan.AGGREGATE[plan.SHARED] == "none" and stats["shared_atomics"] == x.size
     with pytest.raises(ValueError, match="aggregate"):
         nm.numpy_histogram_model(x, rule, sms=2, aggregate="lanes")
+
+
+def test_kernel_defaults_are_the_plans_aggregations():
+    """The kernel file's SHARED_AGGREGATE / GLOBAL_AGGREGATE defaults are what the host ships (numpy_plan.AGGREGATE):
+    the file compiled on its own is the configuration pyscan runs."""
+    import re
+    from pathlib import Path
+
+    text = (Path(pyscan.__file__).parents[1] / "kernels/histogram/numpy_histogram.cu").read_text()
+    for strategy, macro in ((plan.SHARED, "SHARED_AGGREGATE"), (plan.GLOBAL, "GLOBAL_AGGREGATE")):
+        default = int(re.search(rf"#define {macro} (\d)", text).group(1))
+        assert default == plan.AGGREGATIONS[plan.AGGREGATE[strategy]], macro
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -322,11 +335,12 @@ def test_lanes_runs_are_counted_step_by_step(rng):
                 expected += 1
                 pending[leader] = b
     for strategy, field in ((plan.GLOBAL, "global_atomics"), (plan.SHARED, "shared_atomics")):
-        counts, stats = nm.numpy_histogram_model(x, rule, strategy=strategy, sms=1, address=8, return_stats=True)
+        counts, stats = nm.numpy_histogram_model(x, rule, strategy=strategy, sms=1, address=8, aggregate="warp_runs",
+                                                 return_stats=True)
         assert stats[field] == expected
         np.testing.assert_array_equal(counts, np.histogram(x, 4, (0, 4))[0])
     _, weighted = nm.numpy_histogram_model(x, rule, np.ones(x.size), strategy=plan.GLOBAL, sms=1, address=8,
-                                           return_stats=True)
+                                           aggregate="warp_runs", return_stats=True)
     _, runs = nm.numpy_histogram_model(x, rule, np.ones(x.size), strategy=plan.GLOBAL, sms=1, address=8,
                                        aggregate="runs", return_stats=True)
     assert weighted["global_atomics"] == runs["global_atomics"]  # weights: runs of a thread
