@@ -112,10 +112,15 @@ class BinRule:
         }
 
     def arguments(self) -> tuple:
-        """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale) as the kernel takes them."""
-        first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
-        return tuple(_kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div,
-                                                 float(self.guess_scale)))
+        """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale) as the kernel takes them (made once: a cached
+        rule serves every call, and the conversions cost more than the launch's own host work)."""
+        made = self.__dict__.get("_arguments")  # the instance's dict: frozen fields, a memo beside them
+        if made is None:
+            first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
+            made = self.__dict__["_arguments"] = tuple(
+                _kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div,
+                                            float(self.guess_scale)))
+        return made
 
 
 # ---- NumPy's own helpers, as numpy/lib/_histograms_impl.py has them ------------------------------------------

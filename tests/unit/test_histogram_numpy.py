@@ -9,8 +9,10 @@ Counts are compared exactly.  Float weights are summed in float64 on the device 
 
 import numpy as np
 import pytest
+from test_interop import fake_gpu  # noqa: F401  (the fake device's fixture)
 
 import pyscan
+from pyscan.histograms import numpy_histogram as nh
 from pyscan.histograms import numpy_models as nm
 from pyscan.histograms import numpy_plan as plan
 from pyscan.runtime.loader import build_source, signature
@@ -527,3 +529,44 @@ def test_guess_gives_numpys_bins(dtype, bins, range_, rng):
     got = nm.bins_of(x.astype(plan.key_dtype(dtype)), rule)
     np.testing.assert_array_equal(got, nm.bins_of(x.astype(plan.key_dtype(dtype)), exact))
     np.testing.assert_array_equal(np.bincount(got[got >= 0], minlength=bins), np.histogram(x, bins, range_)[0])
+
+
+# ---- the host's work per call, on the fake device of test_interop ----------------------------------------------
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
+    """A cached rule's arrays are uploaded (and waited for) once; later calls with the same bins and range only
+    allocate, zero, launch and copy the edges, on the caller's stream: no synchronize, no host-to-device copy."""
+    from test_interop import FakeDeviceArray
+
+    from pyscan.histograms import launch
+    from pyscan.runtime import driver
+
+    ops = []
+
+    class Allocation:
+        def __init__(self, nbytes):
+            self.buffer = np.zeros(max(1, nbytes), np.uint8)
+            self.address = self.buffer.ctypes.data
+
+    class Kernel:
+        def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+            ops.append(("launch", stream))
+
+    for name in ("memset32", "copy_dtod", "copy_htod", "synchronize"):
+        monkeypatch.setattr(driver, name, lambda *args, name=name: ops.append((name, args[-1])))
+    monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: ops.append(("allocate", stream))
+                        or Allocation(nbytes))
+    monkeypatch.setattr(driver, "multiprocessor_count", lambda ordinal: 132)
+    monkeypatch.setattr(nh, "get_kernel", lambda *args, **kwargs: Kernel())
+    monkeypatch.setattr(launch, "get_kernel", lambda *args, **kwargs: Kernel())
+    for host, top in ((np.zeros(4099, np.float32), 37.5), (np.zeros(4099, np.uint8), 255)):
+        x = FakeDeviceArray(host)
+        pyscan.histogram(x, 77, range=(0, top))  # the first call makes the rule and uploads its arrays
+        ops.clear()
+        hist, edges = pyscan.histogram(x, 77, range=(0, top))
+        assert isinstance(hist, FakeDeviceArray) and isinstance(edges, FakeDeviceArray)
+        names = [name for name, _ in ops]
+        assert "synchronize" not in names and "copy_htod" not in names, ops
+        assert {stream for _, stream in ops} == {7}, ops  # FakeKind.current_stream: the caller's stream
+        assert names.count("launch") == (2 if host.dtype == np.uint8 else 1)  # bytes: fast.cu, then the fold
