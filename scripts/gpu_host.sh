@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
-#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize)   (logs and pictures under $OUT, or ./gpu-out)
+#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram)   (logs and pictures under $OUT, or ./gpu-out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -40,5 +40,9 @@ for stage in "$@"; do
     bench)    python3 -m pyscan bench all --json "$out/bench.json" --plot "$out/bench.png" 2>"$out/bench_progress.log" \
                 | tee "$out/bench.txt" | tail -80 ;;
     sanitize) python3 -m pyscan check --sanitize 2>&1 | tee "$out/sanitize.log" | tail -30 ;;
+    histogram) { python3 pyscan_tools/lab/histogram_call_profile.py
+                 python3 pyscan_tools/lab/histogram_aggregation.py --size 2^26 --rounds 3 --calls 10
+                 python3 -m pyscan bench numpy_histogram bincount --no-driver --json "$out/bench_histogram.json" \
+                   2>"$out/bench_histogram_progress.log"; } 2>&1 | tee "$out/histogram.log" | tail -120 ;;
   esac
 done
