@@ -12,12 +12,6 @@
 // are partials, an (outer, chunks, inner) array that the host reduces again with this same kernel (a second pass,
 // as in PMPP §10.7 without its atomics).  No atomics: every output is a fixed tree of the inputs, so float sums are
 // reproducible run to run and bounded (pyscan/reductions/axis.py, error_depth).
-#ifndef IN_TYPE
-#define IN_TYPE ELEM_TYPE
-#endif
-#ifndef OUT_TYPE
-#define OUT_TYPE ELEM_TYPE
-#endif
 #include "../common/operators.cuh"
 
 using InT = IN_TYPE;

@@ -12,12 +12,6 @@
 //   one shared-memory tree of the warp results (fast.cu's block), one result per segment.  With splits > 1 the
 //   results are per-segment partials, a (rows, splits) table the host reduces again with these same kernels.
 // No atomics: each output is a fixed tree of the inputs, so float sums are reproducible run to run.
-#ifndef IN_TYPE
-#define IN_TYPE ELEM_TYPE
-#endif
-#ifndef OUT_TYPE
-#define OUT_TYPE ELEM_TYPE
-#endif
 #include "../common/operators.cuh"
 
 #ifndef SHORT_ROW

@@ -27,12 +27,6 @@
 //
 // Lengths: element offsets are 64-bit ((o * n + row) * inner + lane); tickets and block counts are 32-bit
 // (groups * chunks < 2^31), status slots 64-bit.
-#ifndef IN_TYPE
-#define IN_TYPE ELEM_TYPE
-#endif
-#ifndef OUT_TYPE
-#define OUT_TYPE ELEM_TYPE
-#endif
 #include "../common/operators.cuh"
 #include "../common/tile_status.cuh"
 

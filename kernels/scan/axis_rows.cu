@@ -26,12 +26,6 @@
 //
 // Lengths: every element index is 64-bit; tile indices are 32-bit ints (num_tiles < 2^31: 2^43 elements).
 // Status words and the epoch protocol: ../common/tile_status.cuh (the same buffers' rules as decoupled_lookback.cu).
-#ifndef IN_TYPE
-#define IN_TYPE ELEM_TYPE
-#endif
-#ifndef OUT_TYPE
-#define OUT_TYPE ELEM_TYPE
-#endif
 #include "../common/operators.cuh"
 #include "../common/tile_status.cuh"
 

@@ -42,11 +42,11 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     one of numpy_plan.AGGREGATIONS for the strategy's kernel (None: numpy_plan.AGGREGATE's for it)."""
     weighted = weights is not None
     chosen, copies = plan.choose_strategy(rule.bins, weighted, strategy, np.dtype(data.dtype).itemsize)
-    aggregations = dict(plan.AGGREGATE)
+    aggregations = plan.AGGREGATE
     if aggregate is not None:
         if aggregate not in plan.AGGREGATIONS:
             raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
-        aggregations[chosen] = aggregate
+        aggregations = {**plan.AGGREGATE, chosen: aggregate}
     call.memset32(out, 0, 2 * rule.bins)
     if data.size == 0 or rule.bins == 0:
         return out
@@ -108,11 +108,6 @@ def _address(view) -> int:
     return 0 if view is None else int(view.gpudata)
 
 
-def _scalar_key(value) -> tuple:
-    # 1, 1.0, np.float32(1) and -0.0 give NumPy different edges: the type and repr tell them apart
-    return type(value).__qualname__, repr(value), value
-
-
 @functools.lru_cache(maxsize=16)
 def _cached_uniform_rule(dtype_str: str, count: int, first: tuple, last: tuple, explicit_range: bool):
     rule = plan.uniform_rule(np.dtype(dtype_str), count, first[2], last[2], explicit_range=explicit_range)
@@ -123,7 +118,8 @@ def _cached_uniform_rule(dtype_str: str, count: int, first: tuple, last: tuple, 
 def _uniform_rule(dtype, count: int, first, last, *, explicit_range: bool) -> plan.BinRule:
     """plan.uniform_rule, made once per (dtype, bins, range) of the last 16 (NumPy's edges of 2^20 bins take
     milliseconds to make)."""
-    return _cached_uniform_rule(np.dtype(dtype).str, count, _scalar_key(first), _scalar_key(last), explicit_range)
+    return _cached_uniform_rule(np.dtype(dtype).str, count, plan.scalar_key(first), plan.scalar_key(last),
+                                explicit_range)
 
 
 def device_min_max(data, call) -> tuple:

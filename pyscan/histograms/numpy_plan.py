@@ -175,8 +175,10 @@ def _first_true(predicate, low: int, high: int):
     return low
 
 
-def _scalar_key(value) -> tuple:
-    return type(value).__name__, value
+def scalar_key(value) -> tuple:
+    """A range end as a cache key: 1, 1.0, np.float32(1) and -0.0 give NumPy different edges or comparisons, and
+    are equal (or hash alike) as plain values, so the type and the repr go with the value."""
+    return type(value).__qualname__, repr(value), value
 
 
 @functools.lru_cache(maxsize=512)
@@ -184,7 +186,7 @@ def _kept_range(dtype_str: str, first: tuple, last: tuple) -> tuple:
     """(lo, hi): the smallest and largest values x of the dtype with first_edge <= x <= last_edge as NumPy compares
     an array of the dtype with those scalars (np.array([x], dtype) >= first_edge); (highest, lowest) if none."""
     dtype = np.dtype(dtype_str)
-    first_edge, last_edge = first[1], last[1]
+    first_edge, last_edge = first[2], last[2]
     low, high, value = _ordered_values(dtype)
 
     def at_least_first(key):
@@ -290,7 +292,7 @@ def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: boo
         norm_dt = np.asarray(norm_denom).astype(div_type)[()]
         bins_dt = (np.ones(1, div_type) * bins)[0]
     if explicit_range:
-        lo, hi = _kept_range(dtype.str, _scalar_key(first), _scalar_key(last))
+        lo, hi = _kept_range(dtype.str, scalar_key(first), scalar_key(last))
     else:
         lo, hi = _lowest_highest(dtype)
     kdtype = key_dtype(dtype)
