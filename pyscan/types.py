@@ -173,7 +173,11 @@ def operator(op, identity=None):
     if op.strip().isidentifier() and op.strip() not in expressions.OPERATOR_VARIABLES:
         raise ValueError(f"unknown op {op!r}: expected one of {', '.join(map(repr, OPERATORS))}, or a C expression "
                          "in a and b with identity= (op='a * b', identity=1)")
-    expression = expressions.parse(op, expressions.OPERATOR_VARIABLES, "op")
+    try:
+        expression = expressions.parse(op, expressions.OPERATOR_VARIABLES, "op")
+    except expressions.ExpressionError as e:
+        raise expressions.ExpressionError(f"{e}\nop= is one of {', '.join(map(repr, OPERATORS))}, or a C expression "
+                                          "in a and b with identity= (op='a * b', identity=1)") from None
     if identity is None:
         raise ValueError(f"op={op!r}: a custom operator needs identity=, the value e with e op x == x == x op e "
                          "(0 for a + b, 1 for a * b, -inf or the lowest integer for max(a, b)): it pads partial "
