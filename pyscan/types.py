@@ -148,12 +148,15 @@ class CustomOperator:
 
 
 def _identity_key(v) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return repr(bool(v))
+    """One spelling per value (0, 0.0 and False are one identity; -0.0 is another): equal keys, equal kernels."""
     if isinstance(v, numbers.Integral):
         return repr(int(v))
     f = float(v)
-    return "nan" if math.isnan(f) else float.hex(f)
+    if math.isnan(f):
+        return "nan"
+    if f.is_integer() and math.copysign(1.0, f) > 0 or f.is_integer() and f != 0:
+        return repr(int(f))
+    return float.hex(f)
 
 
 def operator(op, identity=None):

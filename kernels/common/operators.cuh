@@ -117,7 +117,8 @@ __device__ __forceinline__ OUT_TYPE op_store(T v) { return convert<OUT_TYPE>(con
 // pyscan/expressions.py checks an expression, writes it back as C calling these (max -> pyscan_max, ...) and
 // evaluates the same tree with NumPy for the step-models: defining them here, for every pair of argument types,
 // keeps the two sides in agreement (CUDA's own max/min/abs overloads differ by type, and some mixed calls such as
-// max(float, int) are ambiguous).  Arguments take C's usual arithmetic conversions (decltype(a + b)).
+// max(float, int) are ambiguous).  Arguments take C's usual arithmetic conversions (decltype(a + b)).  __host__ too:
+// tests/unit/test_custom_operators.py compiles expressions for the CPU and holds the NumPy evaluator to them.
 #if OP == OP_EXPR || defined(MAP_EXPRESSION)
 #include <cuda/std/bit>  // cuda::std::bit_cast: OP_IDENTITY's exact literals
 
@@ -126,30 +127,30 @@ using floating_t = typename cuda::std::conditional<cuda::std::is_floating_point<
 
 // max / min of floating types ignore a NaN operand, as CUDA's max/min of floats (fmaxf) do; op="max" propagates it.
 template <typename A, typename B>
-__device__ __forceinline__ auto pyscan_max(A a, B b) {
+__host__ __device__ __forceinline__ auto pyscan_max(A a, B b) {
     using C = decltype(a + b);
     if constexpr (cuda::std::is_floating_point<C>::value) return (C)fmax((C)a, (C)b);
     else return (C)a < (C)b ? (C)b : (C)a;
 }
 template <typename A, typename B>
-__device__ __forceinline__ auto pyscan_min(A a, B b) {
+__host__ __device__ __forceinline__ auto pyscan_min(A a, B b) {
     using C = decltype(a + b);
     if constexpr (cuda::std::is_floating_point<C>::value) return (C)fmin((C)a, (C)b);
     else return (C)b < (C)a ? (C)b : (C)a;
 }
 template <typename A, typename B>
-__device__ __forceinline__ auto pyscan_fmax(A a, B b) {
+__host__ __device__ __forceinline__ auto pyscan_fmax(A a, B b) {
     using F = floating_t<decltype(a + b)>;
     return (F)fmax((F)a, (F)b);
 }
 template <typename A, typename B>
-__device__ __forceinline__ auto pyscan_fmin(A a, B b) {
+__host__ __device__ __forceinline__ auto pyscan_fmin(A a, B b) {
     using F = floating_t<decltype(a + b)>;
     return (F)fmin((F)a, (F)b);
 }
 // abs of a signed integer negates on the unsigned type (abs of the lowest value stays it, as NumPy's np.abs).
 template <typename A>
-__device__ __forceinline__ auto pyscan_abs(A a) {
+__host__ __device__ __forceinline__ auto pyscan_abs(A a) {
     using P = decltype(+a);
     if constexpr (cuda::std::is_floating_point<P>::value) return (P)fabs((P)a);
     else if constexpr (cuda::std::is_signed<P>::value) {
@@ -158,15 +159,15 @@ __device__ __forceinline__ auto pyscan_abs(A a) {
     } else return (P)a;
 }
 template <typename A>
-__device__ __forceinline__ auto pyscan_fabs(A a) { using F = floating_t<decltype(+a)>; return (F)fabs((F)a); }
+__host__ __device__ __forceinline__ auto pyscan_fabs(A a) { using F = floating_t<decltype(+a)>; return (F)fabs((F)a); }
 template <typename A>
-__device__ __forceinline__ auto pyscan_sqrt(A a) { using F = floating_t<decltype(+a)>; return (F)sqrt((F)a); }
+__host__ __device__ __forceinline__ auto pyscan_sqrt(A a) { using F = floating_t<decltype(+a)>; return (F)sqrt((F)a); }
 template <typename A>
-__device__ __forceinline__ auto pyscan_floor(A a) { using F = floating_t<decltype(+a)>; return (F)floor((F)a); }
+__host__ __device__ __forceinline__ auto pyscan_floor(A a) { using F = floating_t<decltype(+a)>; return (F)floor((F)a); }
 template <typename A>
-__device__ __forceinline__ auto pyscan_ceil(A a) { using F = floating_t<decltype(+a)>; return (F)ceil((F)a); }
+__host__ __device__ __forceinline__ auto pyscan_ceil(A a) { using F = floating_t<decltype(+a)>; return (F)ceil((F)a); }
 template <typename A>
-__device__ __forceinline__ auto pyscan_trunc(A a) { using F = floating_t<decltype(+a)>; return (F)trunc((F)a); }
+__host__ __device__ __forceinline__ auto pyscan_trunc(A a) { using F = floating_t<decltype(+a)>; return (F)trunc((F)a); }
 #endif
 
 // An element of x at index i as a reduction combines it: op_load, or with a map (MAP_EXPRESSION(x, i), pyscan.reduce's
