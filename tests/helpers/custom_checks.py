@@ -28,6 +28,31 @@ NAMED = {"add": "add", "max": "max", "mul": "mul"}
 DTYPES = (np.bool_, np.int8, np.uint16, np.int32, np.int64, np.uint64, np.float16, np.float32, np.float64)
 
 
+# An associative operator that is not commutative: affine maps v -> m v + c (mod 2^32) packed as (m << 32) | c in
+# a uint64, composed left to right -- the operator of a linear recurrence y[k] = m[k] y[k-1] + c[k].  Its identity
+# is the map v -> v, (1 << 32) | 0.  The scans keep the combines in order and must reproduce the sequential
+# result; the reductions other than `simple` pair elements out of order (commutative operators only).
+AFFINE = ("(((a >> 32) * (b >> 32)) << 32) | (((a & 0xffffffffull) * (b >> 32) + (b & 0xffffffffull)) "
+          "& 0xffffffffull)")
+AFFINE_IDENTITY = 1 << 32
+
+
+def affine_reference(x: np.ndarray) -> np.ndarray:
+    """The sequential scan of packed affine maps (np.frompyfunc's left fold on Python ints)."""
+    def compose(p, q):
+        return (((p >> 32) * (q >> 32) % 2**32) << 32) | (((p & 0xFFFFFFFF) * (q >> 32) + (q & 0xFFFFFFFF)) % 2**32)
+
+    if x.size == 0:
+        return x.copy()
+    return np.frompyfunc(compose, 2, 1).accumulate(x.astype(object)).astype(np.uint64)
+
+
+def affine_maps(rng, n) -> np.ndarray:
+    m = rng.integers(0, 2**32, n, dtype=np.uint64)
+    c = rng.integers(0, 2**32, n, dtype=np.uint64)
+    return (m << np.uint64(32)) | c
+
+
 def expression(name: str) -> str:
     return OPS[name][0]
 

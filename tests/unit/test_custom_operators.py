@@ -13,7 +13,19 @@ import subprocess
 import numpy as np
 import pytest
 from bad_input_checks import raises_clearly
-from custom_checks import DTYPES, OPS, check_reduce, check_scan, expression, identity_for, make
+from custom_checks import (
+    AFFINE,
+    AFFINE_IDENTITY,
+    DTYPES,
+    OPS,
+    affine_maps,
+    affine_reference,
+    check_reduce,
+    check_scan,
+    expression,
+    identity_for,
+    make,
+)
 from test_interop import FakeDeviceArray, _host, fake_gpu  # noqa: F401  (the fake device's fixture)
 
 import pyscan
@@ -506,6 +518,25 @@ def test_unusual_associative_expressions_against_python_loops():
             np.testing.assert_array_equal(got, want_scan, err_msg=f"{algorithm} {source}")
         for algorithm in REDUCTIONS.names():
             assert REDUCTIONS.get(algorithm).model(data, op=source, identity=e, dtype=value) == want_scan[-1]
+
+
+@pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
+def test_scans_keep_the_order_of_a_non_commutative_operator(exclusive):
+    """Affine maps composed left to right (a linear recurrence): associative, not commutative.  Every scan model
+    gives the sequential result (the kernels combine earlier values on the left everywhere, the look-back windows
+    included); of the reductions, `simple` keeps the order and the others do not (they need commutativity)."""
+    rng = np.random.default_rng(21)
+    for n in (1, 2, 33, 2049, 9001, 20011):
+        x = affine_maps(rng, n)
+        want = affine_reference(x)
+        if exclusive:
+            want = np.concatenate([np.array([AFFINE_IDENTITY], np.uint64), want[:-1]])
+        for algorithm in SCANS.names():
+            got = SCANS.get(algorithm).model(x, op=AFFINE, identity=AFFINE_IDENTITY, exclusive=exclusive)
+            np.testing.assert_array_equal(got, want, err_msg=f"{algorithm} n={n}")
+    x = affine_maps(rng, 5000)
+    assert REDUCTIONS.get("simple").model(x, op=AFFINE, identity=AFFINE_IDENTITY) == affine_reference(x)[-1]
+    assert REDUCTIONS.get("fast").model(x, op=AFFINE, identity=AFFINE_IDENTITY) != affine_reference(x)[-1]
 
 
 def test_custom_operators_convert_every_combine_to_the_result_dtype():
