@@ -115,8 +115,11 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     "mul", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor" (integers and bool), "logical_and",
     "logical_or" (a bool result) -- or a C expression in a and b with identity=, as PyCUDA's ReductionKernel's
     reduce_expr: reduce(x, op="max(a, b)", identity=-np.inf).  Custom operators as in pyscan.scan (its docstring):
-    associative, the result dtype x's unless dtype= is given, every combine converted to it; every algorithm takes
-    them (segmented and coarsened combine their blocks with an atomicCAS loop; axis for its four dtypes).
+    the result dtype x's unless dtype= is given, every combine converted to it; every algorithm takes them
+    (segmented and coarsened combine their blocks with an atomicCAS loop; axis for its four dtypes).  A reduction's
+    operator must be associative and commutative: every algorithm but simple pairs elements out of order
+    (convergent's thread t takes t + stride, the fast kernel's accumulators stride through x, atomics arrive in
+    any order).
 
     map="x*x": a C expression in x (the element, in x's own type widened to at least 32 bits: int8 and bool as int,
     float16 as float) and i (its 64-bit index), applied to every element as the kernels load it, so it costs no

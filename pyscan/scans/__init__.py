@@ -96,7 +96,9 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     Custom operators (pyscan.expressions has the grammar: numbers, a and b, C's operators, casts, ?:, and the
     functions max, min, fmax, fmin, abs, fabs, sqrt, floor, ceil, trunc; nothing else).  The operator must be
     associative (PMPP §11.1): every algorithm groups the combines its own way, so a - b gives different answers
-    from different algorithms (demos/custom_operator.py).  identity= is required: e with e op v == v == v op e for
+    from different algorithms (demos/custom_operator.py).  It need not be commutative: every scan keeps the order,
+    the earlier value on the left (the composition of affine maps -- a linear recurrence -- scans correctly).
+    identity= is required: e with e op v == v == v op e for
     every v, held exactly by the result dtype; it pads partial sections and starts exclusive scans.  The result
     dtype is x's unless dtype= chooses one (NumPy has no accumulator rule for an expression); a and b are values of
     it (widened to at least 32 bits: int8 as int, float16 as float) and every combine's value is converted back to

@@ -35,6 +35,10 @@ DTYPES = (np.bool_, np.int8, np.uint16, np.int32, np.int64, np.uint64, np.float1
 AFFINE = ("(((a >> 32) * (b >> 32)) << 32) | (((a & 0xffffffffull) * (b >> 32) + (b & 0xffffffffull)) "
           "& 0xffffffffull)")
 AFFINE_IDENTITY = 1 << 32
+# The same on int64 (the axis kernels' dtypes), through unsigned casts: x.view(np.int64) of the same maps.
+AFFINE_SIGNED = ("(long long)(((((unsigned long long)a >> 32) * ((unsigned long long)b >> 32)) << 32) | "
+                 "((((unsigned long long)a & 0xffffffffull) * ((unsigned long long)b >> 32) + "
+                 "((unsigned long long)b & 0xffffffffull)) & 0xffffffffull))")
 
 
 def affine_reference(x: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from bad_input_checks import raises_clearly
 from custom_checks import (
     AFFINE,
     AFFINE_IDENTITY,
+    AFFINE_SIGNED,
     DTYPES,
     OPS,
     affine_maps,
@@ -534,6 +535,9 @@ def test_scans_keep_the_order_of_a_non_commutative_operator(exclusive):
         for algorithm in SCANS.names():
             got = SCANS.get(algorithm).model(x, op=AFFINE, identity=AFFINE_IDENTITY, exclusive=exclusive)
             np.testing.assert_array_equal(got, want, err_msg=f"{algorithm} n={n}")
+        signed = SCANS.get("axis").model(x.view(np.int64), op=AFFINE_SIGNED, identity=AFFINE_IDENTITY,
+                                         exclusive=exclusive)
+        np.testing.assert_array_equal(signed.view(np.uint64), want, err_msg=f"axis, int64, n={n}")
     x = affine_maps(rng, 5000)
     assert REDUCTIONS.get("simple").model(x, op=AFFINE, identity=AFFINE_IDENTITY) == affine_reference(x)[-1]
     assert REDUCTIONS.get("fast").model(x, op=AFFINE, identity=AFFINE_IDENTITY) != affine_reference(x)[-1]
