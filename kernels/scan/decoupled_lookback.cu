@@ -33,8 +33,9 @@
 //      look-back (a block holds the index of the tile it prefetched; if that tile's A waited for this look-back,
 //      look-backs would wait on look-backs, a chain through the blocks);
 //   4. warp 0 publishes A(aggregate) (tile 0: P(aggregate)), looks back 32 predecessors at a time (one lane each:
-//      ballot to wait until none is X, ballot to find the nearest P, shuffle-reduce of the values up to it), then
-//      publishes P(exclusive prefix (+) aggregate);
+//      ballot to wait until none is X, ballot to find the nearest P, shuffle-reduce of the values up to it, in
+//      tile order: window_reduce), then publishes P(exclusive prefix (+) aggregate).  Every combine of the scan
+//      keeps the earlier value on the left, so the operator need not be commutative;
 //   5. each thread rescans its items (read again from shared memory: no registers held over the look-back) from
 //      its prefix, writes them to its warp's region, and the warp stores its part with coalesced 16-byte
 //      streaming stores.
