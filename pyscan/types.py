@@ -154,7 +154,7 @@ def _identity_key(v) -> str:
     f = float(v)
     if math.isnan(f):
         return "nan"
-    if f.is_integer() and math.copysign(1.0, f) > 0 or f.is_integer() and f != 0:
+    if f.is_integer() and math.copysign(1.0, f) > 0 or f.is_integer() and f != 0:  # not -0.0
         return repr(int(f))
     return float.hex(f)
 
