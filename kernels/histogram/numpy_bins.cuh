@@ -15,6 +15,12 @@
 //     index -= t < edges[index];  index += t >= edges[index + 1] and index != bins - 1
 //   Every operation rounds once, as NumPy's loops do (float16: in float, then rounded to half, as NumPy's half
 //   loops do); the _rn intrinsics keep nvcc from contracting or approximating.
+//   BIN_GUESS (32 or 64; 0: NumPy's f exactly) replaces the division by a multiplication with the host's
+//   guess_scale = bins / (last_edge - first_edge), in float or double.  The correction against the edges makes the
+//   index the bin the edges say whenever the first guess is within one bin of it; NumPy's f and the guess both are
+//   whenever their error is under half a bin, so the results are NumPy's.  The host (numpy_plan.choose_guess)
+//   takes a guess only where it can bound both errors that way, and only for strictly increasing edges; the
+//   division and the float64 conversions were most of the kernel's instructions.
 // * BIN_EDGES (bins=a sequence): NumPy's searchsorted path.  Bin i holds edges[i] <= x < edges[i + 1], the last
 //   bin also x == edges[bins]; compared in NumPy's common type of data and edges (EDGE_T), by binary search.  NaN
 //   is never counted (NumPy sorts it after every edge).
@@ -41,6 +47,9 @@
 #endif
 #ifndef DT_BITS
 #define DT_BITS 64
+#endif
+#ifndef BIN_GUESS
+#define BIN_GUESS 32  // 0: NumPy's f; 32: (t - first_edge) * scale in float; 64: in double (see above)
 #endif
 
 __device__ __forceinline__ float round_to_half(float x) { return __half2float(__float2half_rn(x)); }
@@ -83,6 +92,7 @@ struct BinRule {
     EDGE_T first_edge;    // BIN_UNIFORM: first_edge in the bin type
     DIV_T norm_denom;     // BIN_UNIFORM: last_edge - first_edge as NumPy computes it, in DT
     DIV_T bins_as_div;    // BIN_UNIFORM: bins in DT
+    double guess_scale;   // BIN_UNIFORM with BIN_GUESS: bins / (last_edge - first_edge) (a float's value for 32)
     const EDGE_T* edges;  // BIN_UNIFORM: the bins + 1 edges in the bin type; BIN_EDGES: in the common type
 
     // The bin of a value, or -1 where NumPy does not count it.
@@ -93,7 +103,15 @@ struct BinRule {
 #if BT_BITS == 16
         t = round_to_half(t);  // exact for the data that reach here (float16, int8, uint8)
 #endif
+#if BIN_GUESS == 32 && BT_BITS == 32
+        const float f = __fmul_rn(bt_subtract(t, first_edge), (float)guess_scale);  // NumPy's subtraction, then *
+#elif BIN_GUESS == 32
+        const float f = __fmul_rn(__fsub_rn((float)key, (float)first_edge), (float)guess_scale);
+#elif BIN_GUESS == 64
+        const double f = __dmul_rn((double)bt_subtract(t, first_edge), guess_scale);
+#else
         const DIV_T f = dt_multiply(dt_divide((DIV_T)bt_subtract(t, first_edge), norm_denom), bins_as_div);
+#endif
         long long index = (long long)f;  // truncation, as astype(np.intp)
         if (index >= bins) index = bins - 1;
         if (index < 0) index = 0;

@@ -39,9 +39,17 @@ def bins_of(keys, rule: plan.BinRule) -> np.ndarray:
         div_type = np.dtype(np.float64) if rule.dt_bits == 64 else np.dtype(np.float32)
         with np.errstate(all="ignore"):
             t = _round(keys[keep].astype(edge_type), rule.bt_bits)
-            difference = _round(t - edge_type.type(rule.first_edge), rule.bt_bits)
-            quotient = _round(difference.astype(div_type) / div_type.type(rule.norm_denom), rule.dt_bits)
-            f = _round(quotient * div_type.type(rule.bins_as_div), rule.dt_bits)
+            if rule.guess_bits == 32 and rule.bt_bits == 32:  # NumPy's subtraction, then * the scale in float
+                f = (t - edge_type.type(rule.first_edge)) * np.float32(rule.guess_scale)
+            elif rule.guess_bits == 32:  # t and first rounded to float first
+                f = ((keys[keep].astype(np.float32) - np.float32(rule.first_edge)) * np.float32(rule.guess_scale))
+            elif rule.guess_bits == 64:
+                difference = _round(t - edge_type.type(rule.first_edge), rule.bt_bits)
+                f = difference.astype(np.float64) * np.float64(rule.guess_scale)
+            else:
+                difference = _round(t - edge_type.type(rule.first_edge), rule.bt_bits)
+                quotient = _round(difference.astype(div_type) / div_type.type(rule.norm_denom), rule.dt_bits)
+                f = _round(quotient * div_type.type(rule.bins_as_div), rule.dt_bits)
             index = f.astype(np.int64)  # truncation, as (long long)f
         index = np.clip(index, 0, bins - 1)
         down = t < rule.edges[index]

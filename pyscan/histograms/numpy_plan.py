@@ -99,6 +99,8 @@ class BinRule:
     bins_as_div: object = 0.0  # UNIFORM: bins in DT
     bt_bits: int = 64
     dt_bits: int = 64
+    guess_bits: int = 0  # UNIFORM: 32 or 64, the first guess of the bin by a multiplication (choose_guess); 0: NumPy's f
+    guess_scale: float = 0.0  # UNIFORM with a guess: bins / (last_edge - first_edge) (a float32's value for 32)
 
     def defines(self) -> dict:
         """The #defines of numpy_bins.cuh for this rule."""
@@ -106,12 +108,19 @@ class BinRule:
             "VALUE_T": VALUE_C_TYPES[self.dtype], "VALUE_IS_HALF": int(self.dtype == np.float16),
             "KEY_T": _c_type(self.dtype), "BIN_MODE": MODE_MACROS[self.mode], "EDGE_T": _c_type(self.edges.dtype),
             "BT_BITS": self.bt_bits, "DIV_T": _float_c_type(self.dt_bits), "DT_BITS": self.dt_bits,
+            "BIN_GUESS": self.guess_bits,
         }
 
     def arguments(self) -> tuple:
-        """(lo, hi, first_edge, norm_denom, bins_as_div) as the kernel takes them."""
-        first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
-        return tuple(_kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div))
+        """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale) as the kernel takes them (made once: a cached
+        rule serves every call, and the conversions cost more than the launch's own host work)."""
+        made = self.__dict__.get("_arguments")  # the instance's dict: frozen fields, a memo beside them
+        if made is None:
+            first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
+            made = self.__dict__["_arguments"] = tuple(
+                _kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div,
+                                            float(self.guess_scale)))
+        return made
 
 
 # ---- NumPy's own helpers, as numpy/lib/_histograms_impl.py has them ------------------------------------------
@@ -233,6 +242,37 @@ def check_range(range_) -> tuple:
     return first_edge, last_edge
 
 
+GUESS32_MAX_BINS = 2**20  # a float guess: f's rounding errors stay under bins * 2^-22 = 1/4 bin
+GUESS32_MAX_SPREAD = 2**19  # and, when t is rounded to float, max(|first|, |last|) * bins / width: under 1/8 bin
+
+
+def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.ndarray) -> tuple:
+    """(guess_bits, guess_scale): how the kernel guesses a value's bin before NumPy's correction against the edges
+    (numpy_bins.cuh, BIN_GUESS).  The correction gives the bin the edges say whenever the guess is within one bin
+    of it, and both NumPy's f and the guess are whenever each errs by less than half a bin; so a guess is taken only
+    where that is bounded:
+
+    * 32: f = (t - first) * scale in float.  For float32 data the subtraction is NumPy's own (the bin type is
+      float32), leaving the rounding of the product and of the scale: under 2^-23 * bins, a quarter bin for up to
+      GUESS32_MAX_BINS bins.  For other data t and first are rounded to float first, adding about
+      2^-22 * max(|first|, |last|) * bins / width bins: taken where that is under an eighth (GUESS32_MAX_SPREAD).
+      NumPy's own f errs no more (its subtraction is the same or exact, the rest in float64 or float32).
+    * 64: (t - first) in the bin type as NumPy computes it, times the scale in double: errs by ~2^-51 * bins.
+    * 0 (NumPy's arithmetic): float16 (whose bin type has 11 bits: NumPy's own f may err by more than a bin), and
+      edges that are not strictly increasing (repeated edges: the correction then depends on the first guess)."""
+    if bt_bits == 16 or edges.size < 2 or not bool(np.all(edges[1:] > edges[:-1])):
+        return 0, 0.0
+    first, last = float(first), float(last)
+    width = last - first
+    if not (width > 0 and np.isfinite(width)):
+        return 0, 0.0
+    scale = bins / width
+    spread = max(abs(first), abs(last)) * scale
+    if bins <= GUESS32_MAX_BINS and (bt_bits == 32 or spread <= GUESS32_MAX_SPREAD):
+        return 32, float(np.float32(scale))
+    return 64, scale
+
+
 def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: bool) -> BinRule:
     """bins equal bins over [first_edge, last_edge]: the range given (explicit_range) or the data's min and max
     (NumPy scalars of the data's dtype, already checked finite; every non-NaN value is then kept)."""
@@ -255,9 +295,11 @@ def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: boo
         lo, hi = _lowest_highest(dtype)
     kdtype = key_dtype(dtype)
     edge_dtype = np.dtype(np.float64) if bin_type == np.float64 else np.dtype(np.float32)
-    return BinRule(UNIFORM, dtype, bins, bin_edges.astype(edge_dtype), bin_edges, lo=kdtype.type(lo),
-                   hi=kdtype.type(hi), first_edge=first_bt, norm_denom=norm_dt, bins_as_div=bins_dt,
-                   bt_bits=_bits(bin_type), dt_bits=_bits(div_type))
+    edges = bin_edges.astype(edge_dtype)
+    guess_bits, guess_scale = choose_guess(_bits(bin_type), _bits(div_type), bins, first, last, edges)
+    return BinRule(UNIFORM, dtype, bins, edges, bin_edges, lo=kdtype.type(lo), hi=kdtype.type(hi),
+                   first_edge=first_bt, norm_denom=norm_dt, bins_as_div=bins_dt, bt_bits=_bits(bin_type),
+                   dt_bits=_bits(div_type), guess_bits=guess_bits, guess_scale=guess_scale)
 
 
 def check_edges(edges) -> np.ndarray:

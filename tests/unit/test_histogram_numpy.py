@@ -9,8 +9,10 @@ Counts are compared exactly.  Float weights are summed in float64 on the device 
 
 import numpy as np
 import pytest
+from test_interop import fake_gpu  # noqa: F401  (the fake device's fixture)
 
 import pyscan
+from pyscan.histograms import numpy_histogram as nh
 from pyscan.histograms import numpy_models as nm
 from pyscan.histograms import numpy_plan as plan
 from pyscan.runtime.loader import build_source, signature
@@ -387,27 +389,27 @@ def test_byte_rule_is_the_byte_mapping():
 @pytest.mark.parametrize("function", ["numpy_histogram_shared", "numpy_histogram_global"])
 def test_kernel_signatures(function):
     cases = {
-        "PPqibbdddPP": plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True),
-        "PPqifffddPP": plan.uniform_rule(np.float32, 10, -3.0, 3.0, explicit_range=True),
-        "PPqifffffPP": plan.uniform_rule(np.float16, 10, np.float16(0), np.float16(1),
+        "PPqibbddddPP": plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True),
+        "PPqifffdddPP": plan.uniform_rule(np.float32, 10, -3.0, 3.0, explicit_range=True),
+        "PPqifffffdPP": plan.uniform_rule(np.float16, 10, np.float16(0), np.float16(1),
                                           explicit_range=False),
-        "PPqiQQdddPP": plan.edges_rule(np.uint64, np.array([0, 5, 9], np.int64)),
-        "PPqiqqfddPP": plan.bincount_rule(np.int64, 10),
-        "PPqiIIIddPP": plan.edges_rule(np.uint32, np.array([0, 5, 9], np.uint8)),
+        "PPqiQQddddPP": plan.edges_rule(np.uint64, np.array([0, 5, 9], np.int64)),
+        "PPqiqqfdddPP": plan.bincount_rule(np.int64, 10),
+        "PPqiIIIdddPP": plan.edges_rule(np.uint32, np.array([0, 5, 9], np.uint8)),
     }
     for expected, rule in cases.items():
         source = build_source("histogram/numpy_histogram.cu", **rule.defines())
         assert signature(source, function) == expected, rule.defines()
-        assert len(rule.arguments()) == 5
+        assert len(rule.arguments()) == 6
 
 
 def test_other_kernel_signatures():
     defines = plan.uniform_rule(np.float16, 3, 0, 1, explicit_range=True).defines()
     source = build_source("histogram/min_max.cu", VALUE_T=defines["VALUE_T"], VALUE_IS_HALF=1, KEY_T="float")
     assert signature(source, "min_max_partials") == "PqffPPP"
-    for expected, rule in (("PibbdddPP", plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True)),
-                           ("PiBBdddPP", plan.byte_rule(100)), ("PiBBdddPP", plan.byte_rule(7, letters=True))):
-        # the fold: the launch in count_into passes (byte counts, bins, the rule's 5 arguments, edges, histogram)
+    for expected, rule in (("PibbddddPP", plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True)),
+                           ("PiBBddddPP", plan.byte_rule(100)), ("PiBBddddPP", plan.byte_rule(7, letters=True))):
+        # the fold: the launch in count_into passes (byte counts, bins, the rule's 6 arguments, edges, histogram)
         source = build_source("histogram/numpy_histogram.cu", **rule.defines())
         assert signature(source, "numpy_histogram_fold") == expected, rule.defines()
     source = build_source("histogram/histogram_finish.cu", SUM_T="double", OUT_T="__half", OUT_IS_HALF=1)
@@ -482,3 +484,89 @@ def test_check_cases_run_on_numpy_stand_ins(monkeypatch, rng):
     for c in found:
         runner = cases.HISTOGRAM.run_case if c.pattern == "numpy_histogram" else cases.BINCOUNT.run_case
         assert runner(c, rng) == ("ok", ""), c.label
+
+
+# ---- the first guess of a bin by a multiplication (numpy_plan.choose_guess, numpy_bins.cuh BIN_GUESS) ----------
+
+def test_choose_guess():
+    edges = np.linspace(0, 1, 101)
+    assert plan.choose_guess(32, 64, 100, 0.0, 1.0, edges.astype(np.float32))[0] == 32
+    assert plan.choose_guess(64, 64, 100, 0, 100, edges)[0] == 32  # small spread: float is enough
+    assert plan.choose_guess(64, 64, 100, 1e9, 1e9 + 100, edges)[0] == 64  # t rounded to float would miss bins
+    assert plan.choose_guess(32, 32, 2**21, 0.0, 1.0, np.arange(2**21 + 1, dtype=np.float32))[0] == 64
+    assert plan.choose_guess(16, 16, 10, 0.0, 1.0, edges[:11])[0] == 0  # float16: NumPy's own f may miss
+    assert plan.choose_guess(32, 64, 2, 0.0, 1.0, np.array([0, 0, 1], np.float32))[0] == 0  # a repeated edge
+    bits, scale = plan.choose_guess(32, 64, 3, 0.0, 0.7, np.array([0, 0.2, 0.5, 0.7], np.float32))
+    assert bits == 32 and scale == float(np.float32(3 / 0.7))
+
+
+GUESS_CASES = [  # (dtype, bins, range): spreads from 1 to far past the float guess, bins up to 2^20, odd widths
+    (np.float32, 100, (0, 100)), (np.float32, 7, (-3.3, 2.9)), (np.float32, 2**20, (0, 1)),
+    (np.float32, 100, (1e4, 1e4 + 50)), (np.float64, 100, (0, 1)), (np.float64, 999, (1e12, 1e12 + 7)),
+    (np.float64, 2**20, (-5, 5)), (np.int32, 100, (0, 100)), (np.int32, 4096, (-2**31, 2**31 - 1)),
+    (np.int32, 37, (2**30, 2**30 + 1000)), (np.int64, 100, (-2**62, 2**62)), (np.int64, 10, (2**52, 2**52 + 999)),
+    (np.uint64, 3, (0, 2**62)), (np.uint8, 100, (0, 256)), (np.int16, 2**15, (-2**15, 2**15 - 1)),
+]
+
+
+@pytest.mark.parametrize("dtype, bins, range_", GUESS_CASES, ids=lambda v: str(v))
+def test_guess_gives_numpys_bins(dtype, bins, range_, rng):
+    """The guessed first bin, corrected against the edges, is NumPy's bin for every value on an edge, one ulp (or
+    one) beside it, and random values in and around the range; and equals the model of NumPy's own arithmetic."""
+    import dataclasses
+
+    dtype = np.dtype(dtype)
+    rule = plan.uniform_rule(dtype, bins, *range_, explicit_range=True)
+    x = np.concatenate([_neighbours(rule.bin_edges[:: max(1, bins // 4096)], dtype),
+                        _neighbours(rule.bin_edges[-3:], dtype), _data(dtype, 5000, rng)])
+    if dtype.kind == "f":
+        x = np.concatenate([x, rng.uniform(range_[0], range_[1], 5000).astype(dtype)])
+    else:
+        info = np.iinfo(dtype)
+        low, high = max(int(range_[0]), int(info.min)), min(int(range_[1]), int(info.max))
+        x = np.concatenate([x, rng.integers(low, high, 5000, endpoint=True, dtype=dtype)])
+    exact = dataclasses.replace(rule, guess_bits=0, guess_scale=0.0)
+    got = nm.bins_of(x.astype(plan.key_dtype(dtype)), rule)
+    np.testing.assert_array_equal(got, nm.bins_of(x.astype(plan.key_dtype(dtype)), exact))
+    np.testing.assert_array_equal(np.bincount(got[got >= 0], minlength=bins), np.histogram(x, bins, range_)[0])
+
+
+# ---- the host's work per call, on the fake device of test_interop ----------------------------------------------
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
+    """A cached rule's arrays are uploaded (and waited for) once; later calls with the same bins and range only
+    allocate, zero, launch and copy the edges, on the caller's stream: no synchronize, no host-to-device copy."""
+    from test_interop import FakeDeviceArray
+
+    from pyscan.histograms import launch
+    from pyscan.runtime import driver
+
+    ops = []
+
+    class Allocation:
+        def __init__(self, nbytes):
+            self.buffer = np.zeros(max(1, nbytes), np.uint8)
+            self.address = self.buffer.ctypes.data
+
+    class Kernel:
+        def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+            ops.append(("launch", stream))
+
+    for name in ("memset32", "copy_dtod", "copy_htod", "synchronize"):
+        monkeypatch.setattr(driver, name, lambda *args, name=name: ops.append((name, args[-1])))
+    monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: ops.append(("allocate", stream))
+                        or Allocation(nbytes))
+    monkeypatch.setattr(driver, "multiprocessor_count", lambda ordinal: 132)
+    monkeypatch.setattr(nh, "get_kernel", lambda *args, **kwargs: Kernel())
+    monkeypatch.setattr(launch, "get_kernel", lambda *args, **kwargs: Kernel())
+    for host, top in ((np.zeros(4099, np.float32), 37.5), (np.zeros(4099, np.uint8), 255)):
+        x = FakeDeviceArray(host)
+        pyscan.histogram(x, 77, range=(0, top))  # the first call makes the rule and uploads its arrays
+        ops.clear()
+        hist, edges = pyscan.histogram(x, 77, range=(0, top))
+        assert isinstance(hist, FakeDeviceArray) and isinstance(edges, FakeDeviceArray)
+        names = [name for name, _ in ops]
+        assert "synchronize" not in names and "copy_htod" not in names, ops
+        assert {stream for _, stream in ops} == {7}, ops  # FakeKind.current_stream: the caller's stream
+        assert names.count("launch") == (2 if host.dtype == np.uint8 else 1)  # bytes: fast.cu, then the fold
