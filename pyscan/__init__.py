@@ -7,7 +7,8 @@ missing piece (cuda.core, pycuda, the CUDA driver, a device) raises GPUUnavailab
 
 from . import distributed, life
 from .basics import pycuda_context, scalar_multiply, source_module
-from .errors import GPUUnavailableError, KernelCompileError, OutOfMemoryError
+from .errors import ExpressionCompileError, GPUUnavailableError, KernelCompileError, OutOfMemoryError
+from .expressions import ExpressionError
 from .histograms import HISTOGRAM_ALGORITHMS, bincount, byte_histogram, histogram, text_histogram
 from .life import LIFE_KERNELS
 from .reductions import REDUCE_ALGORITHMS, reduce
@@ -30,7 +31,8 @@ def device_name() -> str | None:
 
 
 __all__ = [
-    "GPUUnavailableError", "KernelCompileError", "OutOfMemoryError", "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
+    "ExpressionCompileError", "ExpressionError", "GPUUnavailableError", "KernelCompileError", "OutOfMemoryError",
+    "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
     "REGISTRIES", "SCAN_ALGORITHMS", "bincount", "byte_histogram", "distributed", "get_kernel",
     "gpu_unavailable_reason", "histogram", "kernel_files",
     "device_name", "life", "pycuda_context", "reduce",

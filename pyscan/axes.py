@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from .types import ELEMENT_TYPES, OPERATORS, check_op, dtype_name
+from .types import ELEMENT_TYPES, CustomOperator, check_op, dtype_name, op_macro
 
 try:
     from numpy.exceptions import AxisError
@@ -81,7 +81,8 @@ def result_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
 # The dtypes and operators the axis kernels are built for (kernels/scan/axis_*.cu, kernels/reduction/axis_*.cu):
 # they read x and write results with plain casts, T(x[i]) and OutT(v), not operators.cuh's op_load / op_store, so
 # they take the 4- and 8-byte types, whose casts are NumPy's conversions, and the operators their models and GPU
-# tests were written for (PMPP §11.1: any associative operator would do; the others are 1-D or axis=None only).
+# tests were written for (PMPP §11.1: any associative operator would do; the others are 1-D or axis=None only),
+# and custom operators (C expressions, pyscan.types.CustomOperator), which their op_combine evaluates as any kernel's.
 # The result dtype is still NumPy's (pyscan.types.result_dtype): int32 add accumulates in int64, as
 # np.cumsum(x, axis=1) does, through the kernels' separate IN_TYPE / ELEM_TYPE / OUT_TYPE.
 AXIS_DTYPES = tuple(np.dtype(d) for d in (np.int32, np.int64, np.float32, np.float64))
@@ -92,10 +93,10 @@ def check_axis_types(x_dtype, value, op, what: str) -> None:
     """TypeError unless the axis kernels take x of x_dtype combined with op into the result dtype `value`."""
     x_dtype, value = np.dtype(x_dtype), np.dtype(value)
     names = ", ".join(map(str, AXIS_DTYPES))
-    if op not in AXIS_OPERATORS:
+    if op not in AXIS_OPERATORS and not isinstance(op, CustomOperator):
         raise TypeError(f"{what}: op {op!r} is not supported along an axis: the axis kernels take op "
-                        f"{', '.join(map(repr, AXIS_OPERATORS))} (a 1-D array or axis=None takes every op with the "
-                        "other algorithms)")
+                        f"{', '.join(map(repr, AXIS_OPERATORS))} and C expressions (a 1-D array or axis=None takes "
+                        "every op with the other algorithms)")
     for role, dtype in (("x of dtype", x_dtype), ("result dtype", value)):
         if dtype not in AXIS_DTYPES:
             raise TypeError(f"{what}: {role} {dtype_name(dtype)} is not supported along an axis: the axis kernels "
@@ -105,7 +106,8 @@ def check_axis_types(x_dtype, value, op, what: str) -> None:
 def kernel_macros(in_dtype, acc_dtype, out_dtype, op) -> dict:
     """The #defines of an axis kernel: IN_TYPE (what it reads), ELEM_TYPE (alias T, what it combines in), OUT_TYPE
     (what it writes) and OP -- the one place that maps dtypes and the operator to C (the kernels convert with plain
-    casts, T(x[i]) and OutT(v))."""
+    casts, T(x[i]) and OutT(v)).  A custom operator adds its OP_EXPRESSION and OP_IDENTITY, and VALUE_TYPE = T (the
+    type its op_combine converts every combine to: the accumulator, at least 32 bits here)."""
     check_op(op)
 
     def c(dtype):
@@ -115,7 +117,11 @@ def kernel_macros(in_dtype, acc_dtype, out_dtype, op) -> dict:
                             f"{', '.join(map(str, AXIS_DTYPES))}")
         return ELEMENT_TYPES[dtype]
 
-    return {"IN_TYPE": c(in_dtype), "ELEM_TYPE": c(acc_dtype), "OUT_TYPE": c(out_dtype), "OP": OPERATORS[op][0]}
+    macros = {"IN_TYPE": c(in_dtype), "ELEM_TYPE": c(acc_dtype), "OUT_TYPE": c(out_dtype), "OP": op_macro(op)}
+    if isinstance(op, CustomOperator):
+        macros["VALUE_TYPE"] = c(acc_dtype)
+        macros.update(op.macros(acc_dtype))
+    return macros
 
 
 __all__ = ["AXIS_DTYPES", "AXIS_OPERATORS", "AxisError", "check_axis_types", "kernel_macros", "normalize_axes",

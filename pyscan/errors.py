@@ -15,3 +15,8 @@ class KernelCompileError(RuntimeError):
 
 class OutOfMemoryError(MemoryError):
     """The device has not the memory a call asked for; the message says how much was asked and how much is free."""
+
+
+class ExpressionCompileError(KernelCompileError):
+    """nvcc rejected a build specialised by the caller's own C text (a custom operator or a map, pyscan.expressions):
+    the message quotes the expression as written, the types of the build, and nvcc's log."""

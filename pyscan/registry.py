@@ -51,7 +51,9 @@ class ScanAlgorithm(Algorithm):
 
 @dataclass(frozen=True)
 class ReduceAlgorithm(Algorithm):
-    launch: Callable | None = None  # launch(x, *, op, call, out=None) -> one-element device array (no copy back)
+    # launch(x, *, op, call, out=None, dtype=None, map=None) -> one-element device array (no copy back); map: an
+    # Expression in x and i applied in the loads (pyscan.reduce's map=), or TypeError where the kernels take none
+    launch: Callable | None = None
     error_depth: Callable | None = None  # error_depth(n) -> additions an input passes through (float bound)
     builds: Callable | None = None  # builds(dtype, op) -> [(kernel file, macros)] it compiles (for prewarm)
     per_thread: int | None = None  # elements a thread combines before the tree

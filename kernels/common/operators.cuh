@@ -9,7 +9,10 @@
 //   OUT_TYPE    the element type as stored in the result        (default: ELEM_TYPE; a driver's intermediate
 //               arrays are T, its final result VALUE_TYPE)
 //   OP          OP_ADD, OP_MUL, OP_MAX, OP_MIN, OP_BITWISE_AND, OP_BITWISE_OR, OP_BITWISE_XOR, OP_LOGICAL_AND,
-//               OP_LOGICAL_OR
+//               OP_LOGICAL_OR, or OP_EXPR: a custom operator, the C expression OP_EXPRESSION(a, b) with the identity
+//               OP_IDENTITY (pyscan.scan(x, op="a*b", identity=1): PyCUDA's InclusiveScanKernel(dtype, "a*b"))
+//   MAP_EXPRESSION(x, i), MAP_X_TYPE   optional, reductions only: the map op_load_at applies to every element
+//               (pyscan.reduce(x, map="x*x"): PyCUDA's ReductionKernel map_expr)
 //
 // A kernel reads x[i] with op_load (T(VALUE_TYPE(x[i])): converted to the result dtype, as NumPy converts its
 // input to the accumulator dtype, then widened, which is exact) and writes results with op_store
@@ -40,6 +43,7 @@
 #define OP_BITWISE_XOR 6
 #define OP_LOGICAL_AND 7
 #define OP_LOGICAL_OR 8
+#define OP_EXPR 9
 
 #ifndef ELEM_TYPE
 #define ELEM_TYPE int
@@ -62,8 +66,11 @@ using InType = IN_TYPE;
 using OutType = OUT_TYPE;
 using ValueType = VALUE_TYPE;
 
-#if OP < OP_ADD || OP > OP_LOGICAL_OR
-#error "OP must be one of OP_ADD, OP_MUL, OP_MAX, OP_MIN, OP_BITWISE_AND, OP_BITWISE_OR, OP_BITWISE_XOR, OP_LOGICAL_AND, OP_LOGICAL_OR"
+#if OP < OP_ADD || OP > OP_EXPR
+#error "OP must be one of OP_ADD, OP_MUL, OP_MAX, OP_MIN, OP_BITWISE_AND, OP_BITWISE_OR, OP_BITWISE_XOR, OP_LOGICAL_AND, OP_LOGICAL_OR, OP_EXPR"
+#endif
+#if OP == OP_EXPR && !(defined(OP_EXPRESSION) && defined(OP_IDENTITY))
+#error "OP_EXPR needs OP_EXPRESSION(a, b) and OP_IDENTITY (pyscan.types.CustomOperator writes them)"
 #endif
 #if OP == OP_BITWISE_AND || OP == OP_BITWISE_OR || OP == OP_BITWISE_XOR || OP == OP_LOGICAL_AND || OP == OP_LOGICAL_OR
 static_assert(cuda::std::is_integral<T>::value, "the bitwise and logical operators combine integers (and bool)");
@@ -104,6 +111,78 @@ __device__ __forceinline__ To convert(From v) {
 __device__ __forceinline__ T op_load(IN_TYPE v) { return convert<T>(convert<VALUE_TYPE>(v)); }
 // A combined value as the result stores it.
 __device__ __forceinline__ OUT_TYPE op_store(T v) { return convert<OUT_TYPE>(convert<VALUE_TYPE>(v)); }
+
+// ---- the functions a custom operator or map may call ------------------------------------------------------------
+//
+// pyscan/expressions.py checks an expression, writes it back as C calling these (max -> pyscan_max, ...) and
+// evaluates the same tree with NumPy for the step-models: defining them here, for every pair of argument types,
+// keeps the two sides in agreement (CUDA's own max/min/abs overloads differ by type, and some mixed calls such as
+// max(float, int) are ambiguous).  Arguments take C's usual arithmetic conversions (decltype(a + b)).  __host__ too:
+// tests/unit/test_custom_operators.py compiles expressions for the CPU and holds the NumPy evaluator to them.
+#if OP == OP_EXPR || defined(MAP_EXPRESSION)
+#include <cuda/std/bit>  // cuda::std::bit_cast: OP_IDENTITY's exact literals
+
+template <typename V>  // the <cmath> argument type: floats as they are, integers as double (C++'s overloads)
+using floating_t = typename cuda::std::conditional<cuda::std::is_floating_point<V>::value, V, double>::type;
+
+// max / min of floating types ignore a NaN operand, as CUDA's max/min of floats (fmaxf) do; op="max" propagates it.
+template <typename A, typename B>
+__host__ __device__ __forceinline__ auto pyscan_max(A a, B b) {
+    using C = decltype(a + b);
+    if constexpr (cuda::std::is_floating_point<C>::value) return (C)fmax((C)a, (C)b);
+    else return (C)a < (C)b ? (C)b : (C)a;
+}
+template <typename A, typename B>
+__host__ __device__ __forceinline__ auto pyscan_min(A a, B b) {
+    using C = decltype(a + b);
+    if constexpr (cuda::std::is_floating_point<C>::value) return (C)fmin((C)a, (C)b);
+    else return (C)b < (C)a ? (C)b : (C)a;
+}
+template <typename A, typename B>
+__host__ __device__ __forceinline__ auto pyscan_fmax(A a, B b) {
+    using F = floating_t<decltype(a + b)>;
+    return (F)fmax((F)a, (F)b);
+}
+template <typename A, typename B>
+__host__ __device__ __forceinline__ auto pyscan_fmin(A a, B b) {
+    using F = floating_t<decltype(a + b)>;
+    return (F)fmin((F)a, (F)b);
+}
+// abs of a signed integer negates on the unsigned type (abs of the lowest value stays it, as NumPy's np.abs).
+template <typename A>
+__host__ __device__ __forceinline__ auto pyscan_abs(A a) {
+    using P = decltype(+a);
+    if constexpr (cuda::std::is_floating_point<P>::value) return (P)fabs((P)a);
+    else if constexpr (cuda::std::is_signed<P>::value) {
+        using U = typename cuda::std::make_unsigned<P>::type;
+        return a < 0 ? (P)(U(0) - (U)a) : (P)a;
+    } else return (P)a;
+}
+template <typename A>
+__host__ __device__ __forceinline__ auto pyscan_fabs(A a) { using F = floating_t<decltype(+a)>; return (F)fabs((F)a); }
+template <typename A>
+__host__ __device__ __forceinline__ auto pyscan_sqrt(A a) { using F = floating_t<decltype(+a)>; return (F)sqrt((F)a); }
+template <typename A>
+__host__ __device__ __forceinline__ auto pyscan_floor(A a) { using F = floating_t<decltype(+a)>; return (F)floor((F)a); }
+template <typename A>
+__host__ __device__ __forceinline__ auto pyscan_ceil(A a) { using F = floating_t<decltype(+a)>; return (F)ceil((F)a); }
+template <typename A>
+__host__ __device__ __forceinline__ auto pyscan_trunc(A a) { using F = floating_t<decltype(+a)>; return (F)trunc((F)a); }
+#endif
+
+// An element of x at index i as a reduction combines it: op_load, or with a map (MAP_EXPRESSION(x, i), pyscan.reduce's
+// map=) the map's value for the element -- x in its own type widened to at least 32 bits (MAP_X_TYPE: int8 and bool
+// as int, __half as float), i its 64-bit index -- converted to the value dtype like a loaded element.  Applied in
+// the loads, so a map costs no pass of its own (PyCUDA's map_expr).
+__device__ __forceinline__ T op_load_at(IN_TYPE v, long long i) {
+#ifdef MAP_EXPRESSION
+    const MAP_X_TYPE x = convert<MAP_X_TYPE>(v);
+    return convert<T>(convert<VALUE_TYPE>(MAP_EXPRESSION(x, i)));
+#else
+    (void)i;
+    return op_load(v);
+#endif
+}
 
 // ---- the operator -----------------------------------------------------------------------------------------------
 
@@ -152,8 +231,14 @@ __device__ __forceinline__ T op_combine(T a, T b) {
     return a ^ b;
 #elif OP == OP_LOGICAL_AND
     return (a != 0 && b != 0) ? T(1) : T(0);  // the values are 0/1 (loaded through bool)
-#else
+#elif OP == OP_LOGICAL_OR
     return (a != 0 || b != 0) ? T(1) : T(0);
+#else
+    // A custom operator, evaluated in C's types (a and b are T) and converted to the value dtype after every
+    // combine: it combines values of the result dtype (a bool "a + b" stays 0/1; a custom float16 sum rounds at
+    // every step).  Where the value dtype is T the conversions are no code at all.  The operator must be
+    // associative (PMPP §11.1): every algorithm groups the combines its own way.
+    return convert<T>(convert<VALUE_TYPE>(OP_EXPRESSION(a, b)));
 #endif
 }
 
@@ -162,7 +247,9 @@ __device__ __forceinline__ T op_combine(T a, T b) {
 // (-inf for floats), its highest for min (+inf).  It pads partial sections and starts exclusive scans, so it is
 // the value dtype's (an exclusive int8 max scan starts at -128), held in T.
 __device__ __forceinline__ T op_identity() {
-#if OP == OP_ADD || OP == OP_BITWISE_OR || OP == OP_BITWISE_XOR || OP == OP_LOGICAL_OR
+#if OP == OP_EXPR
+    return T(OP_IDENTITY);  // the caller's identity=, as an exact literal of T (pyscan.expressions.c_literal)
+#elif OP == OP_ADD || OP == OP_BITWISE_OR || OP == OP_BITWISE_XOR || OP == OP_LOGICAL_OR
     return T(0);
 #elif OP == OP_MUL || OP == OP_LOGICAL_AND
     return T(1);

@@ -27,11 +27,11 @@ extern "C" __global__ void reduce_coarsened(T* out, const IN_TYPE* __restrict__ 
     const long long segment = (long long)COARSE_FACTOR * 2 * blockDim.x * blockIdx.x;
     const unsigned int t = threadIdx.x;
     const long long i = segment + t;
-    T sum = i < n ? op_load(in[i]) : op_identity();
+    T sum = i < n ? op_load_at(in[i], i) : op_identity();  // op_load_at: with map=, the map of x[i]
     for (unsigned int tile = 1; tile < COARSE_FACTOR * 2; ++tile) {  // serial: no barriers, no idle threads
         const long long j = i + (long long)tile * blockDim.x;
         if (j < n) {
-            sum = op_combine(sum, op_load(in[j]));
+            sum = op_combine(sum, op_load_at(in[j], j));
         }
     }
     input_s[t] = sum;

@@ -41,7 +41,7 @@
 
 // Elements per 16-byte vector of an element type E: x's (IN_TYPE) for the input, T for the partials.  x may be
 // narrower than T (int8 summed in int64, float16 in float32): a vector then holds more elements, each converted
-// with op_load as it is combined, and every thread keeps FAST_UNROLL * 16 / sizeof(IN_TYPE) accumulators of T.
+// with op_load_at as it is combined, and every thread keeps FAST_UNROLL * 16 / sizeof(IN_TYPE) accumulators of T.
 template <typename E>
 struct VecOf {
     static constexpr int value = 16 / (int)sizeof(E);
@@ -68,17 +68,19 @@ __device__ __forceinline__ uint4 load16(const uint4* p) {
 #endif
 }
 
-// One element as T: the input through op_load (converted to the value dtype, then widened), the partials as they are.
+// One element as T: the input element `index` through op_load_at (converted to the value dtype, then widened; with
+// map=, the map of the element and its index), the partials as they are.  Without a map the index is unused and
+// its arithmetic compiles away.
 template <Load L, typename E>
-__device__ __forceinline__ T as_value(E e) {
-    if constexpr (L == Load::INPUT) return op_load(e);
+__device__ __forceinline__ T as_value(E e, long long index) {
+    if constexpr (L == Load::INPUT) return op_load_at(e, index);
     else return e;
 }
 
 template <Load L, typename E>
-__device__ __forceinline__ T load1(const E* p) {
+__device__ __forceinline__ T load1(const E* p, long long index) {
     if constexpr (L == Load::COHERENT) return __ldcg(p);
-    else return as_value<L, E>(*p);  // (a plain load: __ldg has no overloads for bool, __half, ...)
+    else return as_value<L, E>(*p, index);  // (a plain load: __ldg has no overloads for bool, __half, ...)
 }
 
 __device__ __forceinline__ T warp_reduce(T value) {
@@ -120,7 +122,9 @@ __device__ T block_reduce(const E* __restrict__ in, long long n, long long threa
 #pragma unroll
         for (int u = 0; u < FAST_UNROLL; ++u) {
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) acc[u][k] = op_combine(acc[u][k], as_value<L, E>(x[u].lane[k]));
+            for (int k = 0; k < VEC; ++k) {
+                acc[u][k] = op_combine(acc[u][k], as_value<L, E>(x[u].lane[k], head + (v + u * threads) * VEC + k));
+            }
         }
     }
     // The last fewer than FAST_UNROLL vectors of this thread, one at a time.
@@ -128,7 +132,7 @@ __device__ T block_reduce(const E* __restrict__ in, long long n, long long threa
         Vector16<E> x;
         x.raw = load16<L>(body + v);
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) acc[0][k] = op_combine(acc[0][k], as_value<L, E>(x.lane[k]));
+        for (int k = 0; k < VEC; ++k) acc[0][k] = op_combine(acc[0][k], as_value<L, E>(x.lane[k], head + v * VEC + k));
     }
 
     // Fold the accumulators: a pairwise tree over the FAST_UNROLL*VEC of them.
@@ -139,8 +143,8 @@ __device__ T block_reduce(const E* __restrict__ in, long long n, long long threa
         for (int k = 0; k < width; ++k) flat[k] = op_combine(flat[k], flat[k + width]);
     }
     T value = flat[0];
-    if (gid < head) value = op_combine(value, load1<L, E>(in + gid));
-    if (gid < n - tail_start) value = op_combine(value, load1<L, E>(in + tail_start + gid));
+    if (gid < head) value = op_combine(value, load1<L, E>(in + gid, gid));
+    if (gid < n - tail_start) value = op_combine(value, load1<L, E>(in + tail_start + gid, tail_start + gid));
 
     // Block: shuffle within each warp, one slot per warp in shared memory, then the first warp reduces the slots.
     __shared__ T warp_results[32];

@@ -23,8 +23,8 @@ extern "C" __global__ void reduce_segmented(T* out, const IN_TYPE* __restrict__ 
     const long long segment = 2LL * blockDim.x * blockIdx.x;
     const unsigned int t = threadIdx.x;
     const long long i = segment + t;  // book fix: the load is offset by the block's segment
-    const T a = i < n ? op_load(in[i]) : op_identity();
-    const T b = i + blockDim.x < n ? op_load(in[i + blockDim.x]) : op_identity();
+    const T a = i < n ? op_load_at(in[i], i) : op_identity();  // op_load_at: with map=, the map of x[i]
+    const T b = i + blockDim.x < n ? op_load_at(in[i + blockDim.x], i + blockDim.x) : op_identity();
     input_s[t] = op_combine(a, b);
     for (unsigned int stride = blockDim.x / 2; stride >= 1; stride /= 2) {
         __syncthreads();

@@ -22,8 +22,8 @@ extern "C" __global__ void reduce_shared_memory(T* partials, const IN_TYPE* __re
     extern __shared__ T input_s[];  // blockDim.x elements
     const unsigned int t = threadIdx.x;
     const long long i = 2LL * blockDim.x * blockIdx.x + t;
-    const T a = i < n ? op_load(in[i]) : op_identity();
-    const T b = i + blockDim.x < n ? op_load(in[i + blockDim.x]) : op_identity();
+    const T a = i < n ? op_load_at(in[i], i) : op_identity();  // op_load_at: with map=, the map of x[i]
+    const T b = i + blockDim.x < n ? op_load_at(in[i + blockDim.x], i + blockDim.x) : op_identity();
     input_s[t] = op_combine(a, b);  // the first step, from global memory
     TRACE_SHARED(0);
     for (unsigned int stride = blockDim.x / 2, step = 1; stride >= 1; stride /= 2, ++step) {

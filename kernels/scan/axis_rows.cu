@@ -69,8 +69,13 @@ __device__ __forceinline__ Seg warp_inclusive_scan(Seg s, int lane) {
     return s;
 }
 
-__device__ __forceinline__ T warp_reduce(T v) {
-    for (int offset = 16; offset > 0; offset >>= 1) v = op_combine(v, __shfl_xor_sync(FULL, v, offset));
+// The op over a look-back window, in lane 0: lane i holds tile (window - i), so lane 31 holds the earliest tile and
+// the result is v31 (+) ... (+) v1 (+) v0.  Each step combines two adjacent runs of lanes, the earlier run on the
+// left, so only associativity is used, not commutativity (PMPP §11.1): a custom operator such as the composition of
+// affine maps (a linear recurrence) scans correctly.  (A shfl_xor butterfly would combine the nearer tile first.)
+// Only lane 0's value is the window's total.
+__device__ __forceinline__ T window_reduce(T v) {
+    for (int offset = 1; offset < 32; offset <<= 1) v = op_combine(__shfl_down_sync(FULL, v, offset), v);
     return v;
 }
 
@@ -148,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
                     st.read_window(window - lane, op_identity(), flag, value);
                     const unsigned p_lanes = __ballot_sync(FULL, flag == STATUS_P);
                     const int nearest_p = p_lanes ? __ffs(p_lanes) - 1 : 32;
-                    const T window_total = warp_reduce(lane <= nearest_p ? value : op_identity());
+                    const T window_total = window_reduce(lane <= nearest_p ? value : op_identity());
                     exclusive_prefix = op_combine(window_total, exclusive_prefix);
                     if (p_lanes) break;
                 }

@@ -33,8 +33,9 @@
 //      look-back (a block holds the index of the tile it prefetched; if that tile's A waited for this look-back,
 //      look-backs would wait on look-backs, a chain through the blocks);
 //   4. warp 0 publishes A(aggregate) (tile 0: P(aggregate)), looks back 32 predecessors at a time (one lane each:
-//      ballot to wait until none is X, ballot to find the nearest P, shuffle-reduce of the values up to it), then
-//      publishes P(exclusive prefix (+) aggregate);
+//      ballot to wait until none is X, ballot to find the nearest P, shuffle-reduce of the values up to it, in
+//      tile order: window_reduce), then publishes P(exclusive prefix (+) aggregate).  Every combine of the scan
+//      keeps the earlier value on the left, so the operator need not be commutative;
 //   5. each thread rescans its items (read again from shared memory: no registers held over the look-back) from
 //      its prefix, writes them to its warp's region, and the warp stores its part with coalesced 16-byte
 //      streaming stores.
@@ -122,8 +123,13 @@ union Vec {
 
 // ---- warp and thread pieces ---------------------------------------------------------------------------------
 
-__device__ __forceinline__ T warp_reduce(T v) {
-    for (int offset = 16; offset > 0; offset >>= 1) v = op_combine(v, __shfl_xor_sync(FULL, v, offset));
+// The op over a look-back window, in lane 0: lane i holds tile (window - i), so lane 31 holds the earliest tile and
+// the result is v31 (+) ... (+) v1 (+) v0.  Each step combines two adjacent runs of lanes, the earlier run on the
+// left, so only associativity is used, not commutativity (PMPP §11.1): a custom operator such as the composition of
+// affine maps (a linear recurrence) scans correctly.  (A shfl_xor butterfly would combine the nearer tile first.)
+// Only lane 0's value is the window's total.
+__device__ __forceinline__ T window_reduce(T v) {
+    for (int offset = 1; offset < 32; offset <<= 1) v = op_combine(__shfl_down_sync(FULL, v, offset), v);
     return v;
 }
 
@@ -367,7 +373,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                     const int nearest_p = p_lanes ? __ffs(p_lanes) - 1 : 32;
                     // The lanes before the nearest P hold aggregates (A) of tiles between it and us; the P lane
                     // holds the inclusive prefix of everything up to its tile; the lanes past it are not needed.
-                    const T window_total = warp_reduce(lane <= nearest_p ? value : op_identity());
+                    const T window_total = window_reduce(lane <= nearest_p ? value : op_identity());
                     exclusive_prefix = op_combine(window_total, exclusive_prefix);
                     if (p_lanes) break;
                 }

@@ -1,18 +1,23 @@
 """Reduction (PMPP ch. 10): every kernel of the chapter, and a fast one, behind one function.
 
-    pyscan.reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None)
+    pyscan.reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None,
+                  identity=None, initial=None, map=None)
         ->  a NumPy scalar of the result dtype (NumPy x), a 0-d device array of x's kind (device x)
 
 Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
-    driver(x, *, op: str, call: Call) -> NumPy scalar   # x validated, contiguous, 1-D, non-empty
-    model(x: np.ndarray, *, op="add", return_steps=False) -> result, or (result, steps: list[Step])
+    driver(x, *, op, call: Call) -> NumPy scalar   # x validated, contiguous, 1-D, non-empty
+    model(x: np.ndarray, *, op="add", return_steps=False, dtype=None, identity=None, initial=None, map=None)
+        -> result, or (result, steps: list[Step])
 
-and these fields of its ReduceAlgorithm entry (pyscan.registry):
+(op: an operator name or a pyscan.types.CustomOperator, a C expression) and these fields of its ReduceAlgorithm
+entry (pyscan.registry):
 
-    launch(x, *, op, call, out=None, dtype=None) -> one-element array   # the driver without the copy back, into
-                                                        # out (a one-element device array of the result dtype,
-                                                        # pyscan.types.result_dtype(x.dtype, op, dtype)) if given
+    launch(x, *, op, call, out=None, dtype=None, map=None) -> one-element array   # the driver without the copy
+                                                        # back, into out (a one-element device array of the result
+                                                        # dtype, pyscan.types.result_dtype(x.dtype, op, dtype), or
+                                                        # mapped_types' with a map) if given; map: an Expression in
+                                                        # x and i applied in the loads (op_load_at; axis: TypeError)
     error_depth(n) -> int                               # h in the float bound below
     count_work(n) -> WorkCount, model_count_work(n)     # simple and convergent: the COUNT_WORK build on the GPU,
                                                         # and the same counts from the model's index arithmetic
@@ -44,18 +49,28 @@ import numpy as np
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from .. import axes
 from ..runtime import arrays, driver
+from ..scans.initial import combine_initial
 from ..types import (
+    COMPUTE_TYPES,
     ELEMENT_TYPES,
     OPERATOR_NAMES,
     SUPPORTED_DTYPES,
+    Types,
     as_dtype,
+    check_identity,
     check_op,
     identity,
+    initial_compute,
+    mapped_types,
+    operator,
+    parse_map,
     result_dtype,
+    scalar_of,
     to_value,
 )
 from ..types import _results as _RESULTS
 from . import axis, book, fast  # noqa: F401
+from . import axis as axis_module  # `axis` is also reduce()'s argument
 from .registry import REDUCTIONS
 
 REDUCE_ALGORITHMS = REDUCTIONS.names()
@@ -94,10 +109,31 @@ def _fill(call, result, count, fill, value):
     driver.synchronize(call.stream)  # read `host` before it goes
 
 
-def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None):
+def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None,
+           identity=None, initial=None, map=None):
     """Reduce x with `op` on the GPU, over `axis`, like np.sum / np.prod / np.max / np.min / ufunc.reduce: "add",
     "mul", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor" (integers and bool), "logical_and",
-    "logical_or" (a bool result).
+    "logical_or" (a bool result) -- or a C expression in a and b with identity=, as PyCUDA's ReductionKernel's
+    reduce_expr: reduce(x, op="max(a, b)", identity=-np.inf).  Custom operators as in pyscan.scan (its docstring):
+    the result dtype x's unless dtype= is given, every combine converted to it; every algorithm takes them
+    (segmented and coarsened combine their blocks with an atomicCAS loop; axis for its four dtypes).  A reduction's
+    operator must be associative and commutative: every algorithm but simple pairs elements out of order
+    (convergent's thread t takes t + stride, the fast kernel's accumulators stride through x, atomics arrive in
+    any order).
+
+    map="x*x": a C expression in x (the element, in x's own type widened to at least 32 bits: int8 and bool as int,
+    float16 as float) and i (its 64-bit index), applied to every element as the kernels load it, so it costs no
+    pass of its own (PyCUDA's map_expr): map="x*x" (sum of squares), map="x < 0" (a count), map="abs(x)" (L1
+    norm).  The mapped value is converted to the result dtype, which is NumPy's for x's dtype and op unless dtype=
+    is given (then the mapped values are of dtype=, whatever x's: reduce(f, map="x < 0", dtype=np.int64) counts in
+    int64; a sum of squares of int32 computes x*x in int, as C does -- map="(long long)x * x" widens first).  Whole
+    arrays only (axis=None or axes that cover every extent > 1), with any algorithm but "axis" (TypeError; its
+    kernels read with plain casts).
+
+    initial=v: the result combined with v, v op (x[0] op ... op x[n-1]), as np.add.reduce(x, initial=v); an empty x
+    (or empty reduced axes) gives v, for max and min too.  v is converted to the result dtype (integers must fit;
+    floats round to nearest).  One more tiny launch combines it (kernels/scan/combine_initial.cu); for the named
+    operators on float16 / bfloat16 that is a second rounding of the result.
 
     x: a NumPy array (copied to the device; a non-contiguous one is made contiguous first; the result is a NumPy
     scalar of the result dtype) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA tensor, Numba device
@@ -144,19 +180,28 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     """
     kind = arrays.READY.get(type(x))
     if kind is not None and axis is None and dtype is None and out is None and keepdims is False and (
-            algorithm == "auto" and stream is None and op in OPERATOR_NAMES):
+            algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
+            identity is None and initial is None and map is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and read[1] and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid
             return AUTO_READY(kind, x, *read, op)
-    if op not in OPERATOR_NAMES:
-        check_op(op)
+    given = identity
+    if op not in OPERATOR_NAMES or given is not None:
+        op = operator(op, given)  # a CustomOperator for a C expression (ExpressionError quoting it)
+    if map is not None:
+        map = parse_map(map)  # an Expression in x and i (ExpressionError quoting it)
     if algorithm != "auto":
         REDUCTIONS.get(algorithm)  # unknown names fail first, listing the valid ones
     if keepdims is not False and keepdims is not True and not isinstance(keepdims, np.bool_):
         raise TypeError(f"reduce: keepdims must be True or False, got {arrays.describe(keepdims)}")
     call = arrays.begin(x, what="reduce: x", dtypes=ELEMENT_TYPES, ndim=None, stream=stream,
                         strided="copy_nd" if axis is None else "copy")
-    value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
+    if map is None:
+        value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
+    else:
+        value = mapped_types(call.dtype, op, map, dtype).value  # TypeError: an integer operator on x's floats
+    check_identity(op, value, given)  # ValueError: not exact in the result dtype, or not a named operator's own
+    start = None if initial is None else initial_compute(initial, Types(call.dtype, value, COMPUTE_TYPES[value]))
     shape = call.shape
     chosen = axes.normalize_axes(axis, len(shape), "reduce: axis")
     result_shape = axes.result_shape(shape, chosen, bool(keepdims))
@@ -165,10 +210,15 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     if not whole and algorithm not in ("auto", "axis"):
         raise ValueError(f"reduce: algorithm {algorithm!r} reduces whole arrays (axis=None); over axis {axis!r} of "
                          f"shape {shape} use algorithm='auto' or 'axis'")
+    if map is not None and (not whole or algorithm == "axis"):
+        raise TypeError(axis_module.MAP_REFUSED)
     if not whole or algorithm == "axis":
         axes.check_axis_types(call.dtype, value, op, "reduce")
     reduced = math.prod(shape[i] for i in chosen)
-    empty = _empty_result(value, op) if reduced == 0 else None  # raises for max/min, as NumPy
+    if reduced == 0:  # NumPy's: initial= where given, else the identity (max/min raise)
+        empty = _empty_result(value, op) if start is None else _held(initial, value)
+    else:
+        empty = None
     if scalar and out is None and call.kind is arrays.NUMPY and call.size == 0:
         return empty
     if out is not None:
@@ -184,12 +234,22 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
             name = choose_auto(call.size) if algorithm == "auto" else algorithm  # the 1-D kernels
             flat = arrays.DeviceView(int(call.x.gpudata), (call.size,), call.dtype, call.x)
             target = arrays.DeviceView(int(result.gpudata), (1,), value, result)
-            REDUCTIONS.get(name).launch(flat, op=op, call=call, out=target, dtype=dtype)
+            REDUCTIONS.get(name).launch(flat, op=op, call=call, out=target, dtype=dtype,
+                                        **({"map": map} if map is not None else {}))
         else:
             _reduce_axes(call, shape, chosen, result, op, value)
+        if start is not None and outputs and reduced:
+            combine_initial(call, arrays.DeviceView(int(result.gpudata), (outputs,), value, result), outputs, start,
+                            op, value)
         if scalar and out is None:
             return call.finish_scalar(result)
         return call.finish(result)
+
+
+def _held(initial, value):
+    """initial= as the result of an empty reduction: a NumPy scalar of the value dtype (bfloat16: its float32 value,
+    as _empty_result gives it)."""
+    return scalar_of(initial, value, "initial", exact=False)
 
 
 def _reduce_axes(call, shape, chosen, result, op, value):

@@ -19,6 +19,9 @@ from ..types import check_dtype, check_op, identity, result_dtype, ufunc
 from .registry import REDUCTIONS
 
 ROWS_KERNEL, COLUMNS_KERNEL = "reduction/axis_rows.cu", "reduction/axis_columns.cu"
+MAP_REFUSED = ("reduce: map= is applied in the loads of the whole-array kernels (op_load_at); the axis kernels read "
+               "with plain casts and take no map: reduce the whole array (axis=None) with an algorithm other than "
+               "'axis', or map x first")
 BLOCK = 256
 SHORT_ROW = 16  # axis_rows.cu SHORT_ROW: rows up to this long get a thread each
 WARP_ROW = 4096  # rows up to this long get a warp each, when there are enough rows to fill the GPU
@@ -271,9 +274,11 @@ def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_d
         source, n, in_dtype = int(target.gpudata), chunks, acc
 
 
-def launch(x, *, op, call, out=None, dtype=None):
+def launch(x, *, op, call, out=None, dtype=None, map=None):
     """The registry's launch: the op over a 1-D x (one row) into `out` (a new one-element array of the result dtype,
-    NumPy's or dtype=, if None)."""
+    NumPy's or dtype=, if None).  The axis kernels read with plain casts, not op_load_at: no map (TypeError)."""
+    if map is not None:
+        raise TypeError(MAP_REFUSED)
     value = result_dtype(x.dtype, op, dtype)
     check_axis_types(x.dtype, value, op, "reduce")
     if out is None:

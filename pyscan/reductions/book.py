@@ -21,7 +21,7 @@ import numpy as np
 from ..runtime.arrays import Call
 from ..runtime.loader import get_kernel
 from ..scans.steps import Step, WorkCount
-from ..types import COMPUTE_TYPES, defines, identity, result_dtype, ufunc
+from ..types import COMPUTE_TYPES, defines, identity, mapped_types, result_dtype, ufunc
 from ._common import block_for, ceil_div, check_count_n, check_model_input, fold_in_order, log2, scalar_result, warps_of
 from .registry import REDUCTIONS
 
@@ -204,10 +204,10 @@ def _atomic_error_depth(name):
 CONVERT = "reduction/convert.cu"  # out[i] = op_store(op_load(in[i])): the typed copies (kernels/reduction/convert.cu)
 
 
-def kernel_builds(name, dtype, op, result=None) -> list:
+def kernel_builds(name, dtype, op, result=None, map=None) -> list:
     """(kernel file, #defines) of every build the driver of `name` uses for x of dtype, op and a result dtype
-    (default: dtype)."""
-    macros = defines(dtype, op, result)
+    (default: dtype), with a map (pyscan.reduce's map=) applied in the loads where given."""
+    macros = defines(dtype, op, result, map=map)
     if name == "coarsened":
         macros["COARSE_FACTOR"] = COARSE_FACTOR
     return [(KERNELS[name][0], macros)]
@@ -230,10 +230,10 @@ def driver_builds(name, dtype, op) -> list:
     return list(unique.values())
 
 
-def _kernel(name, dtype, op, function=None, file=None, result=None, **extra):
+def _kernel(name, dtype, op, function=None, file=None, result=None, map=None, **extra):
     """The prepared kernel of `name` (its function read from `file` if given: a student's exercise with the same
     contract, pyscan_tools.exercises)."""
-    path, macros = kernel_builds(name, dtype, op, result)[0]
+    path, macros = kernel_builds(name, dtype, op, result, map)[0]
     if name in IN_PLACE:  # the COUNT_WORK parameter hides the signature from the loader: give the types
         extra["arg_types"] = "PPqP" if extra.get("COUNT_WORK") else "PPq"
     return get_kernel(file or path, function or KERNELS[name][1], **macros, **extra)
@@ -242,25 +242,25 @@ def _kernel(name, dtype, op, function=None, file=None, result=None, **extra):
 def _tree_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, call, out=None, file=None, dtype=None):
-        """The levels in the compute type T (the first one reading x through op_load; simple and convergent a
-        scratch copy of x, converted to T if x's dtype is not T); a result dtype other than T is stored from a
-        one-element T array by convert.cu."""
+    def launch(x, *, op, call, out=None, file=None, dtype=None, map=None):
+        """The levels in the compute type T (the first one reading x through op_load_at, which applies a map; simple
+        and convergent a scratch copy of x, converted to T -- and mapped -- where x's dtype is not T or a map is
+        given); a result dtype other than T is stored from a one-element T array by convert.cu."""
         n = x.size
-        value = result_dtype(x.dtype, op, dtype)
+        value = _value_dtype(x.dtype, op, dtype, map)
         compute = COMPUTE_TYPES[value]
         # every level past the first (and the first of simple/convergent, which reads its T scratch copy) is T -> T
         later = _kernel(name, compute, op, device=call.device, file=file)
         if name in IN_PLACE:  # the kernel overwrites what it reduces: give it a scratch copy of x
             src = call.empty((n,), compute)
-            if x.dtype == compute and value == compute:
+            if x.dtype == compute and value == compute and map is None:
                 call.copy(src, x, n * compute.itemsize)
             else:
-                _convert(call, src, x, n, x.dtype, op, value, compute)
+                _convert(call, src, x, n, x.dtype, op, value, compute, map)
             fn = later
         else:
             src = x
-            fn = _kernel(name, x.dtype, op, device=call.device, file=file, result=value)
+            fn = _kernel(name, x.dtype, op, device=call.device, file=file, result=value, map=map)
         while True:
             block = block_for(n, per_thread)
             blocks = ceil_div(n, per_thread * block)
@@ -279,14 +279,16 @@ def _tree_launch(name):
 def _atomic_launch(name):
     per_thread = KERNELS[name][2]
 
-    def launch(x, *, op, call, out=None, file=None, dtype=None):
+    def launch(x, *, op, call, out=None, file=None, dtype=None, map=None):
         """The atomics combine into a one-element T array (the result itself where the result dtype is T, else a
-        scratch element stored as the result by convert.cu)."""
+        scratch element stored as the result by convert.cu).  A custom operator's atomics are the atomicCAS loop
+        (reduce_atomics.cuh)."""
         n = x.size
-        value = result_dtype(x.dtype, op, dtype)
+        value = _value_dtype(x.dtype, op, dtype, map)
         compute = COMPUTE_TYPES[value]
-        fn = _kernel(name, x.dtype, op, device=call.device, file=file, result=value)
-        init = _kernel(name, x.dtype, op, function="fill_identity", device=call.device, file=file, result=value)
+        fn = _kernel(name, x.dtype, op, device=call.device, file=file, result=value, map=map)
+        init = _kernel(name, x.dtype, op, function="fill_identity", device=call.device, file=file, result=value,
+                       map=map)
         target = (out if out is not None else call.empty((1,), value)) if value == compute else call.empty((1,), compute)
         init.prepared_async_call((1, 1, 1), (1, 1, 1), call.stream, target.gpudata)
         block = block_for(n, per_thread)
@@ -298,9 +300,15 @@ def _atomic_launch(name):
     return launch
 
 
-def _convert(call, dst, src, n, dtype, op, value, stored):
-    """dst[i] = src[i] converted as the kernels load and store: src of dtype, through the value dtype, to `stored`."""
-    fn = get_kernel(CONVERT, "convert_elements", device=call.device, **defines(dtype, op, value, out=stored))
+def _value_dtype(dtype, op, requested, map):
+    """The result dtype: NumPy's rule (result_dtype), or with a map the mapped values' (mapped_types)."""
+    return result_dtype(dtype, op, requested) if map is None else mapped_types(dtype, op, map, requested).value
+
+
+def _convert(call, dst, src, n, dtype, op, value, stored, map=None):
+    """dst[i] = src[i] converted as the kernels load and store: src of dtype, through the value dtype, to `stored`;
+    with a map, the map of src[i] (op_load_at)."""
+    fn = get_kernel(CONVERT, "convert_elements", device=call.device, **defines(dtype, op, value, out=stored, map=map))
     block = 256
     fn.prepared_async_call((max(1, min(ceil_div(n, block), 4096)), 1, 1), (block, 1, 1), call.stream, dst.gpudata,
                            src.gpudata, np.int64(n))

@@ -19,7 +19,7 @@ from ..runtime import driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
-from ..types import COMPUTE_TYPES, defines, identity, result_dtype, ufunc
+from ..types import COMPUTE_TYPES, defines, identity, mapped_types, result_dtype, ufunc
 from ..types import _results as RESULTS
 from ._common import ceil_div, check_model_input, log2, scalar_result
 from .registry import REDUCTIONS
@@ -69,12 +69,14 @@ def head_of(address: int, n: int, dtype) -> int:
     return min(n, ((16 - address % 16) % 16) // itemsize)
 
 
-def kernel_builds(dtype, op, unroll: int | None = None, result=None) -> list:
+def kernel_builds(dtype, op, unroll: int | None = None, result=None, map=None) -> list:
     """(kernel file, #defines) of every build the driver uses for x of dtype, op and a result dtype (default: NumPy's,
-    pyscan.types.result_dtype) (small arrays', large arrays'), or of the one with that FAST_UNROLL."""
+    pyscan.types.result_dtype) (small arrays', large arrays'), or of the one with that FAST_UNROLL; with a map
+    (pyscan.reduce's map=) applied in the loads where given."""
     unrolls = (unroll,) if unroll is not None else tuple(dict.fromkeys((SMALL_UNROLL, FAST_UNROLL)))
     result = result_dtype(dtype, op) if result is None else result
-    return [(KERNEL, {"FAST_UNROLL": u, "FAST_LOAD": FAST_LOAD, **defines(dtype, op, result)}) for u in unrolls]
+    return [(KERNEL, {"FAST_UNROLL": u, "FAST_LOAD": FAST_LOAD, **defines(dtype, op, result, map=map)})
+            for u in unrolls]
 
 
 def unroll_for(n: int, dtype, blocks: int, block: int | None = None) -> int:
@@ -102,11 +104,11 @@ class Plan:
 
     __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context", "one_block", "partial_size")
 
-    def __init__(self, dtype, op, device: int, result=None):
+    def __init__(self, dtype, op, device: int, result=None, map=None):
         result = result_dtype(dtype, op) if result is None else result
         self.partial_size = COMPUTE_TYPES[result].itemsize  # the per-block results are the compute type
         self.small, self.large = (get_kernel(KERNEL, "reduce_fast", device=device, **macros)
-                                  for _, macros in (kernel_builds(dtype, op, unroll, result)[0]
+                                  for _, macros in (kernel_builds(dtype, op, unroll, result, map)[0]
                                                     for unroll in (SMALL_UNROLL, FAST_UNROLL)))
         self.most_small, self.most_large = max_blocks(self.small, device), max_blocks(self.large, device)
         self.per_block = FAST_BLOCK * vector_width(dtype)
@@ -120,15 +122,20 @@ class Plan:
         return (self.small, blocks) if blocks <= self.most_small else (self.large, self.most_large)
 
 
-_plans: dict = {}  # (dtype, op, device, result dtype or None: NumPy's) -> Plan
+_plans: dict = {}  # (dtype, op, device, result dtype or None: NumPy's[, map where one is given]) -> Plan
 
 
-def plan(dtype, op, device: int, result=None) -> Plan:
-    found = _plans.get((dtype, op, device, result))
+def _plan_key(dtype, op, device, result, map) -> tuple:
+    return (dtype, op, device, result) if map is None else (dtype, op, device, result, map)
+
+
+def plan(dtype, op, device: int, result=None, map=None) -> Plan:
+    key = _plan_key(dtype, op, device, result, map)
+    found = _plans.get(key)
     if found is None:
         previous = driver.enter(device)  # a ready() call has not entered it: compiling and occupancy need it
         try:
-            found = _plans[(dtype, op, device, result)] = Plan(dtype, op, device, result)
+            found = _plans[key] = Plan(dtype, op, device, result, map)
         finally:
             driver.leave(previous)
     return found
@@ -152,10 +159,11 @@ PARTIALS_OFFSET = 16
 
 
 def launch_into(out: int, x: int, n: int, dtype, op: str, device: int, stream: int, context: int = 0,
-                blocks=None, result=None) -> None:
-    """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x into the one element at
-    out (of the result dtype: None, NumPy's), on `stream` of `device` in `context` (0: the current one)."""
-    p = _plans.get((dtype, op, device, result)) or plan(dtype, op, device, result)
+                blocks=None, result=None, map=None) -> None:
+    """One launch: the op over n > 0 elements of dtype (a np.dtype) at device address x (each through `map` where
+    given) into the one element at out (of the result dtype: None, NumPy's), on `stream` of `device` in `context`
+    (0: the current one)."""
+    p = _plans.get(_plan_key(dtype, op, device, result, map)) or plan(dtype, op, device, result, map)
     if blocks is None:
         fn, blocks = p.choose(n)
     else:
@@ -172,14 +180,14 @@ def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
                     kept.address, x, n)
 
 
-def launch(x, *, op, call, blocks=None, out=None, dtype=None):
-    """One launch: the op over x into `out` (a new one-element array of the result dtype if None: NumPy's rule, or
-    dtype=), which it returns."""
-    value = result_dtype(x.dtype, op, dtype)
+def launch(x, *, op, call, blocks=None, out=None, dtype=None, map=None):
+    """One launch: the op over x (mapped by `map` in the loads where given) into `out` (a new one-element array of the
+    result dtype if None: NumPy's rule, or dtype=), which it returns."""
+    value = result_dtype(x.dtype, op, dtype) if map is None else mapped_types(x.dtype, op, map, dtype).value
     if out is None:
         out = call.empty((1,), value)
     launch_into(int(out.gpudata), int(x.gpudata), x.size, x.dtype, op, call.device, call.stream, call.context, blocks,
-                None if dtype is None else value)
+                None if dtype is None else value, map)
     return out
 
 

@@ -3,7 +3,8 @@
     fn = get_kernel("scan/kogge_stone.cu", "kogge_stone_scan", SECTION_SIZE=1024, ELEM_TYPE="float")
     fn.prepared_async_call(grid, block, stream, out.gpudata, x.gpudata, n)     # PyCUDA's spelling
 
-Keyword arguments become `#define`s before the file, local `#include`s are inlined with `#line` markers, pycuda's
+Keyword arguments become `#define`s before the file (an int, a C type name, or a Macro: C text pyscan made and checked,
+such as a custom operator's expression), local `#include`s are inlined with `#line` markers, pycuda's
 `compile()` (SourceModule's nvcc call and disk cache) makes the cubin, cuda.core loads it, and the argument types are
 read off the `__global__` signature as pycuda's prepare() takes them (docs/runtime.md, "Kernels").
 """
@@ -13,9 +14,10 @@ from __future__ import annotations
 import re
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import KernelCompileError
+from ..errors import ExpressionCompileError, KernelCompileError
 from . import driver
 
 COMPILE_OPTIONS = ("-std=c++17",)
@@ -74,6 +76,26 @@ def _expand(path: Path, seen: set[Path]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Macro:
+    """A #define whose value is C text that pyscan made and checked (pyscan.expressions: a custom operator's
+    expression, a map, a literal), put in as it is: `#define NAME(params) (text)`, or `#define NAME (text)` without
+    params.  `shown` is what a compile error quotes: the expression as the caller wrote it (op='a % b')."""
+
+    text: str
+    params: tuple = ()
+    shown: str = field(default="", compare=False)
+
+    def line(self, name: str) -> str:
+        for bad in ("\n", "\r", "\\", "#", '"', "'", "//", "/*", ";", "{", "}"):
+            if bad in self.text:  # pyscan.expressions never writes these: a second check, at the compiler's door
+                raise ValueError(f"macro {name}: {bad!r} in {self.text!r}")
+        if not all(_NAME_RE.match(p) for p in self.params):
+            raise ValueError(f"macro {name}: parameters {self.params!r} are not C identifiers")
+        head = f"{name}({', '.join(self.params)})" if self.params else name
+        return f"#define {head} ({self.text})"
+
+
 def _define_lines(defines: dict) -> list[str]:
     if "T" in defines:
         # T= is accepted for the element type, as students write it, but injected as ELEM_TYPE: a macro named T
@@ -85,6 +107,9 @@ def _define_lines(defines: dict) -> list[str]:
     for name, value in sorted(defines.items()):
         if not _NAME_RE.match(name):
             raise ValueError(f"invalid macro name {name!r}: expected a C identifier")
+        if isinstance(value, Macro):
+            lines.append(value.line(name))
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise TypeError(f"macro {name}: expected an int or a C type name, got {type(value).__name__} {value!r}")
         if isinstance(value, str) and not _TYPE_VALUE_RE.match(value):
@@ -172,7 +197,14 @@ def _stamps(files) -> tuple:
 
 
 def compile_error(relpath, defines, exc):
+    """The error for nvcc's refusal of a build: nvcc's log, after the caller's expressions where the build has
+    some (ExpressionCompileError: a custom operator or map that parses but does not compile for the dtype)."""
     log = getattr(exc, "stderr", None) or getattr(exc, "stdout", None) or str(exc)
+    shown = [v.shown for v in defines.values() if isinstance(v, Macro) and v.shown]
+    if shown:
+        types = ", ".join(f"{k}={defines[k]}" for k in ("IN_TYPE", "VALUE_TYPE", "ELEM_TYPE") if k in defines)
+        return ExpressionCompileError(f"nvcc could not compile {', '.join(shown)} ({types}) in "
+                                      f"{_shown(relpath)}; nvcc says:\n{log}")
     return KernelCompileError(f"nvcc could not compile {_shown(relpath)} with {defines}:\n{log}")
 
 

@@ -1,19 +1,22 @@
 """Prefix scan (PMPP ch. 11, Hands-On ch. 4): every algorithm of the books behind one function.
 
-    pyscan.scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None)
+    pyscan.scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
+                identity=None, initial=None)
 
 Each algorithm lives in a module of this package that registers itself in SCANS with its driver, its kernel
 files and its NumPy step-model (see pyscan.registry).  A driver has the signature
 
-    driver(x, out, *, op: str, exclusive: bool, call: Call) -> int   # the number of kernel launches
+    driver(x, out, *, op, exclusive: bool, call: Call) -> int   # the number of kernel launches
 
 and is only called with validated, contiguous, non-empty 1-D device arrays of a supported dtype (GPUArrays or
 pyscan.runtime.arrays.DeviceView: .gpudata, .shape, .dtype, .size), out of the result dtype
 (pyscan.types.result_dtype: it may differ from x's; the drivers build their kernels for x's dtype, out's and the
 compute type between), inside the call's device; it launches on call.stream and allocates with call.empty
-(pyscan.runtime.arrays.Call); out never overlaps x unless the algorithm is in IN_PLACE.  A model has
+(pyscan.runtime.arrays.Call); out never overlaps x unless the algorithm is in IN_PLACE.  op is an operator name
+or a pyscan.types.CustomOperator (a C expression; the drivers pass it on to pyscan.types.defines, which writes its
+OP_EXPR macros).  A model has
 
-    model(x: np.ndarray, *, op="add", exclusive=False, return_steps=False)
+    model(x: np.ndarray, *, op="add", exclusive=False, return_steps=False, dtype=None, identity=None, initial=None)
         -> result, or (result, steps: list[Step]) with return_steps
 """
 
@@ -24,9 +27,20 @@ import numpy as np
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
 from .. import axes
 from ..runtime import arrays
-from ..types import ELEMENT_TYPES, OPERATOR_NAMES, SUPPORTED_DTYPES, check_op, result_dtype
+from ..types import (
+    COMPUTE_TYPES,
+    ELEMENT_TYPES,
+    OPERATOR_NAMES,
+    SUPPORTED_DTYPES,
+    Types,
+    check_identity,
+    initial_compute,
+    operator,
+    result_dtype,
+)
 from ..types import _results as _RESULTS
 from . import axis, blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401
+from .initial import combine_initial
 from .registry import SCANS
 
 SCAN_ALGORITHMS = SCANS.names()
@@ -72,10 +86,31 @@ def _overlaps(a, b) -> bool:
     return a0 < b0 + b.size * b.dtype.itemsize and b0 < a0 + a.size * a.dtype.itemsize
 
 
-def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None):
+def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
+         identity=None, initial=None):
     """Inclusive (or exclusive) prefix scan with `op`, like np.cumsum / np.cumprod / ufunc.accumulate: "add", "mul",
     "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor" (integers and bool), "logical_and", "logical_or" (bool
-    results).
+    results) -- or a C expression in a and b with its identity, as PyCUDA's InclusiveScanKernel(dtype, "a*b"):
+    scan(x, op="a*b", identity=1), scan(x, op="max(a, b)", identity=-np.inf).
+
+    Custom operators (pyscan.expressions has the grammar: numbers, a and b, C's operators, casts, ?:, and the
+    functions max, min, fmax, fmin, abs, fabs, sqrt, floor, ceil, trunc; nothing else).  The operator must be
+    associative (PMPP §11.1): every algorithm groups the combines its own way, so a - b gives different answers
+    from different algorithms (demos/custom_operator.py).  It need not be commutative: every scan keeps the order,
+    the earlier value on the left (the composition of affine maps -- a linear recurrence -- scans correctly).
+    identity= is required: e with e op v == v == v op e for
+    every v, held exactly by the result dtype; it pads partial sections and starts exclusive scans.  The result
+    dtype is x's unless dtype= chooses one (NumPy has no accumulator rule for an expression); a and b are values of
+    it (widened to at least 32 bits: int8 as int, float16 as float) and every combine's value is converted back to
+    it, so a custom float16 sum rounds at every step.  Every algorithm takes custom operators (the axis kernels for
+    their four dtypes); their kernels are built once per (expression, identity, dtypes).  With a named operator,
+    identity= may be given only as that operator's own identity (ValueError otherwise).
+
+    initial=v: every output combined with v first, y[k] = v op x[0] op ... op x[k] (CUB's init); an exclusive scan
+    starts with y[0] = v.  v is converted to the result dtype (integers must fit; floats round to nearest).  One
+    elementwise pass after the scan does it (kernels/scan/combine_initial.cu: a read and a write of the result);
+    for the named operators on float16 / bfloat16 that is a second rounding of each result.  Along an axis every
+    row starts from v.
 
     x: a NumPy array (the result is a NumPy array) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA
     tensor, Numba device array, or any object with __cuda_array_interface__ -- used where it is, with the result a
@@ -112,12 +147,14 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     """
     kind = arrays.READY.get(type(x))
     if kind is not None and axis is None and dtype is None and algorithm == "auto" and out is None and (
-            stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)):
+            stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)) and (
+            identity is None and initial is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid: result_dtype's cache
             return AUTO_READY(kind, x, *read, op, exclusive)
-    if op not in OPERATOR_NAMES:
-        check_op(op)
+    given = identity
+    if op not in OPERATOR_NAMES or given is not None:
+        op = operator(op, given)  # a CustomOperator for a C expression (ExpressionError quoting it)
     if exclusive is not False and exclusive is not True and not isinstance(exclusive, np.bool_):
         raise TypeError(f"exclusive must be True or False, got {arrays.describe(exclusive)}")
     if algorithm != "auto":
@@ -125,12 +162,14 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     call = arrays.begin(x, what="scan: x", dtypes=ELEMENT_TYPES, ndim=None, stream=stream,
                         strided="copy_nd" if axis is None else "copy")
     value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
+    check_identity(op, value, given)  # ValueError: not exact in the result dtype, or not a named operator's own
+    start = None if initial is None else initial_compute(initial, Types(call.dtype, value, COMPUTE_TYPES[value]))
     shape = call.shape
     if axis is not None:
         a = axes.normalize_axis(axis, len(shape), "scan: axis")
         outer, n, inner = axes.split(shape, a)
         if outer * inner != 1 or (algorithm == "auto" and len(shape) != 1):
-            return _scan_axis(call, outer, n, inner, out, op, bool(exclusive), algorithm, a, value)
+            return _scan_axis(call, outer, n, inner, out, op, bool(exclusive), algorithm, a, value, start)
     flat = (call.size,)
     if algorithm == "auto":
         name = choose_auto(call.size)
@@ -159,10 +198,12 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
             driver(source, scratch if scratch is not None else target, op=op, exclusive=bool(exclusive), call=call)
             if scratch is not None:
                 call.copy(target, scratch, target.size * target.dtype.itemsize)
+            if start is not None:
+                combine_initial(call, target, call.size, start, op, value, exclusive=bool(exclusive))
         return call.finish(result)
 
 
-def _scan_axis(call, outer, n, inner, out, op, exclusive, algorithm, a, value):
+def _scan_axis(call, outer, n, inner, out, op, exclusive, algorithm, a, value, start=None):
     """pyscan.scan along axis a of an N-d array into the result dtype `value`: the axis kernels
     (pyscan/scans/axis.py), accumulating in `value` (int32 add in int64, as np.cumsum)."""
     if algorithm not in ("auto", "axis"):
@@ -175,6 +216,8 @@ def _scan_axis(call, outer, n, inner, out, op, exclusive, algorithm, a, value):
         result = call.result(call.shape, value)
         if call.size:
             axis.scan_along(call.x, result, outer, n, inner, op=op, exclusive=exclusive, call=call, acc_dtype=value)
+            if start is not None:  # every row from v
+                combine_initial(call, result, call.size, start, op, value, n=n, inner=inner, exclusive=exclusive)
         return call.finish(result)
 
 

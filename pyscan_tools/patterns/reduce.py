@@ -26,7 +26,11 @@ def check_cases(name: str, quick: bool) -> list:
 
 
 def auto_cases() -> list:
-    return [case("reduce", "auto", dtype="float32", op="add", n=4099)]
+    # and the paths beyond the algorithms' defaults: a map in the loads and initial= (combine_initial.cu), with a
+    # custom operator (OP_EXPR) and with a named one
+    return [case("reduce", "auto", dtype="float32", op="add", n=4099),
+            case("reduce", "auto", dtype="int32", op="max(a, b)", identity=0, map="abs(x)", initial=5, n=65537),
+            case("reduce", "auto", dtype="float64", op="add", map="x < 0", dtype_arg="int64", initial=1, n=4099)]
 
 
 def run_case(c, rng) -> tuple:
@@ -37,6 +41,8 @@ def run_case(c, rng) -> tuple:
     keep = x.copy()
     on_device = bool(p.get("gpu"))
     arg = upload(x) if on_device else x
+    if "map" in p or "initial" in p or "identity" in p:
+        return _run_extended(pyscan, p, x, keep, arg, c.algorithm)
     out = pyscan.reduce(arg, algorithm=c.algorithm, op=p["op"])
     want = result_dtype(x.dtype, p["op"])  # NumPy's: int64 for int32 add
     if not on_device and not isinstance(out, np.generic):
@@ -47,6 +53,28 @@ def run_case(c, rng) -> tuple:
     if not np.array_equal(to_numpy(arg), keep):
         return "mismatch", "the input was modified"
     diff = first_difference(got.reshape(()), reduce_reference(x, p["op"]))
+    return ("mismatch", diff) if diff else ("ok", "")
+
+
+def _run_extended(pyscan, p, x, keep, arg, algorithm) -> tuple:
+    """A case with map=, identity= (a custom operator) or initial=: against NumPy on the mapped values (only the
+    maps and operators of auto_cases: abs(x), x < 0; max(a, b), add)."""
+    dtype = np.dtype(p["dtype_arg"]) if "dtype_arg" in p else None
+    out = pyscan.reduce(arg, algorithm=algorithm, op=p["op"], identity=p.get("identity"), map=p.get("map"),
+                        initial=p.get("initial"), dtype=dtype)
+    mapped = {"abs(x)": np.abs, "x < 0": lambda v: v < 0, None: lambda v: v}[p.get("map")](x)
+    if p["op"] == "max(a, b)":
+        value = dtype or x.dtype  # a custom operator's: x's dtype
+        expected = max(np.max(mapped.astype(value)), value.type(p.get("initial", np.iinfo(value).min)))
+    else:
+        value = dtype or result_dtype(x.dtype, p["op"])
+        expected = np.sum(mapped.astype(value), dtype=value) + value.type(p.get("initial", 0))
+    got = to_numpy(out)
+    if got.dtype != value or got.size != 1:
+        return "mismatch", f"expected one value of dtype {value}, got {got.size} of dtype {got.dtype}"
+    if not np.array_equal(to_numpy(arg), keep):
+        return "mismatch", "the input was modified"
+    diff = first_difference(got.reshape(()), value.type(expected))
     return ("mismatch", diff) if diff else ("ok", "")
 
 

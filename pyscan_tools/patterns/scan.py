@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyscan.scans.reference import reference as scan_reference
-from pyscan.types import result_dtype
+from pyscan.types import numpy_ufunc, operator, result_dtype
 
 from . import Pattern, case, first_difference
 from ._arrays import calling, kind_problem, to_numpy, upload
@@ -65,7 +65,10 @@ def check_cases(name: str, quick: bool) -> list:
 
 
 def auto_cases() -> list:
-    return [case("scan", "auto", dtype="float32", op="add", n=4099, exclusive=True)]
+    # and pyscan.scan's own kernels beyond the algorithms': a custom operator (OP_EXPR) started from initial=
+    # (kernels/scan/combine_initial.cu)
+    return [case("scan", "auto", dtype="float32", op="add", n=4099, exclusive=True),
+            case("scan", "auto", dtype="int32", op="max(a, b)", identity=-2**31, initial=7, n=65537, exclusive=True)]
 
 
 def run_case(c, rng) -> tuple:
@@ -75,18 +78,25 @@ def run_case(c, rng) -> tuple:
     x = exact_data(rng, p["n"], p["dtype"], p["op"])
     keep = x.copy()
     arg = upload(x) if p.get("gpu") else x
-    out = pyscan.scan(arg, algorithm=c.algorithm, exclusive=p["exclusive"], op=p["op"])
+    more = {k: p[k] for k in ("identity", "initial") if k in p}
+    out = pyscan.scan(arg, algorithm=c.algorithm, exclusive=p["exclusive"], op=p["op"], **more)
     problem = kind_problem(out, bool(p.get("gpu")))
     if problem:
         return "mismatch", problem
     got = to_numpy(out)
-    want = result_dtype(x.dtype, p["op"])  # NumPy's: int64 for int32 add
+    op = operator(p["op"], p.get("identity"))  # a name, or a custom operator (a C expression)
+    want = result_dtype(x.dtype, op)  # NumPy's: int64 for int32 add; x's for an expression
     if got.dtype != want or got.shape != x.shape:
         return "mismatch", (f"result has dtype {got.dtype} shape {got.shape}, expected dtype {want} (input "
                             f"{x.dtype}) shape {x.shape}")
     if not np.array_equal(to_numpy(arg), keep):
         return "mismatch", "the input was modified"
-    diff = first_difference(got, scan_reference(x, p["op"], p["exclusive"]))
+    expected = scan_reference(x, op, p["exclusive"])
+    if "initial" in p and expected.size:  # every output from v: v op y[k]; an exclusive scan's first is v
+        expected = numpy_ufunc(op)(want.type(p["initial"]), expected).astype(want)
+        if p["exclusive"]:
+            expected[0] = p["initial"]
+    diff = first_difference(got, expected)
     return ("mismatch", diff) if diff else ("ok", "")
 
 

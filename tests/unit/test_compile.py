@@ -37,7 +37,8 @@ SPECIALISATIONS = [("int8", "add", None), ("bool", "add", None), ("float16", "ma
 SPECIALISED = [("scan/decoupled_lookback.cu", {"VECTOR_LOADS": 1}), ("scan/decoupled_lookback.cu", {"VECTOR_LOADS": 0}),
                ("scan/decoupled_lookback.cu", {"VECS_PER_THREAD": 2}), ("reduction/fast.cu", {}),
                ("scan/coarsened.cu", {}), ("scan/single_pass.cu", {}), ("scan/blelloch_sweeps.cu", {}),
-               ("reduction/segmented.cu", {}), ("reduction/convert.cu", {}), ("scan/add_block_sums.cu", {})]
+               ("reduction/segmented.cu", {}), ("reduction/convert.cu", {}), ("scan/add_block_sums.cu", {}),
+               ("scan/combine_initial.cu", {})]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
