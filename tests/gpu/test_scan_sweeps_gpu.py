@@ -123,7 +123,7 @@ def test_gpu_decoupled_lookback_repeated_many_tiles(exclusive, rng):
     n = (1 << 24) + 3
     x = rng.integers(-2**31, 2**31, n, dtype=np.int32)
     x_dev = ga.to_gpu(x)
-    ref = ga.to_gpu(reference(x, "add", exclusive, np.int32))  # int32 sums: the mismatch kernel reads ints
+    ref = ga.to_gpu(reference(x, "add", exclusive).astype(np.int32))  # int32 sums: the mismatch kernel reads ints
     mismatches = _count_mismatches()
     bad = [(run, w) for run in range(500)
            if (w := int(mismatches(pyscan.scan(x_dev, algorithm="decoupled_lookback", exclusive=exclusive,
@@ -195,5 +195,5 @@ def test_gpu_decoupled_epoch_wraps(rng):
     for _ in range(6):
         out = pyscan.scan(x_dev, algorithm="decoupled_lookback", dtype=np.int32).get()
         seen.append(kept.state)
-        np.testing.assert_array_equal(out, reference(x, "add", False, np.int32))
+        np.testing.assert_array_equal(out, reference(x, "add", False).astype(np.int32))
     assert seen == [dl.EPOCHS - 2, dl.EPOCHS - 1, 1, 2, 3, 4]
