@@ -116,7 +116,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     "logical_or" (a bool result) -- or a C expression in a and b with identity=, as PyCUDA's ReductionKernel's
     reduce_expr: reduce(x, op="max(a, b)", identity=-np.inf).  Custom operators as in pyscan.scan (its docstring):
     the result dtype x's unless dtype= is given, every combine converted to it; every algorithm takes them
-    (segmented and coarsened combine their blocks with an atomicCAS loop; axis for its four dtypes).  A reduction's
+    (segmented and coarsened combine their blocks with an atomicCAS loop).  A reduction's
     operator must be associative and commutative: every algorithm but simple pairs elements out of order
     (convergent's thread t takes t + stride, the fast kernel's accumulators stride through x, atomics arrive in
     any order).
@@ -149,11 +149,11 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
 
     axis: None (every element: a NumPy scalar for NumPy input, a 0-d device array of x's kind for device input), an
     int or a tuple of ints (negative ones count from the end): an array of the reduced shape (keepdims=True keeps the
-    reduced axes as extents of 1), by the axis kernels (algorithm "axis", auto's choice; docs/axis.md), which take x
-    and result dtypes int32, int64, float32, float64 and op add, max, min (pyscan.axes.AXIS_DTYPES, AXIS_OPERATORS;
-    others raise TypeError; int32 add gives int64 there too, as np.sum(x, axis=1)).  A named book algorithm reduces
-    whole arrays (axis=None, or axes that cover every extent > 1); with any other axis it is refused with a
-    ValueError naming "auto" and "axis".  Bad axes raise numpy.exceptions.AxisError (a ValueError), duplicates
+    reduced axes as extents of 1), by the axis kernels (algorithm "axis", auto's choice; docs/axis.md), which take
+    every dtype and operator, C expressions too, converting in their loads (int8 add gives int64 there too, as
+    np.sum(x, axis=1); float16 is combined in float32 and rounded once).  A named book algorithm reduces whole arrays
+    (axis=None, or axes that cover every extent > 1); with any other axis it is refused with a ValueError naming
+    "auto" and "axis" (it does not run row by row).  Bad axes raise numpy.exceptions.AxisError (a ValueError), duplicates
     ValueError.  An empty reduced axis gives the operator's identity and raises ValueError for max/min, as NumPy.
     out: an array of x's kind (NumPy for NumPy input) of the result's shape and the result dtype, C-contiguous,
     written and returned (axis=None without keepdims: shape ()).  N-d or axis calls copy a device array that is not
@@ -253,8 +253,9 @@ def _held(initial, value):
 
 
 def _reduce_axes(call, shape, chosen, result, op, value):
-    """The passes of pyscan.axes.reduce_plan, last axes first, through scratch arrays of the result dtype `value`
-    (the accumulator: int32 add in int64, as np.sum) into result."""
+    """The passes of pyscan.axes.reduce_plan, last axes first, into result of the result dtype `value` (the
+    accumulator: int32 add in int64, as np.sum), each pass's partials in value's compute type (float16 sums stay
+    float32 until the last store)."""
     passes = axes.reduce_plan(shape, chosen)
     if not passes:  # only extents of 1 reduced: the values as they are, converted to the result dtype
         if value == call.dtype:
@@ -264,8 +265,8 @@ def _reduce_axes(call, shape, chosen, result, op, value):
     source = call.x
     for k, (outer, n, inner) in enumerate(passes):
         last = k == len(passes) - 1
-        target = result if last else call.empty((outer * inner,), value)
-        axis.reduce_along(source, target, outer, n, inner, op=op, call=call, acc_dtype=value)
+        target = result if last else call.empty((outer * inner,), COMPUTE_TYPES[value])
+        axis.reduce_along(source, target, outer, n, inner, op=op, call=call, acc_dtype=value, partials_in=k > 0)
         source = target
 
 
