@@ -1,0 +1,210 @@
+// arg_extreme.cu -- argmax / argmin (np.argmax, np.argmin): PMPP ch. 10's reduction trees over (value, index)
+// pairs.  The whole array (axis=None: the flattened C-order index) is one row; along an axis the array is the
+// (outer, n, inner) table of axis_rows.cu / axis_columns.cu, with their geometry (pyscan/reductions/arg_extreme.py).
+//
+// The combine.  NumPy's rules: the first index of the largest (smallest) value; a NaN is larger (smaller) than
+// everything, so the first NaN wins.  Ranking every pair by (NaN first, then value, then the lower index) is a
+// total order, so "the better of a and b" is associative and commutative: any tree of combines -- grid-stride
+// loops, warp shuffles, a shared-memory tree, partials reduced by a later pass -- gives the same pair, whatever the
+// order (the results are exact and reproducible; PMPP §10.4's reordering is free here).  Values are compared in
+// operators.cuh's T: x's dtype widened to at least 32 bits (bool and int8 as int, __half and __nv_bfloat16 as
+// float), which is exact, so comparisons are those of x's own dtype; -0.0 == 0.0 (the first of them wins).
+// The identity, which pads threads without elements, is (the lowest value, or -inf; index LLONG_MAX) for argmax:
+// any element beats it, equal values through the lower index.
+//
+//   ARG_MAX   1: argmax, 0: argmin                            (default 1)
+//   IN_TYPE   x's element type; ELEM_TYPE (T) its compare type (pyscan.reductions.arg_extreme.macros)
+//
+// Kernels (256 threads a block), each reading either x (in_value == nullptr: the index is the position along the
+// reduced extent) or the (value, index) partials of an earlier pass, and writing either the final int64 indices
+// (out_value == nullptr) or (value, index) partials for a later pass:
+// * arg_extreme_rows_warp: rows of up to WARP_ROW elements, a warp per row (lanes strided, a __shfl_down tree);
+// * arg_extreme_rows_block: a block per row segment (a grid-stride loop over the segment, warp trees, one
+//   shared-memory step); one row cut into many segments is the 1-D argmax: the partials of the first pass, one
+//   block of a second pass over them (the host's plan, as axis_rows.cu's);
+// * arg_extreme_columns: any other axis, lanes coalesced over row chunks, a tree over the block's row groups
+//   (axis_columns.cu's shape).
+#include <cuda/std/limits>
+
+#include "../common/operators.cuh"
+
+#ifndef ARG_MAX
+#define ARG_MAX 1
+#endif
+using InT = IN_TYPE;
+constexpr int BLOCK = 256;
+constexpr unsigned FULL = 0xffffffffu;
+constexpr long long NO_INDEX = cuda::std::numeric_limits<long long>::max();
+
+struct Pair {
+    T value;
+    long long index;
+};
+
+__device__ __forceinline__ bool is_nan(T v) { return v != v; }  // false for integers (compiled away)
+
+// The better of a and b (in either order): a NaN beats a number, the larger (ARG_MAX) or smaller value beats the
+// other, and between equal values -- or two NaNs -- the lower index wins.
+__device__ __forceinline__ Pair better(Pair a, Pair b) {
+    const bool an = is_nan(a.value), bn = is_nan(b.value);
+    bool a_wins;
+    if (an || bn) {
+        a_wins = an && (!bn || a.index < b.index);
+    } else {
+#if ARG_MAX
+        a_wins = a.value > b.value || (a.value == b.value && a.index < b.index);
+#else
+        a_wins = a.value < b.value || (a.value == b.value && a.index < b.index);
+#endif
+    }
+    return a_wins ? a : b;
+}
+
+__device__ __forceinline__ Pair no_pair() {
+    using L = typename cuda::std::conditional<cuda::std::is_integral<VALUE_TYPE>::value, VALUE_TYPE, T>::type;
+#if ARG_MAX
+    if constexpr (cuda::std::numeric_limits<T>::has_infinity)
+        return Pair{-cuda::std::numeric_limits<T>::infinity(), NO_INDEX};
+    else
+        return Pair{T(cuda::std::numeric_limits<L>::lowest()), NO_INDEX};
+#else
+    if constexpr (cuda::std::numeric_limits<T>::has_infinity)
+        return Pair{cuda::std::numeric_limits<T>::infinity(), NO_INDEX};
+    else
+        return Pair{T(cuda::std::numeric_limits<L>::max()), NO_INDEX};
+#endif
+}
+
+__device__ __forceinline__ Pair warp_best(Pair p) {  // lane 0 ends with the warp's best pair
+    for (int offset = 16; offset >= 1; offset >>= 1) {
+        const Pair other{__shfl_down_sync(FULL, p.value, offset), __shfl_down_sync(FULL, p.index, offset)};
+        p = better(p, other);
+    }
+    return p;
+}
+
+// Element k of a row (or column) whose elements start at `at` and lie `stride` apart: from x, the pair
+// (x[at + k * stride] as T, k); from partials, (in_value, in_index) at the same place.
+__device__ __forceinline__ Pair element(const InT* x, const T* in_value, const long long* in_index, long long at,
+                                        long long k, long long stride) {
+    const long long p = at + k * stride;
+    if (in_value == nullptr) return Pair{op_load(x[p]), k};
+    return Pair{in_value[p], in_index[p]};
+}
+
+__device__ __forceinline__ void write(long long* out_index, T* out_value, long long p, Pair best) {
+    out_index[p] = best.index;
+    if (out_value != nullptr) out_value[p] = best.value;
+}
+
+// Rows of n <= WARP_ROW: warp w of block b takes row 8 b + w, lanes j, j + 32, ... with two independent chains.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_rows_warp(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                          const T* __restrict__ in_value, const long long* __restrict__ in_index, long long rows,
+                          long long n) {
+    const int lane = threadIdx.x & 31;
+    const long long row = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+    if (row >= rows) return;  // whole warps leave: the shuffles below see full warps
+    Pair a0 = no_pair(), a1 = a0;
+    long long j = lane;
+    for (; j + 32 < n; j += 64) {
+        const Pair p0 = element(x, in_value, in_index, row * n, j, 1);
+        const Pair p1 = element(x, in_value, in_index, row * n, j + 32, 1);
+        a0 = better(a0, p0);
+        a1 = better(a1, p1);
+    }
+    if (j < n) a0 = better(a0, element(x, in_value, in_index, row * n, j, 1));
+    const Pair best = warp_best(better(a0, a1));
+    if (lane == 0) write(out_index, out_value, row, best);
+}
+
+// Long rows: block b takes elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
+// out[b] (a (rows, splits) table: partials when splits > 1, the result when splits == 1).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_rows_block(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                           const T* __restrict__ in_value, const long long* __restrict__ in_index, long long n,
+                           long long splits, long long seg) {
+    __shared__ T warp_value[BLOCK / 32];
+    __shared__ long long warp_index[BLOCK / 32];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const long long b = blockIdx.x;
+    const long long row = b / splits, s = b % splits;
+    const long long lo = s * seg;
+    const long long hi = lo + seg < n ? lo + seg : n;
+    Pair a0 = no_pair(), a1 = a0, a2 = a0, a3 = a0;  // four chains: four loads in flight per thread
+    long long j = lo + t;
+    for (; j + 3 * BLOCK < hi; j += 4 * BLOCK) {
+        const Pair p0 = element(x, in_value, in_index, row * n, j, 1);
+        const Pair p1 = element(x, in_value, in_index, row * n, j + BLOCK, 1);
+        const Pair p2 = element(x, in_value, in_index, row * n, j + 2 * BLOCK, 1);
+        const Pair p3 = element(x, in_value, in_index, row * n, j + 3 * BLOCK, 1);
+        a0 = better(a0, p0);
+        a1 = better(a1, p1);
+        a2 = better(a2, p2);
+        a3 = better(a3, p3);
+    }
+    for (; j < hi; j += BLOCK) a0 = better(a0, element(x, in_value, in_index, row * n, j, 1));
+    Pair best = warp_best(better(better(a0, a1), better(a2, a3)));
+    if (lane == 0) {
+        warp_value[warp] = best.value;
+        warp_index[warp] = best.index;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        best = lane < BLOCK / 32 ? Pair{warp_value[lane], warp_index[lane]} : no_pair();
+        best = warp_best(best);
+        if (lane == 0) write(out_index, out_value, b, best);
+    }
+}
+
+// Any axis but the last, (outer, n, inner): out[(o * chunks + c) * inner + l] = the best pair over rows
+// [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer index o.  The grid is outer * lane_chunks *
+// chunks blocks; a block is `lanes` lanes x `rows` row groups (axis_columns.cu's geometry).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_columns(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                        const T* __restrict__ in_value, const long long* __restrict__ in_index, long long n,
+                        long long inner, int lanes, int rows, long long chunk_rows, long long lane_chunks,
+                        long long chunks) {
+    __shared__ T tree_value[BLOCK];
+    __shared__ long long tree_index[BLOCK];
+    const int t = threadIdx.x;
+    const int tx = t % lanes, ty = t / lanes;
+    const bool used = ty < rows;
+    const long long b = blockIdx.x;
+    const long long group = b / chunks, c = b % chunks;
+    const long long o = group / lane_chunks;
+    const long long l = (group % lane_chunks) * lanes + tx;
+    const long long lo = c * chunk_rows;
+    const long long hi = lo + chunk_rows < n ? lo + chunk_rows : n;
+    Pair a0 = no_pair(), a1 = a0;
+    if (used && l < inner) {
+        const long long at = o * n * inner + l;  // row r of this lane at at + r * inner
+        long long r = lo + ty;
+        for (; r + rows < hi; r += 2LL * rows) {
+            const Pair p0 = element(x, in_value, in_index, at, r, inner);
+            const Pair p1 = element(x, in_value, in_index, at, r + rows, inner);
+            a0 = better(a0, p0);
+            a1 = better(a1, p1);
+        }
+        if (r < hi) a0 = better(a0, element(x, in_value, in_index, at, r, inner));
+    }
+    if (used) {
+        const Pair mine = better(a0, a1);
+        tree_value[t] = mine.value;
+        tree_index[t] = mine.index;
+    }
+    __syncthreads();
+    int half = 1;
+    while (half < rows) half <<= 1;
+    for (half >>= 1; half >= 1; half >>= 1) {  // the tree over ty: row group ty takes ty + half
+        if (used && ty < half && ty + half < rows) {
+            const Pair p = better(Pair{tree_value[t], tree_index[t]},
+                                  Pair{tree_value[t + half * lanes], tree_index[t + half * lanes]});
+            tree_value[t] = p.value;
+            tree_index[t] = p.index;
+        }
+        __syncthreads();
+    }
+    if (ty == 0 && l < inner)
+        write(out_index, out_value, (o * chunks + c) * inner + l, Pair{tree_value[t], tree_index[t]});
+}
