@@ -18,6 +18,7 @@
 // Kernels (256 threads a block), each reading either x (in_value == nullptr: the index is the position along the
 // reduced extent) or the (value, index) partials of an earlier pass, and writing either the final int64 indices
 // (out_value == nullptr) or (value, index) partials for a later pass:
+// * arg_extreme_rows_thread: rows of up to SHORT_ROW elements, a thread per row;
 // * arg_extreme_rows_warp: rows of up to WARP_ROW elements, a warp per row (lanes strided, a __shfl_down tree);
 // * arg_extreme_rows_block: a block per row segment (a grid-stride loop over the segment, warp trees, one
 //   shared-memory step); one row cut into many segments is the 1-D argmax: the partials of the first pass, one
@@ -95,6 +96,19 @@ __device__ __forceinline__ Pair element(const InT* x, const T* in_value, const l
 __device__ __forceinline__ void write(long long* out_index, T* out_value, long long p, Pair best) {
     out_index[p] = best.index;
     if (out_value != nullptr) out_value[p] = best.value;
+}
+
+// Short rows (n <= SHORT_ROW, the host's): thread t of block b takes row 256 b + t, left to right.  A warp per
+// row would leave most lanes idle (2^23 rows of 2); neighbouring threads' rows share cache lines.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_rows_thread(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                            const T* __restrict__ in_value, const long long* __restrict__ in_index, long long rows,
+                            long long n) {
+    const long long row = (long long)blockIdx.x * BLOCK + threadIdx.x;
+    if (row >= rows) return;
+    Pair best = no_pair();
+    for (long long j = 0; j < n; ++j) best = better(best, element(x, in_value, in_index, row * n, j, 1));
+    write(out_index, out_value, row, best);
 }
 
 // Rows of n <= WARP_ROW: warp w of block b takes row 8 b + w, lanes j, j + 32, ... with two independent chains.

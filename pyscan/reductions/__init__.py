@@ -69,6 +69,7 @@ from ..types import (
     to_value,
 )
 from ..types import _results as _RESULTS
+from . import arg_extreme as arg_extreme_module
 from . import axis, book, fast  # noqa: F401
 from . import axis as axis_module  # `axis` is also reduce()'s argument
 from .registry import REDUCTIONS
@@ -246,6 +247,30 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
         return call.finish(result)
 
 
+def argmax(x, axis=None, out=None, *, keepdims=False, stream=None):
+    """The index of the largest element of x on the GPU, as np.argmax: over the array flattened in C order
+    (axis=None) or along one axis (an int; negative counts from the end); int64 indices.  The first index of the
+    largest value; a NaN counts as the largest, so the first NaN's index comes back (as NumPy's).  An empty x (or
+    an empty axis) raises ValueError ("attempt to get argmax of an empty sequence").
+
+    x: any dtype pyscan takes (bool, int8 .. uint64, float16, float32, float64, torch.bfloat16), a NumPy array or a
+    device array (pycuda GPUArray, CuPy, torch CUDA, Numba, __cuda_array_interface__), as pyscan.reduce takes it
+    (non-contiguous views are copied).  Returns, as pyscan.reduce: axis=None without keepdims, a NumPy int64 for
+    NumPy x and a 0-d int64 device array of x's kind for device x (without waiting for the GPU); otherwise an int64
+    array of x's kind of x's shape without the axis (keepdims=True: the axis kept as an extent of 1; with
+    axis=None every axis).  out: an int64 array of x's kind and the result's shape, written and returned.
+    stream: as pyscan.reduce's.  Kernels: kernels/reduction/arg_extreme.cu (docs/reduction.md, "argmax and
+    argmin")."""
+    return arg_extreme_module.arg_extreme(x, axis, out, keepdims, stream, largest=True)
+
+
+def argmin(x, axis=None, out=None, *, keepdims=False, stream=None):
+    """The index of the smallest element of x on the GPU, as np.argmin: the first index of the smallest value, the
+    first NaN's index where x has a NaN (NumPy's rule: a NaN counts as the smallest too); everything else as
+    pyscan.argmax."""
+    return arg_extreme_module.arg_extreme(x, axis, out, keepdims, stream, largest=False)
+
+
 def _held(initial, value):
     """initial= as the result of an empty reduction: a NumPy scalar of the value dtype (bfloat16: its float32 value,
     as _empty_result gives it)."""
@@ -305,7 +330,8 @@ def model_count_work(algorithm: str, n: int):
 
 def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
     """Compile every kernel build the drivers of `names` use for `dtypes` x `ops` (default: every dtype and every
-    operator that takes it; bfloat16 as pyscan.types.BFLOAT16 or "bfloat16"), nvcc running in
+    operator that takes it; bfloat16 as pyscan.types.BFLOAT16 or "bfloat16"; names=None also argmax's and
+    argmin's builds, which names=["arg_extreme", ...] asks for by name), nvcc running in
     `workers` parallel processes, into pycuda's disk cache; later first calls then load instead of compiling.
     (A cold process otherwise compiles each build on first use, one after the other, ~1 s each.)  Returns the
     number of builds."""
@@ -317,7 +343,7 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
 
     arch = driver.architecture(driver.default_device())
     sources = set()
-    for name in names or REDUCE_ALGORITHMS:
+    for name in [n for n in (names or REDUCE_ALGORITHMS) if n != "arg_extreme"]:
         for dtype in dtypes or ELEMENT_TYPES:
             for op in ops or OPERATOR_NAMES:
                 try:
@@ -326,6 +352,10 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
                     continue
                 for path, macros in REDUCTIONS.get(name).builds(as_dtype(dtype), op):
                     sources.add(build_source(path, **macros))
+    if names is None or "arg_extreme" in names:  # argmax / argmin (pyscan.argmax), every dtype
+        for dtype in dtypes or ELEMENT_TYPES:
+            for path, macros in arg_extreme_module.builds(as_dtype(dtype)):
+                sources.add(build_source(path, **macros))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # threads: each waits on its own nvcc process
         list(pool.map(lambda s: nvcc_compile(s, options=list(COMPILE_OPTIONS), no_extern_c=True, arch=arch), sources))
     return len(sources)
@@ -339,5 +369,5 @@ def _work_option(algorithm, key):
     return count
 
 
-__all__ = ["REDUCTIONS", "REDUCE_ALGORITHMS", "SUPPORTED_DTYPES", "count_work", "model_count_work", "prewarm", "reduce",
-           "reduce_device"]
+__all__ = ["REDUCTIONS", "REDUCE_ALGORITHMS", "SUPPORTED_DTYPES", "argmax", "argmin", "count_work", "model_count_work",
+           "prewarm", "reduce", "reduce_device"]
