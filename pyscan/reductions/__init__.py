@@ -129,7 +129,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     is given (then the mapped values are of dtype=, whatever x's: reduce(f, map="x < 0", dtype=np.int64) counts in
     int64; a sum of squares of int32 computes x*x in int, as C does -- map="(long long)x * x" widens first).  Whole
     arrays only (axis=None or axes that cover every extent > 1), with any algorithm but "axis" (TypeError; its
-    kernels read with plain casts).
+    kernels load with op_load, which takes no map).
 
     initial=v: the result combined with v, v op (x[0] op ... op x[n-1]), as np.add.reduce(x, initial=v); an empty x
     (or empty reduced axes) gives v, for max and min too.  v is converted to the result dtype (integers must fit;

@@ -102,8 +102,8 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     every v, held exactly by the result dtype; it pads partial sections and starts exclusive scans.  The result
     dtype is x's unless dtype= chooses one (NumPy has no accumulator rule for an expression); a and b are values of
     it (widened to at least 32 bits: int8 as int, float16 as float) and every combine's value is converted back to
-    it, so a custom float16 sum rounds at every step.  Every algorithm takes custom operators (the axis kernels for
-    their four dtypes); their kernels are built once per (expression, identity, dtypes).  With a named operator,
+    it, so a custom float16 sum rounds at every step.  Every algorithm takes custom operators (the axis kernels
+    too, for every dtype); their kernels are built once per (expression, identity, dtypes).  With a named operator,
     identity= may be given only as that operator's own identity (ValueError otherwise).
 
     initial=v: every output combined with v first, y[k] = v op x[0] op ... op x[k] (CUB's init); an exclusive scan
