@@ -444,3 +444,32 @@ def test_dispatch_custom_operator_along_axes(fake_axis_gpu):
     np.testing.assert_array_equal(got, host.max(axis=(0, 2)))
     got = pyscan.scan(FakeDeviceArray(host), axis=1, op="a + b", identity=0).host
     np.testing.assert_array_equal(got, np.cumsum(host, axis=1, dtype=np.int16))
+
+
+def test_bfloat16_models_round_once():
+    """bfloat16 (torch's; its bits here) combined in float32 and rounded once on the store, as float16."""
+    from pyscan.types import BFLOAT16, bfloat16_to_float32, float32_to_bfloat16
+
+    values = np.random.default_rng(2).standard_normal((5, 300, 3)).astype(np.float32)
+    bits = float32_to_bfloat16(values.reshape(-1)).reshape(values.shape)
+    exact = bfloat16_to_float32(bits.reshape(-1)).reshape(values.shape).astype(np.float64)
+    for axis in (0, 1, 2):
+        got = raxis.model(bits, axis=axis)
+        assert got.dtype == BFLOAT16
+        want = exact.sum(axis=axis)
+        got32 = bfloat16_to_float32(got.reshape(-1)).reshape(want.shape)
+        assert np.all(np.abs(got32 - want) <= 2.0 ** -8 * np.abs(want) + 1e-4 * np.abs(exact).sum(axis=axis))
+        got = saxis.model(bits, axis=axis, op="max")
+        np.testing.assert_array_equal(bfloat16_to_float32(got.reshape(-1)).reshape(values.shape),
+                                      np.maximum.accumulate(exact, axis=axis).astype(np.float32))
+
+
+def test_builds_cover_every_pass():
+    """prewarm's builds: from x to the result or to compute-type partials, from partials to partials or the result
+    (float16: four; int8 add, whose result dtype is its compute type: two), each for both kernels; the scans one
+    per kernel, every dtype and operator."""
+    assert len(raxis.builds(np.float16, "add")) == 8
+    assert len(raxis.builds(np.int8, "add")) == 4
+    assert {m.get("PARTIALS_IN", 0) for _, m in raxis.builds(np.float16, "max")} == {0, 1}
+    for dtype, op in CASES:
+        assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL, saxis.COLUMNS_KERNEL]
