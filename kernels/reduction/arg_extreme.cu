@@ -84,62 +84,58 @@ __device__ __forceinline__ Pair warp_best(Pair p) {  // lane 0 ends with the war
     return p;
 }
 
-// Element k of a row (or column) whose elements start at `at` and lie `stride` apart: from x, the pair
-// (x[at + k * stride] as T, k); from partials, (in_value, in_index) at the same place.
-__device__ __forceinline__ Pair element(const InT* x, const T* in_value, const long long* in_index, long long at,
-                                        long long k, long long stride) {
-    const long long p = at + k * stride;
-    if (in_value == nullptr) return Pair{op_load(x[p]), k};
-    return Pair{in_value[p], in_index[p]};
-}
+// What a pass reads: x (Source<false>: element k of a row or column is the pair (x[p] as T, k)) or the (value,
+// index) partials of an earlier pass (Source<true>: the pair at p).  Each kernel picks one at its start from
+// in_value == nullptr, so the loops carry no branch.
+template <bool PARTIALS>
+struct Source {
+    const InT* x;
+    const T* value;
+    const long long* index;
+    // element k of a row (or column) whose elements start at `at` and lie `stride` apart
+    __device__ __forceinline__ Pair at(long long start, long long k, long long stride) const {
+        const long long p = start + k * stride;
+        if constexpr (PARTIALS) return Pair{value[p], index[p]};
+        else return Pair{op_load(x[p]), k};
+    }
+};
 
 __device__ __forceinline__ void write(long long* out_index, T* out_value, long long p, Pair best) {
     out_index[p] = best.index;
     if (out_value != nullptr) out_value[p] = best.value;
 }
 
-// Short rows (n <= SHORT_ROW, the host's): thread t of block b takes row 256 b + t, left to right.  A warp per
-// row would leave most lanes idle (2^23 rows of 2); neighbouring threads' rows share cache lines.
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    arg_extreme_rows_thread(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
-                            const T* __restrict__ in_value, const long long* __restrict__ in_index, long long rows,
-                            long long n) {
+template <bool PARTIALS>
+__device__ __forceinline__ void rows_thread(long long* out_index, T* out_value, Source<PARTIALS> in, long long rows,
+                                            long long n) {
     const long long row = (long long)blockIdx.x * BLOCK + threadIdx.x;
     if (row >= rows) return;
     Pair best = no_pair();
-    for (long long j = 0; j < n; ++j) best = better(best, element(x, in_value, in_index, row * n, j, 1));
+    for (long long j = 0; j < n; ++j) best = better(best, in.at(row * n, j, 1));
     write(out_index, out_value, row, best);
 }
 
-// Rows of n <= WARP_ROW: warp w of block b takes row 8 b + w, lanes j, j + 32, ... with two independent chains.
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    arg_extreme_rows_warp(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
-                          const T* __restrict__ in_value, const long long* __restrict__ in_index, long long rows,
-                          long long n) {
+template <bool PARTIALS>
+__device__ __forceinline__ void rows_warp(long long* out_index, T* out_value, Source<PARTIALS> in, long long rows,
+                                          long long n) {
     const int lane = threadIdx.x & 31;
     const long long row = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
     if (row >= rows) return;  // whole warps leave: the shuffles below see full warps
     Pair a0 = no_pair(), a1 = a0;
     long long j = lane;
     for (; j + 32 < n; j += 64) {
-        const Pair p0 = element(x, in_value, in_index, row * n, j, 1);
-        const Pair p1 = element(x, in_value, in_index, row * n, j + 32, 1);
+        const Pair p0 = in.at(row * n, j, 1), p1 = in.at(row * n, j + 32, 1);
         a0 = better(a0, p0);
         a1 = better(a1, p1);
     }
-    if (j < n) a0 = better(a0, element(x, in_value, in_index, row * n, j, 1));
+    if (j < n) a0 = better(a0, in.at(row * n, j, 1));
     const Pair best = warp_best(better(a0, a1));
     if (lane == 0) write(out_index, out_value, row, best);
 }
 
-// Long rows: block b takes elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
-// out[b] (a (rows, splits) table: partials when splits > 1, the result when splits == 1).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    arg_extreme_rows_block(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
-                           const T* __restrict__ in_value, const long long* __restrict__ in_index, long long n,
-                           long long splits, long long seg) {
-    __shared__ T warp_value[BLOCK / 32];
-    __shared__ long long warp_index[BLOCK / 32];
+template <bool PARTIALS>
+__device__ __forceinline__ void rows_block(long long* out_index, T* out_value, Source<PARTIALS> in, long long n,
+                                           long long splits, long long seg, T* warp_value, long long* warp_index) {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     const long long b = blockIdx.x;
     const long long row = b / splits, s = b % splits;
@@ -148,16 +144,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     Pair a0 = no_pair(), a1 = a0, a2 = a0, a3 = a0;  // four chains: four loads in flight per thread
     long long j = lo + t;
     for (; j + 3 * BLOCK < hi; j += 4 * BLOCK) {
-        const Pair p0 = element(x, in_value, in_index, row * n, j, 1);
-        const Pair p1 = element(x, in_value, in_index, row * n, j + BLOCK, 1);
-        const Pair p2 = element(x, in_value, in_index, row * n, j + 2 * BLOCK, 1);
-        const Pair p3 = element(x, in_value, in_index, row * n, j + 3 * BLOCK, 1);
+        const Pair p0 = in.at(row * n, j, 1), p1 = in.at(row * n, j + BLOCK, 1);
+        const Pair p2 = in.at(row * n, j + 2 * BLOCK, 1), p3 = in.at(row * n, j + 3 * BLOCK, 1);
         a0 = better(a0, p0);
         a1 = better(a1, p1);
         a2 = better(a2, p2);
         a3 = better(a3, p3);
     }
-    for (; j < hi; j += BLOCK) a0 = better(a0, element(x, in_value, in_index, row * n, j, 1));
+    for (; j < hi; j += BLOCK) a0 = better(a0, in.at(row * n, j, 1));
     Pair best = warp_best(better(better(a0, a1), better(a2, a3)));
     if (lane == 0) {
         warp_value[warp] = best.value;
@@ -171,16 +165,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     }
 }
 
-// Any axis but the last, (outer, n, inner): out[(o * chunks + c) * inner + l] = the best pair over rows
-// [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer index o.  The grid is outer * lane_chunks *
-// chunks blocks; a block is `lanes` lanes x `rows` row groups (axis_columns.cu's geometry).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    arg_extreme_columns(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
-                        const T* __restrict__ in_value, const long long* __restrict__ in_index, long long n,
-                        long long inner, int lanes, int rows, long long chunk_rows, long long lane_chunks,
-                        long long chunks) {
-    __shared__ T tree_value[BLOCK];
-    __shared__ long long tree_index[BLOCK];
+template <bool PARTIALS>
+__device__ __forceinline__ void columns(long long* out_index, T* out_value, Source<PARTIALS> in, long long n,
+                                        long long inner, int lanes, int rows, long long chunk_rows,
+                                        long long lane_chunks, long long chunks, T* tree_value, long long* tree_index) {
     const int t = threadIdx.x;
     const int tx = t % lanes, ty = t / lanes;
     const bool used = ty < rows;
@@ -192,15 +180,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     const long long hi = lo + chunk_rows < n ? lo + chunk_rows : n;
     Pair a0 = no_pair(), a1 = a0;
     if (used && l < inner) {
-        const long long at = o * n * inner + l;  // row r of this lane at at + r * inner
+        const long long start = o * n * inner + l;  // row r of this lane at start + r * inner
         long long r = lo + ty;
         for (; r + rows < hi; r += 2LL * rows) {
-            const Pair p0 = element(x, in_value, in_index, at, r, inner);
-            const Pair p1 = element(x, in_value, in_index, at, r + rows, inner);
+            const Pair p0 = in.at(start, r, inner), p1 = in.at(start, r + rows, inner);
             a0 = better(a0, p0);
             a1 = better(a1, p1);
         }
-        if (r < hi) a0 = better(a0, element(x, in_value, in_index, at, r, inner));
+        if (r < hi) a0 = better(a0, in.at(start, r, inner));
     }
     if (used) {
         const Pair mine = better(a0, a1);
@@ -221,4 +208,60 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     }
     if (ty == 0 && l < inner)
         write(out_index, out_value, (o * chunks + c) * inner + l, Pair{tree_value[t], tree_index[t]});
+}
+
+// Every kernel: out_index (int64) and out_value (T, or nullptr in the last pass) are the pass's output; x, or
+// in_value and in_index (nullptr in the first pass), its input.
+
+// Short rows (n <= SHORT_ROW, the host's): thread t of block b takes row 256 b + t, left to right.  A warp per
+// row would leave most lanes idle (2^23 rows of 2); neighbouring threads' rows share cache lines.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_rows_thread(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                            const T* __restrict__ in_value, const long long* __restrict__ in_index, long long rows,
+                            long long n) {
+    if (in_value == nullptr) rows_thread(out_index, out_value, Source<false>{x, in_value, in_index}, rows, n);
+    else rows_thread(out_index, out_value, Source<true>{x, in_value, in_index}, rows, n);
+}
+
+// Rows of n <= WARP_ROW: warp w of block b takes row 8 b + w, lanes j, j + 32, ... with two independent chains.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_rows_warp(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                          const T* __restrict__ in_value, const long long* __restrict__ in_index, long long rows,
+                          long long n) {
+    if (in_value == nullptr) rows_warp(out_index, out_value, Source<false>{x, in_value, in_index}, rows, n);
+    else rows_warp(out_index, out_value, Source<true>{x, in_value, in_index}, rows, n);
+}
+
+// Long rows: block b takes elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
+// out[b] (a (rows, splits) table: partials when splits > 1, the result when splits == 1).  Four chains per thread,
+// the warps' shuffle trees, one shared-memory step over the warp results.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_rows_block(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                           const T* __restrict__ in_value, const long long* __restrict__ in_index, long long n,
+                           long long splits, long long seg) {
+    __shared__ T warp_value[BLOCK / 32];
+    __shared__ long long warp_index[BLOCK / 32];
+    if (in_value == nullptr)
+        rows_block(out_index, out_value, Source<false>{x, in_value, in_index}, n, splits, seg, warp_value, warp_index);
+    else
+        rows_block(out_index, out_value, Source<true>{x, in_value, in_index}, n, splits, seg, warp_value, warp_index);
+}
+
+// Any axis but the last, (outer, n, inner): out[(o * chunks + c) * inner + l] = the best pair over rows
+// [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer index o.  The grid is outer * lane_chunks *
+// chunks blocks; a block is `lanes` lanes x `rows` row groups (axis_columns.cu's geometry), a tree over the row
+// groups in shared memory.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    arg_extreme_columns(long long* __restrict__ out_index, T* __restrict__ out_value, const InT* __restrict__ x,
+                        const T* __restrict__ in_value, const long long* __restrict__ in_index, long long n,
+                        long long inner, int lanes, int rows, long long chunk_rows, long long lane_chunks,
+                        long long chunks) {
+    __shared__ T tree_value[BLOCK];
+    __shared__ long long tree_index[BLOCK];
+    if (in_value == nullptr)
+        columns(out_index, out_value, Source<false>{x, in_value, in_index}, n, inner, lanes, rows, chunk_rows,
+                lane_chunks, chunks, tree_value, tree_index);
+    else
+        columns(out_index, out_value, Source<true>{x, in_value, in_index}, n, inner, lanes, rows, chunk_rows,
+                lane_chunks, chunks, tree_value, tree_index);
 }
