@@ -235,9 +235,17 @@ def fake_arg_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported ab
         keep.append(host)
         return arrays.DeviceView(host.ctypes.data, host.shape, host.dtype, host)
 
+    class HostBuffer:  # pyscan's own device memory, on the host (NumPy input's upload and result)
+        def __init__(self, nbytes):
+            self.host = np.zeros(max(nbytes, 1), np.uint8)
+            self.address = self.host.ctypes.data
+
     monkeypatch.setattr(ae, "get_kernel", get_kernel)
     monkeypatch.setattr(driver, "multiprocessor_count", lambda device: 2)  # small grids: more passes
     monkeypatch.setattr(arrays.Call, "scratch", scratch)
+    monkeypatch.setattr(driver, "allocate", lambda nbytes, device, stream: HostBuffer(nbytes))
+    monkeypatch.setattr(driver, "copy_dtoh", lambda host, device, n, stream: ctypes.memmove(host, device, n))
+    monkeypatch.setattr(driver, "default_device", lambda: 0)
     return launches
 
 
@@ -257,6 +265,27 @@ def test_public_functions_on_the_fake_device(dtype, fake_arg_gpu, rng):
                 assert got.dtype == np.int64
             got = public(FakeDeviceArray(host), axis=0, keepdims=True).host
             assert got.shape == f(host, axis=0, keepdims=True).shape
+
+
+def test_numpy_input_gives_numpy_results(fake_arg_gpu, rng):
+    """NumPy in: uploaded, an np.int64 for axis=None (as np.argmax), NumPy int64 arrays along an axis, out= a NumPy
+    array; non-contiguous views made contiguous first."""
+    host = make(rng, (34, 66, 5), np.float32)
+    for view in (host, host[:, ::2], host.transpose(2, 0, 1)):
+        for public, f in ((pyscan.argmax, np.argmax), (pyscan.argmin, np.argmin)):
+            got = public(view)
+            assert type(got) is np.int64 and got == f(view)
+            assert public(view, keepdims=True).shape == (1, 1, 1)
+            for axis in range(3):
+                got = public(view, axis=axis)
+                assert type(got) is np.ndarray and got.dtype == np.int64
+                np.testing.assert_array_equal(got, f(view, axis=axis))
+    out = np.zeros((34, 5), np.int64)
+    assert pyscan.argmax(host, axis=1, out=out) is out
+    np.testing.assert_array_equal(out, np.argmax(host, axis=1))
+    assert pyscan.argmin(np.array(2.5)) == 0
+    with pytest.raises(ValueError, match="empty sequence"):
+        pyscan.argmax(np.zeros(0))
 
 
 def test_passes_and_kernels_chosen(fake_arg_gpu):

@@ -473,3 +473,116 @@ def test_builds_cover_every_pass():
     assert {m.get("PARTIALS_IN", 0) for _, m in raxis.builds(np.float16, "max")} == {0, 1}
     for dtype, op in CASES:
         assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL, saxis.COLUMNS_KERNEL]
+
+
+# ------------------------------------- the axis reduction's own driver, its kernels emulated from their launches
+
+_C_TO_DTYPE = {c: d for d, c in pyscan.types.ELEMENT_TYPES.items()}
+_OP_NAMES = {macro: name for name, (macro, _, _) in pyscan.types.OPERATORS.items()}
+
+
+class FakeAxisKernel:
+    """One kernel of axis_rows.cu / axis_columns.cu run on host memory from its #defines and launch arguments: x
+    loaded as load_element does (op_load, or the compute-type partials as they are with PARTIALS_IN), each row /
+    segment / chunk combined, stored as store_value does (raw where OUT_TYPE is T, else op_store)."""
+
+    def __init__(self, function, macros, launches):
+        self.function, self.launches = function, launches
+        self.in_dtype, self.value = _C_TO_DTYPE[macros["IN_TYPE"]], _C_TO_DTYPE[macros["VALUE_TYPE"]]
+        self.compute, self.out_dtype = _C_TO_DTYPE[macros["ELEM_TYPE"]], _C_TO_DTYPE[macros["OUT_TYPE"]]
+        self.partials_in = macros.get("PARTIALS_IN", 0) == 1
+        self.op = _OP_NAMES[macros["OP"]]
+        assert self.compute == COMPUTE_TYPES[self.value]
+        assert self.out_dtype in (self.value, self.compute) and (not self.partials_in or self.in_dtype == self.compute)
+
+    def config(self, grid, block):
+        assert block == 256
+        return grid
+
+    def _read(self, address, count):
+        raw = np.frombuffer((ctypes.c_char * max(count * self.in_dtype.itemsize, 1)).from_address(address),
+                            self.in_dtype, count)
+        if self.partials_in:
+            return raw.astype(self.compute)
+        return load(raw, Types(self.in_dtype, self.value, self.compute))
+
+    def _write(self, address, values):
+        values = np.asarray(values).reshape(-1)
+        if self.out_dtype != self.compute or self.value == self.compute:
+            values = store(values, Types(self.value, self.value, self.compute))
+        target = np.frombuffer((ctypes.c_char * max(values.size * self.out_dtype.itemsize, 1)).from_address(address),
+                               self.out_dtype, values.size)
+        target[...] = values.astype(self.out_dtype, copy=False) if values.dtype != self.out_dtype else values
+
+    def _combine(self, values, axis):
+        f, e = ufunc(self.op), identity(self.op, self.compute)
+        return f.reduce(values, axis=axis, initial=e) if values.shape[axis] else np.full(
+            np.delete(values.shape, axis), e, self.compute)
+
+    def launch_typed(self, context, stream, grid, *args):
+        self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
+        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
+            out, x, rows, n = args
+            assert grid * (256 if self.function.endswith("short") else 8) >= rows
+            self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
+        elif self.function == "axis_rows_reduce_block":
+            out, x, n, splits, seg = args
+            rows = grid // splits
+            assert grid == rows * splits and splits * seg >= n > (splits - 1) * seg
+            values = self._read(x, rows * n).reshape(rows, n)
+            self._write(out, np.stack([self._combine(values[:, s * seg:(s + 1) * seg], 1) for s in range(splits)],
+                                      1))
+        else:
+            out, x, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks = args
+            outer = grid // (lane_chunks * chunks)
+            assert grid == outer * lane_chunks * chunks and lanes * rows <= 256 and lane_chunks * lanes >= inner
+            values = self._read(x, outer * n * inner).reshape(outer, n, inner)
+            self._write(out, np.stack([self._combine(values[:, c * chunk_rows:(c + 1) * chunk_rows], 1)
+                                       for c in range(chunks)], 1))
+
+
+@pytest.fixture
+def emulated_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported above)
+    launches, keep = [], []
+
+    def get_kernel(relpath, function, *, device=None, **macros):
+        assert relpath in (raxis.ROWS_KERNEL, raxis.COLUMNS_KERNEL)
+        return FakeAxisKernel(function, macros, launches)
+
+    def scratch(self, shape, dtype=np.uint8):
+        host = np.zeros(shape, dtype)
+        keep.append(host)
+        return pyscan.runtime.arrays.DeviceView(host.ctypes.data, host.shape, host.dtype, host)
+
+    monkeypatch.setattr(raxis, "get_kernel", get_kernel)
+    monkeypatch.setattr(pyscan.runtime.driver, "multiprocessor_count", lambda device: 2)  # more passes
+    monkeypatch.setattr(pyscan.runtime.arrays.Call, "scratch", scratch)
+    return launches
+
+
+@pytest.mark.parametrize("dtype, op", [(np.float16, "add"), (np.int8, "add"), (np.bool_, "logical_and"),
+                                       (np.uint16, "bitwise_or"), (np.float32, "max"), (np.int16, "mul"),
+                                       (np.uint8, "min"), (np.float64, "add")], ids=str)
+def test_reduce_driver_chains_its_passes(dtype, op, emulated_axis_gpu, rng):
+    """reduce_along itself (the kernels emulated from their #defines and arguments): the first pass from x, the
+    partials in the compute type (OUT_TYPE = T), later passes with PARTIALS_IN, the last pass stored in the result
+    dtype; tuple axes through compute-type arrays between the plan's passes."""
+    launches = emulated_axis_gpu
+    for shape in [(3, 9000), (9000, 3), (40, 33, 7), (2, 3, 5, 7), (5000, 2)]:
+        host = axis_data(rng, shape, dtype, op)
+        nd = len(shape)
+        for axis in [0, nd - 1, (0, nd - 1)]:
+            chosen = axes.normalize_axes(axis, nd, "t")
+            launches.clear()
+            got = pyscan.reduce(FakeDeviceArray(host), axis=axis, op=op).host
+            depth = sum(raxis.error_depth(n, inner, outer, 2) for outer, n, inner in axes.reduce_plan(shape, chosen))
+            check_reduce(got, host, op, chosen, False, depth, what=(shape, axis))
+
+
+def test_reduce_driver_uses_partials_builds(emulated_axis_gpu):
+    launches = emulated_axis_gpu
+    got = pyscan.reduce(FakeDeviceArray(np.full((2, 100000), 0.1, np.float16)), axis=1).host
+    assert got.dtype == np.float16 and np.allclose(got.astype(np.float64), 100000 * float(np.float16(0.1)), rtol=2e-3)
+    (first, _, _, first_in, first_out), (_, _, _, second_in, second_out) = launches[:2]
+    assert first == "axis_rows_reduce_block" and not first_in and first_out == np.float32  # segments' partials: T
+    assert second_in and second_out == np.float16 and len(launches) == 2  # read as they are, stored once
