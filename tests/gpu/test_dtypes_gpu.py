@@ -26,8 +26,8 @@ BOOK_DTYPES = (np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.float16, np
 
 
 def _takes(algorithm, dtype, op) -> bool:
-    """The axis kernels take AXIS_DTYPES in and out and AXIS_OPERATORS (tests/unit/test_axis.py: the others are
-    refused by name); every other algorithm takes every dtype and operator."""
+    """Every algorithm takes every dtype and operator: the axis kernels too (AXIS_DTYPES, AXIS_OPERATORS are all of
+    them; on 1-D x here, along axes in tests/gpu/test_axis_gpu.py)."""
     if algorithm != "axis":
         return True
     return op in AXIS_OPERATORS and np.dtype(dtype) in AXIS_DTYPES and result_dtype(dtype, op) in AXIS_DTYPES
