@@ -614,11 +614,27 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
         driver.ready()
         device = driver.device_of_pointer(address)
     if kind is NUMPY:  # x is made contiguous (copied only if it is not) when the call uploads it, after every check
+        if "torch" in sys.modules:  # its uploads and waits would run outside a graph torch is capturing here
+            _refuse_host_input_under_torch_capture(what)
         return Call(kind, None, x, shape, dtype, size, device, handle or 0, True)
     view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, size)
     default = kind.default_stream(x, device) if own_stream is None else own_stream
     handle = default if handle is None else handle
     return Call(kind, view, None, shape, dtype, size, device, handle, handle == default)
+
+
+def _refuse_host_input_under_torch_capture(what: str) -> None:
+    torch = sys.modules["torch"]
+    try:
+        capturing = torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing()
+    except Exception:  # noqa: BLE001 - a torch without CUDA
+        return
+    if capturing:
+        from ..errors import CaptureError
+
+        raise CaptureError(f"{what}: a NumPy array while torch is capturing a CUDA graph: pyscan would copy it to the "
+                           "device and the result back, waiting for the GPU, outside the graph.  Capture calls on "
+                           "torch CUDA tensors (docs/runtime.md, \"CUDA graphs\").")
 
 
 def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):
