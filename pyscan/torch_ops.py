@@ -115,7 +115,7 @@ def _cpu_scan(x: Tensor, dim, op: str, exclusive: bool, dtype) -> Tensor:
         y = (torch.cummax if op == "max" else torch.cummin)(v.to(result), d).values
     else:  # integers' max/min, the bitwise and logical operators: NumPy's accumulate in the result dtype
         numpy_result = _TO_NUMPY[result]
-        y = torch.from_numpy(np.ascontiguousarray(ufunc(op).accumulate(v.numpy(), axis=d, dtype=numpy_result)))
+        y = torch.from_numpy(np.array(ufunc(op).accumulate(v.numpy(), axis=d, dtype=numpy_result)))
     if exclusive:
         y = _shift_right(y, d, _identity_value(op, result))
     return y.contiguous()
@@ -199,8 +199,8 @@ def _cpu_reduce(x: Tensor, dim, keepdim: bool, op: str, dtype) -> Tensor:
     elif op in ("max", "min") and result.is_floating_point:
         y = (torch.amax if op == "max" else torch.amin)(x.to(result), dims, keepdim=keepdim)
     else:  # mul (torch.prod takes one dim), integers' max/min, bitwise, logical: NumPy's reduce
-        y = torch.from_numpy(np.ascontiguousarray(ufunc(op).reduce(x.numpy(), axis=tuple(dims), keepdims=keepdim,
-                                                                   dtype=_TO_NUMPY[result])))
+        y = torch.from_numpy(np.array(ufunc(op).reduce(x.numpy(), axis=tuple(dims), keepdims=keepdim,
+                                                       dtype=_TO_NUMPY[result])))
     return y.contiguous()
 
 
