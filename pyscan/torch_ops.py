@@ -31,6 +31,7 @@ here).
 
 from __future__ import annotations
 
+import threading
 from typing import List, Optional
 
 import numpy as np
@@ -75,9 +76,24 @@ def scan_op(x: Tensor, dim: Optional[int], op: str, exclusive: bool, dtype: Opti
         x = x.detach()
         if not x.is_contiguous():
             x = x.contiguous()
-        return _scans.scan(x, axis=dim, dtype=None if dtype is None else _TO_NUMPY[dtype], op=op,
-                           exclusive=exclusive)
+        with _Eager():
+            return _scans.scan(x, axis=dim, dtype=None if dtype is None else _TO_NUMPY[dtype], op=op,
+                               exclusive=exclusive)
     return _cpu_scan(x, dim, op, exclusive, dtype)
+
+
+class _Eager:
+    """Inside an operator's CUDA kernel: the public function takes its eager path, never the operator again."""
+
+    state = threading.local()
+
+    def __enter__(self):
+        self.previous = getattr(self.state, "on", False)
+        self.state.on = True
+
+    def __exit__(self, *exc):
+        self.state.on = self.previous
+        return False
 
 
 @scan_op.register_fake
@@ -170,8 +186,9 @@ def reduce_op(x: Tensor, dim: Optional[List[int]], keepdim: bool, op: str, dtype
         x = x.detach()
         if not x.is_contiguous():
             x = x.contiguous()
-        return _reductions.reduce(x, axis=None if dim is None else tuple(dim), keepdims=keepdim, op=op,
-                                  dtype=None if dtype is None else _TO_NUMPY[dtype])
+        with _Eager():
+            return _reductions.reduce(x, axis=None if dim is None else tuple(dim), keepdims=keepdim, op=op,
+                                      dtype=None if dtype is None else _TO_NUMPY[dtype])
     return _cpu_reduce(x, dim, keepdim, op, dtype)
 
 
@@ -304,6 +321,8 @@ def reduce(x: Tensor, axis=None, dtype=None, out=None, keepdims=False, *, op="ad
 def routed(x) -> bool:
     """Whether pyscan.scan / pyscan.reduce of torch tensor x go through the custom operators: x requires grad, is
     not on a CUDA device, is a fake or functional tensor, or the call is being traced (torch.compile, export)."""
+    if getattr(_Eager.state, "on", False):  # called by the operator's own CUDA kernel
+        return False
     return (x.requires_grad or x.device.type != "cuda" or torch.compiler.is_compiling()
             or type(x) is not torch.Tensor and type(x).__name__ in _TRACED_TYPES)
 

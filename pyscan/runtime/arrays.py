@@ -313,7 +313,7 @@ class _Torch(Kind):
                 cls._to_torch[numpy_dtype] = getattr(torch, name)
         if hasattr(torch, "bfloat16"):  # NumPy has none: pyscan.types.BFLOAT16 names it
             cls._to_numpy[torch.bfloat16], cls._to_torch[BFLOAT16] = BFLOAT16, torch.bfloat16
-        cls._compiling = torch.compiler.is_compiling  # a constant True to torch.compile's tracer
+        cls._compiling = staticmethod(torch.compiler.is_compiling)  # a constant True to torch.compile's tracer
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         cls._current = raw or (lambda d: torch.cuda.current_stream(d).cuda_stream)
 

@@ -256,3 +256,41 @@ def test_export_sees_the_operators():
     assert {"pyscan.scan.default", "pyscan.reduce.default"} <= targets
     x = torch.randn(6, 3)
     torch.testing.assert_close(program.module()(x), M()(x))
+
+
+def test_the_eager_ready_path_of_a_cuda_tensor_reads_it_and_declines_grad(monkeypatch):
+    """_Torch.ready on a stand-in CUDA tensor (no CUDA here): read as before; None when it requires grad or while
+    compiling."""
+
+    class Stand:
+        dtype, requires_grad, is_cuda = torch.float32, False, True
+        shape = (4096,)
+
+        def dim(self):
+            return 1
+
+        def is_contiguous(self):
+            return True
+
+        def get_device(self):
+            return 0
+
+        def data_ptr(self):
+            return 0x7000
+
+    monkeypatch.setattr(arrays._Torch, "_current", staticmethod(lambda device: 0x33))
+    stand = Stand()
+    assert arrays.TORCH.ready(stand) == (0x7000, 4096, np.dtype(np.float32), 0, 0x33)
+    stand.requires_grad = True
+    assert arrays.TORCH.ready(stand) is None
+    stand.requires_grad = False
+    monkeypatch.setattr(arrays._Torch, "_compiling", staticmethod(lambda: True))
+    assert arrays.TORCH.ready(stand) is None
+
+
+def test_the_operators_cuda_kernel_never_routes_again(monkeypatch):
+    x = torch.ones(3, requires_grad=True)
+    assert torch_ops.routed(x)
+    with torch_ops._Eager():
+        assert not torch_ops.routed(x)
+    assert torch_ops.routed(x)
