@@ -275,12 +275,19 @@ def _torch_dtype(dtype):
     return found
 
 
-def _refuse_eager_only(what: str, **given) -> None:
-    named = [name for name, value in given.items() if value is not None]
-    if named:
-        raise ValueError(f"{what}: {', '.join(named)}= runs only eagerly, on CUDA tensors that do not require grad "
-                         "(the torch operator pyscan::{scan,reduce} takes dim, op, exclusive/keepdim and dtype); "
-                         "this call was routed to it because the tensor requires grad, is on the CPU, or is traced")
+def _eager_only(x, what: str, algorithm, **given) -> bool:
+    """Whether the call names an eager-only argument (then a CUDA tensor outside grad mode and tracing runs eagerly,
+    detached; anything else is refused, naming the way out)."""
+    named = [name for name, value in given.items() if value is not None] + (["algorithm"] if algorithm != "auto"
+                                                                            else [])
+    if not named:
+        return False
+    if (x.device.type == "cuda" and type(x) is torch.Tensor and not torch.compiler.is_compiling()
+            and not torch.is_grad_enabled()):
+        return True
+    raise ValueError(f"{what}: {', '.join(named)}= runs only eagerly, on CUDA tensors outside autograd (x.detach() or "
+                     "torch.no_grad()) and outside tracing: the torch operator takes dim, op, exclusive/keepdim and "
+                     "dtype; this call was routed to it because the tensor requires grad, is on the CPU, or is traced")
 
 
 def _normalize_dim(axis, ndim: int, what: str) -> int:
@@ -293,9 +300,10 @@ def _normalize_dim(axis, ndim: int, what: str) -> int:
 def scan(x: Tensor, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
          identity=None, initial=None) -> Tensor:
     """pyscan.scan for a torch tensor through the custom operator (differentiable, traceable, CPU or CUDA)."""
-    _refuse_eager_only("pyscan.scan", out=out, stream=stream, identity=identity, initial=initial)
-    if algorithm != "auto":
-        raise ValueError(f"pyscan.scan: algorithm {algorithm!r} runs only eagerly; the torch operator runs 'auto'")
+    if _eager_only(x, "pyscan.scan", algorithm, out=out, stream=stream, identity=identity, initial=initial):
+        with _Eager():
+            return _scans.scan(x.detach(), axis, dtype, out, op=op, exclusive=exclusive, algorithm=algorithm,
+                               stream=stream, identity=identity, initial=initial)
     dim = None if axis is None else _normalize_dim(axis, x.dim(), "scan: axis")
     return torch.ops.pyscan.scan(x, dim, op, bool(exclusive), _torch_dtype(dtype))
 
@@ -303,9 +311,11 @@ def scan(x: Tensor, axis=None, dtype=None, out=None, *, op="add", exclusive=Fals
 def reduce(x: Tensor, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None,
            identity=None, initial=None, map=None) -> Tensor:
     """pyscan.reduce for a torch tensor through the custom operator (differentiable, traceable, CPU or CUDA)."""
-    _refuse_eager_only("pyscan.reduce", out=out, stream=stream, identity=identity, initial=initial, map=map)
-    if algorithm != "auto":
-        raise ValueError(f"pyscan.reduce: algorithm {algorithm!r} runs only eagerly; the torch operator runs 'auto'")
+    if _eager_only(x, "pyscan.reduce", algorithm, out=out, stream=stream, identity=identity, initial=initial,
+                   map=map):
+        with _Eager():
+            return _reductions.reduce(x.detach(), axis, dtype, out, keepdims, op=op, algorithm=algorithm,
+                                      stream=stream, identity=identity, initial=initial, map=map)
     if axis is None:
         dim = None
     else:

@@ -331,3 +331,12 @@ def test_gradients_match_torchs_on_cuda():
         ours(a).backward(g)
         theirs(b).backward(g)
         torch.testing.assert_close(a.grad, b.grad, rtol=1e-5, atol=1e-3)
+
+
+def test_eager_only_arguments_on_a_tensor_that_requires_grad():
+    w = torch.arange(1.0, 6.0, device="cuda", requires_grad=True)
+    with torch.no_grad():  # outside autograd: the eager path, detached
+        assert torch.equal(pyscan.scan(w, initial=1.0), torch.cumsum(w, 0) + 1)
+    with pytest.raises(ValueError, match="initial= runs only eagerly"):
+        pyscan.scan(w, initial=1.0)
+    assert torch.equal(pyscan.scan(w.detach(), initial=1.0), torch.cumsum(w.detach(), 0) + 1)
