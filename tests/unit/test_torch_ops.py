@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed: the custom-operator tests need it (CPU torch "
                                             "is enough: .ci/run installs it where the wheel is available)")
-if not hasattr(torch.library, "custom_op"):
-    pytest.skip("torch < 2.4 has no torch.library.custom_op", allow_module_level=True)
+if not hasattr(torch.library, "register_fake"):
+    pytest.skip("torch < 2.4 has no torch.library.register_fake / register_autograd", allow_module_level=True)
 
 import pyscan  # noqa: E402
 from pyscan import torch_ops  # noqa: E402
