@@ -422,6 +422,12 @@ def _import_torch_ops():
         return importlib.import_module("pyscan.torch_ops")
     except (ImportError, AttributeError):
         return None
+    except Exception as exc:  # noqa: BLE001 - registering must not break the eager path
+        import warnings
+
+        warnings.warn(f"pyscan: the torch operators could not be registered ({exc}); torch tensors take the eager "
+                      "path only (no autograd, torch.compile or CPU tensors)", RuntimeWarning, stacklevel=2)
+        return None
 
 
 NUMPY, OWN, GPUARRAY, INTERFACE, NUMBA, CUPY, TORCH = (_NumPy(), _Own(), _GPUArray(), _Interface(), _Numba(), _CuPy(),

@@ -56,7 +56,11 @@ def scratch(nbytes: int, device: int, stream: int) -> Scratch:
     if torch is not None:
         tensor = torch.empty(nbytes, dtype=torch.uint8, device=torch.device("cuda", device))
         return Scratch(tensor.data_ptr(), tensor)
-    memory = driver.allocate(nbytes, device, stream)
+    previous = driver.enter(device)  # a ready() call has not entered its device's context
+    try:
+        memory = driver.allocate(nbytes, device, stream)
+    finally:
+        driver.leave(previous)
     return Scratch(memory.address, memory)
 
 
