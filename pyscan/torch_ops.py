@@ -13,7 +13,8 @@ that does none of this takes the plain eager path, which costs one `x.requires_g
 first time it sees a torch tensor (or at `import pyscan` when torch is already imported); pyscan imports without
 torch.
 
-The CUDA kernels are pyscan's (the eager path on a contiguous tensor).  The CPU kernels are torch's own functions
+The CUDA kernels are pyscan's (the eager path on a contiguous tensor; along an axis of an N-d tensor where the axis
+kernels do not take the operator or dtype -- mul, float16 -- torch's own functions).  The CPU kernels are torch's own functions
 (torch.cumsum / cumprod / cummax / cummin, torch.sum / prod / amax / amin, NumPy's ufuncs for the bitwise and
 logical operators) with pyscan's result dtypes: what CPU tracing, export, the fake-tensor checks and gradcheck run
 on a machine without a GPU.  So `pyscan.scan(cpu_tensor)` computes on the CPU with torch, where NumPy input is copied
@@ -41,6 +42,7 @@ from torch import Tensor
 
 from . import reductions as _reductions
 from . import scans as _scans
+from .axes import AXIS_DTYPES, AXIS_OPERATORS
 from .runtime import arrays
 from .types import OPERATOR_NAMES, identity, result_dtype, ufunc
 
@@ -84,6 +86,8 @@ def _scan_cuda(x: Tensor, dim: Optional[int], op: str, exclusive: bool, dtype: O
     _check_op(op, "pyscan::scan")
     if x.requires_grad:  # below autograd: the eager path reads a plain tensor
         x = x.detach()
+    if dim is not None and x.dim() > 1 and not _axis_kernels_take(x.dtype, op, dtype):
+        return _torch_scan(x, dim, op, exclusive, dtype)
     if not x.is_contiguous():
         x = x.contiguous()
     with _Eager():
@@ -92,12 +96,19 @@ def _scan_cuda(x: Tensor, dim: Optional[int], op: str, exclusive: bool, dtype: O
 
 def _scan_cpu(x: Tensor, dim: Optional[int], op: str, exclusive: bool, dtype: Optional[torch.dtype]) -> Tensor:
     _check_op(op, "pyscan::scan")
-    return _cpu_scan(x, dim, op, exclusive, dtype)
+    return _torch_scan(x, dim, op, exclusive, dtype)
 
 
 _LIBRARY.impl("scan", _scan_cuda, "CUDA")
 _LIBRARY.impl("scan", _scan_cpu, "CPU")
 scan_op = torch.ops.pyscan.scan.default
+
+
+def _axis_kernels_take(x_dtype: torch.dtype, op: str, dtype) -> bool:
+    """Whether pyscan's axis kernels take x's dtype, the result dtype and op (pyscan.axes); where not, the CUDA
+    kernel runs torch's own functions (mul, float16 along an axis), as the eager call would refuse them."""
+    value = _TO_NUMPY[_result(x_dtype, op, dtype)]
+    return op in AXIS_OPERATORS and _TO_NUMPY[x_dtype] in AXIS_DTYPES and value in AXIS_DTYPES
 
 
 class _Eager:
@@ -138,16 +149,18 @@ def _shift_left(g: Tensor, dim: int) -> Tensor:
     return torch.cat([g.narrow(dim, 1, g.shape[dim] - 1), torch.zeros_like(g.narrow(dim, 0, 1))], dim)
 
 
-def _cpu_scan(x: Tensor, dim, op: str, exclusive: bool, dtype) -> Tensor:
+def _torch_scan(x: Tensor, dim, op: str, exclusive: bool, dtype) -> Tensor:
+    """The scan by torch's own functions in pyscan's result dtype: the CPU kernel, and the CUDA kernel's fallback
+    where pyscan's axis kernels do not take the operator or dtype (mul, float16 along an axis)."""
     result = _result(x.dtype, op, dtype)
     v, d = (x.reshape(-1), 0) if dim is None else (x, dim)
     if op == "add":
         y = torch.cumsum(v, d, dtype=result)
     elif op == "mul":
         y = torch.cumprod(v, d, dtype=result)
-    elif op in ("max", "min") and result.is_floating_point:
+    elif op in ("max", "min") and result != torch.bool:
         y = (torch.cummax if op == "max" else torch.cummin)(v.to(result), d).values
-    else:  # integers' max/min, the bitwise and logical operators: NumPy's accumulate in the result dtype
+    else:  # bool max/min, the bitwise and logical operators (CPU): NumPy's accumulate in the result dtype
         numpy_result = _TO_NUMPY[result]
         y = torch.from_numpy(np.array(ufunc(op).accumulate(v.numpy(), axis=d, dtype=numpy_result)))
     if exclusive:
@@ -202,6 +215,8 @@ def _reduce_cuda(x: Tensor, dim: Optional[List[int]], keepdim: bool, op: str,
     _check_op(op, "pyscan::reduce")
     if x.requires_grad:
         x = x.detach()
+    if dim is not None and x.dim() > 1 and not _axis_kernels_take(x.dtype, op, dtype):
+        return _torch_reduce(x, dim, keepdim, op, dtype)
     if not x.is_contiguous():
         x = x.contiguous()
     with _Eager():
@@ -211,7 +226,7 @@ def _reduce_cuda(x: Tensor, dim: Optional[List[int]], keepdim: bool, op: str,
 
 def _reduce_cpu(x: Tensor, dim: Optional[List[int]], keepdim: bool, op: str, dtype: Optional[torch.dtype]) -> Tensor:
     _check_op(op, "pyscan::reduce")
-    return _cpu_reduce(x, dim, keepdim, op, dtype)
+    return _torch_reduce(x, dim, keepdim, op, dtype)
 
 
 _LIBRARY.impl("reduce", _reduce_cuda, "CUDA")
@@ -233,16 +248,24 @@ def _reduce_fake(x, dim, keepdim, op, dtype):
     return x.new_empty(_reduced_shape(x.shape, _dims(x, dim), keepdim), dtype=_result(x.dtype, op, dtype))
 
 
-def _cpu_reduce(x: Tensor, dim, keepdim: bool, op: str, dtype) -> Tensor:
+def _torch_reduce(x: Tensor, dim, keepdim: bool, op: str, dtype) -> Tensor:
+    """The reduction by torch's own functions in pyscan's result dtype (the CPU kernel; the CUDA kernel's fallback,
+    as _torch_scan)."""
     result = _result(x.dtype, op, dtype)
     dims = _dims(x, dim)
     if x.dim() == 0:
         y = x.to(result).clone()
     elif op == "add":
         y = torch.sum(x, dims, keepdim=keepdim, dtype=result)
-    elif op in ("max", "min") and result.is_floating_point:
+    elif op in ("max", "min") and result != torch.bool:
         y = (torch.amax if op == "max" else torch.amin)(x.to(result), dims, keepdim=keepdim)
-    else:  # mul (torch.prod takes one dim), integers' max/min, bitwise, logical: NumPy's reduce
+    elif op == "mul" and result != torch.bool:  # torch.prod takes one dim: the reduced ones moved last, as one
+        kept = [d for d in range(x.dim()) if d not in dims]
+        moved = x.permute(kept + dims)
+        y = torch.prod(moved.reshape(*moved.shape[:len(kept)], -1), -1, dtype=result)
+        if keepdim:
+            y = y.reshape(_reduced_shape(x.shape, dims, True))
+    else:  # bool max/min, bitwise, logical (CPU): NumPy's reduce
         y = torch.from_numpy(np.array(ufunc(op).reduce(x.numpy(), axis=tuple(dims), keepdims=keepdim,
                                                        dtype=_TO_NUMPY[result])))
     return y.contiguous()

@@ -294,3 +294,15 @@ def test_the_operators_cuda_kernel_never_routes_again(monkeypatch):
     with torch_ops._Eager():
         assert not torch_ops.routed(x)
     assert torch_ops.routed(x)
+
+
+def test_the_cuda_kernel_falls_back_to_torch_where_the_axis_kernels_do_not_take_the_call():
+    assert torch_ops._axis_kernels_take(torch.float32, "add", None)
+    assert torch_ops._axis_kernels_take(torch.int32, "add", None)  # int32 add gives int64: both taken
+    assert not torch_ops._axis_kernels_take(torch.float32, "mul", None)
+    assert not torch_ops._axis_kernels_take(torch.float16, "max", None)
+    x = torch.tensor([[2, 3, 4], [1, 5, 6]], dtype=torch.int16)  # torch's own functions give pyscan's dtypes
+    np.testing.assert_array_equal(torch_ops._torch_reduce(x, [1], True, "mul", None).numpy(),
+                                  np.prod(x.numpy(), axis=1, keepdims=True, dtype=np.int64))
+    np.testing.assert_array_equal(torch_ops._torch_scan(x, 0, "mul", True, None).numpy(),
+                                  _numpy_scan(x.numpy(), "mul", True, 0))
