@@ -5,6 +5,8 @@ Python and CUDA (ch. 4), as readable CUDA kernels compiled by PyCUDA and launche
 missing piece (cuda.core, pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
 """
 
+import sys
+
 from . import distributed, life
 from .basics import pycuda_context, scalar_multiply, source_module
 from .errors import ExpressionCompileError, GPUUnavailableError, KernelCompileError, OutOfMemoryError
@@ -18,6 +20,11 @@ from .runtime.loader import get_kernel, kernel_files
 from .scans import SCAN_ALGORITHMS, scan
 
 __version__ = "0.1.0"
+
+if "torch" in sys.modules:  # torch first: register the custom operators now, before anything traces a call
+    from .runtime.arrays import _import_torch_ops
+
+    _import_torch_ops()
 
 
 def device_name() -> str | None:

@@ -20,3 +20,9 @@ class OutOfMemoryError(MemoryError):
 class ExpressionCompileError(KernelCompileError):
     """nvcc rejected a build specialised by the caller's own C text (a custom operator or a map, pyscan.expressions):
     the message quotes the expression as written, the types of the build, and nvcc's log."""
+
+
+class CaptureError(RuntimeError):
+    """A call that cannot be captured into a CUDA graph was made while its stream (or, for NumPy input, the caller's
+    torch stream) was capturing: the message says what the call would have done (a host copy, a wait, a first-use
+    upload) and what to do instead.  Raised before anything is enqueued, so the capture is still valid."""

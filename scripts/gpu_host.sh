@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
-#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram)   (logs and pictures under $OUT, or ./gpu-out)
+#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram graphs)   (logs and pictures under $OUT, or ./gpu-out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -44,5 +44,8 @@ for stage in "$@"; do
                  python3 pyscan_tools/lab/histogram_aggregation.py --size 2^26 --rounds 3 --calls 10
                  python3 -m pyscan bench numpy_histogram bincount --no-driver --json "$out/bench_histogram.json" \
                    2>"$out/bench_histogram_progress.log"; } 2>&1 | tee "$out/histogram.log" | tail -120 ;;
+    graphs)   { python3 -m pytest -q -rs -p no:cacheprovider tests/gpu/test_graphs_gpu.py
+                python3 pyscan_tools/lab/graph_replay_vs_torch.py
+                python3 pyscan_tools/lab/time_public_calls.py; } 2>&1 | tee "$out/graphs.log" | tail -120 ;;
   esac
 done

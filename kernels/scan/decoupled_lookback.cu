@@ -41,7 +41,9 @@
 //      streaming stores.
 //
 // Status buffer: zeroed once by the host and kept between launches; each launch's flags carry its epoch
-// (tile_status.cuh), and the last block puts the tile counter back to 0.  Layout of `status` (64-bit words):
+// (tile_status.cuh), and the last block puts the tile counter back to 0.  Captured into a CUDA graph, a launch
+// gets a buffer of its own, zeroed (counter included) by a memset node before it, and epoch 0 instead (the host's
+// choice, pyscan/runtime/capture.py: this kernel is the same for both).  Layout of `status` (64-bit words):
 // 4-byte types status[t]; 8-byte types status[4t .. 4t+3].  num_tiles == 1: no status and no counter are touched
 // (the host may pass null pointers): one launch scans a small array.
 //

@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from ..errors import CaptureError
 from ..runtime import arrays, driver
 from ..runtime.loader import get_kernel
 from . import numpy_models
@@ -83,6 +84,10 @@ def _constant(rule: plan.BinRule, what: str, host: np.ndarray, call):
     per_device = _device_constants.setdefault(rule, {})
     view = per_device.get((call.device, what))
     if view is None:
+        if driver.capturing(call.stream):  # the upload waits for itself: no place in a CUDA graph
+            raise CaptureError(f"pyscan.histogram: this bin rule's {what} are uploaded to the device once, by the first "
+                               "call that uses them, and that upload cannot be captured into a CUDA graph: make the "
+                               "same call once before the capture (torch's warm-up), then capture it")
         host = np.ascontiguousarray(host)
         view = arrays.OWN.empty(host.shape, host.dtype, call.device, 0)  # the legacy stream: no caller's stream
         driver.copy_htod(view.gpudata, host.ctypes.data, host.nbytes, 0)  # owns it when it is freed

@@ -186,6 +186,11 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and read[1] and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid
             return AUTO_READY(kind, x, *read, op)
+    if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:
+        torch_ops = arrays.torch_route(x, kind)  # requires grad, CPU, traced: the custom operator
+        if torch_ops is not None:
+            return torch_ops.reduce(x, axis, dtype, out, keepdims, op=op, algorithm=algorithm, stream=stream,
+                                    identity=identity, initial=initial, map=map)
     given = identity
     if op not in OPERATOR_NAMES or given is not None:
         op = operator(op, given)  # a CustomOperator for a C expression (ExpressionError quoting it)

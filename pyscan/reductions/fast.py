@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import driver
+from ..runtime import capture, driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
@@ -175,7 +175,10 @@ def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
     if blocks == 1:
         fn.launch_typed(context, stream, fn.config(1, FAST_BLOCK), out, 0, 0, x, n)
         return
-    kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)
+    if driver._capturing(stream):  # a CUDA graph: the call's own buffer, its counter zeroed (runtime.capture)
+        kept = capture.status(PARTIALS_OFFSET + blocks * partial_size, device, stream, zero_bytes=PARTIALS_OFFSET)
+    else:
+        kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)
     fn.launch_typed(context, stream, fn.config(blocks, FAST_BLOCK), out, kept.address + PARTIALS_OFFSET,
                     kept.address, x, n)
 

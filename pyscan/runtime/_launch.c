@@ -3,6 +3,9 @@
 
    launch(context, function, stream, geometry, types, *args) -> CUresult (0: launched)
    allocate(pool, nbytes, stream) -> Memory (`.address`; freed on `stream` when it goes) or a CUresult (failed)
+   capturing(stream) -> 0 (not capturing), 1 (capturing into a CUDA graph), 2 (a capture invalidated), or minus a
+             CUresult (cuStreamIsCapturing failed: -906, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, for the legacy stream
+             while a blocking stream is capturing); the one driver call pyscan makes to take its capture path
 
    context   a CUcontext handle to launch in (made current for the launch if it is not, then put back), or 0 for
              the thread's current one
@@ -36,12 +39,14 @@ typedef CUresult (*get_context_t)(CUcontext *);
 typedef CUresult (*set_context_t)(CUcontext);
 typedef CUresult (*alloc_async_t)(unsigned long long *, size_t, void *, void *);
 typedef CUresult (*free_async_t)(unsigned long long, void *);
+typedef CUresult (*is_capturing_t)(void *, int *);
 
 static launch_kernel_t launch_kernel;
 static get_context_t get_context;
 static set_context_t set_context;
 static alloc_async_t alloc_async;
 static free_async_t free_async;
+static is_capturing_t is_capturing;
 
 enum { MOST_ARGS = 32 };
 
@@ -55,11 +60,12 @@ static int open_driver(void) {
     set_context = (set_context_t)dlsym(lib, "cuCtxSetCurrent");
     alloc_async = (alloc_async_t)dlsym(lib, "cuMemAllocFromPoolAsync");
     free_async = (free_async_t)dlsym(lib, "cuMemFreeAsync");
+    is_capturing = (is_capturing_t)dlsym(lib, "cuStreamIsCapturing");
     launch_kernel = (launch_kernel_t)dlsym(lib, "cuLaunchKernel");
     if (launch_kernel == NULL || get_context == NULL || set_context == NULL || alloc_async == NULL ||
-        free_async == NULL) {
-        PyErr_SetString(PyExc_OSError, "pyscan launch: libcuda.so.1 lacks cuLaunchKernel, cuCtxGet/SetCurrent or "
-                                       "cuMemAllocFromPoolAsync/cuMemFreeAsync");
+        free_async == NULL || is_capturing == NULL) {
+        PyErr_SetString(PyExc_OSError, "pyscan launch: libcuda.so.1 lacks cuLaunchKernel, cuCtxGet/SetCurrent, "
+                                       "cuMemAllocFromPoolAsync/cuMemFreeAsync or cuStreamIsCapturing");
         launch_kernel = NULL;
         return -1;
     }
@@ -225,11 +231,25 @@ static PyObject *allocate(PyObject *module, PyObject *const *args, Py_ssize_t na
     return (PyObject *)memory;
 }
 
+/* cuStreamIsCapturing, for the calls that keep state between launches or touch host memory: they take another
+   path while their stream is being captured into a CUDA graph (docs/runtime.md, "CUDA graphs"). */
+static PyObject *capturing(PyObject *module, PyObject *stream_handle) {
+    (void)module;
+    if (launch_kernel == NULL && open_driver() < 0) return NULL;
+    void *stream = PyLong_AsVoidPtr(stream_handle);
+    if (PyErr_Occurred()) return NULL;
+    int status = 0;
+    CUresult result = is_capturing(stream, &status);
+    return PyLong_FromLong(result ? -(long)result : (long)status);
+}
+
 static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(context, function, stream, geometry, types, *args) -> CUresult: one cuLaunchKernel"},
     {"allocate", (PyCFunction)(void (*)(void))allocate, METH_FASTCALL,
      "allocate(pool, nbytes, stream) -> Memory, or a CUresult: one cuMemAllocFromPoolAsync"},
+    {"capturing", (PyCFunction)capturing, METH_O,
+     "capturing(stream) -> 0 none, 1 capturing, 2 invalidated, -CUresult: one cuStreamIsCapturing"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -300,6 +300,7 @@ class _Torch(Kind):
     _devices: dict = {}
     _zero_d: dict = {}  # (dtype, device) -> a 0-d tensor that 0-d results are made like (empty_like is cheapest)
     _current = None  # torch's current raw stream of a device
+    _compiling = None  # torch.compiler.is_compiling
 
     @classmethod
     def _dtypes(cls):
@@ -312,6 +313,7 @@ class _Torch(Kind):
                 cls._to_torch[numpy_dtype] = getattr(torch, name)
         if hasattr(torch, "bfloat16"):  # NumPy has none: pyscan.types.BFLOAT16 names it
             cls._to_numpy[torch.bfloat16], cls._to_torch[BFLOAT16] = BFLOAT16, torch.bfloat16
+        cls._compiling = staticmethod(torch.compiler.is_compiling)  # a constant True to torch.compile's tracer
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         cls._current = raw or (lambda d: torch.cuda.current_stream(d).cuda_stream)
 
@@ -339,6 +341,8 @@ class _Torch(Kind):
 
     def ready(self, x):  # Kind.ready's rule, read with torch's cheapest accessors
         if x.dim() != 1 or not x.is_cuda or not x.is_contiguous():
+            return None
+        if x.requires_grad or self._compiling():  # autograd, torch.compile, export: pyscan.torch_ops
             return None
         dtype = self._to_numpy.get(x.dtype)
         if dtype not in READY_DTYPES:
@@ -379,6 +383,53 @@ class _Torch(Kind):
             return torch.empty(shape, dtype=self._to_torch[dtype], device=where)
 
 
+class _TorchTraced(_Torch):
+    """torch's fake and functional tensors (torch.export, AOT tracing): no memory to read; every call on one goes
+    through the custom operators (pyscan.torch_ops)."""
+
+    name = "torch (traced)"
+
+    def ready(self, x):
+        return None
+
+
+TORCH_TRACED = _TorchTraced()
+_TRACED_TYPE_NAMES = frozenset({"FakeTensor", "FunctionalTensor"})
+
+
+def torch_route(x, kind):
+    """pyscan.torch_ops when a call on x goes through torch's custom operators (x a torch tensor that requires grad,
+    is on the CPU or is traced: torch_ops.routed), else None.  The public functions ask after their fast path."""
+    if kind is None:
+        kind = _kinds_by_type.get(type(x))  # NumPy's, and kinds seen before
+        if kind is None:
+            torch = sys.modules.get("torch")
+            if torch is None or not isinstance(x, torch.Tensor):
+                return None
+            kind = kind_of(x)
+    if kind is not TORCH and kind is not TORCH_TRACED:
+        return None
+    ops = sys.modules.get("pyscan.torch_ops") or _import_torch_ops()
+    return ops if ops is not None and ops.routed(x) else None
+
+
+def _import_torch_ops():
+    """pyscan.torch_ops, imported (registering the custom operators), or None where this torch has no
+    torch.library.custom_op (older than 2.4): then torch tensors take the eager path only."""
+    try:
+        import importlib
+
+        return importlib.import_module("pyscan.torch_ops")
+    except (ImportError, AttributeError):
+        return None
+    except Exception as exc:  # noqa: BLE001 - registering must not break the eager path
+        import warnings
+
+        warnings.warn(f"pyscan: the torch operators could not be registered ({exc}); torch tensors take the eager "
+                      "path only (no autograd, torch.compile or CPU tensors)", RuntimeWarning, stacklevel=2)
+        return None
+
+
 NUMPY, OWN, GPUARRAY, INTERFACE, NUMBA, CUPY, TORCH = (_NumPy(), _Own(), _GPUArray(), _Interface(), _Numba(), _CuPy(),
                                                       _Torch())
 _kinds_by_type: dict = {np.ndarray: NUMPY, DeviceView: OWN}
@@ -399,15 +450,16 @@ def kind_of(x) -> Kind | None:
     elif root == "cupy" and hasattr(x, "data") and hasattr(x, "device"):
         kind = CUPY
     elif root == "torch" and "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor):
-        kind = TORCH
+        kind = TORCH_TRACED if type(x).__name__ in _TRACED_TYPE_NAMES else TORCH
     elif root == "numba" and hasattr(x, "device_ctypes_pointer") and hasattr(x, "is_c_contiguous"):
         kind = NUMBA
     elif hasattr(x, "__cuda_array_interface__"):
         kind = INTERFACE
     else:
         return None
-    if kind is TORCH and not TORCH._to_numpy:
+    if (kind is TORCH or kind is TORCH_TRACED) and not TORCH._to_numpy:
         TORCH._dtypes()
+        _import_torch_ops()  # the custom operators registered before anything traces a call
     _kinds_by_type[type(x)] = kind
     if kind is not NUMPY:
         READY[type(x)] = kind
@@ -614,11 +666,27 @@ def begin(x, *, what: str, dtypes, ndim: int | None = 1, max_length: int | None 
         driver.ready()
         device = driver.device_of_pointer(address)
     if kind is NUMPY:  # x is made contiguous (copied only if it is not) when the call uploads it, after every check
+        if "torch" in sys.modules:  # its uploads and waits would run outside a graph torch is capturing here
+            _refuse_host_input_under_torch_capture(what)
         return Call(kind, None, x, shape, dtype, size, device, handle or 0, True)
     view = x if kind is GPUARRAY or kind is OWN else DeviceView(address, shape, dtype, x, size)
     default = kind.default_stream(x, device) if own_stream is None else own_stream
     handle = default if handle is None else handle
     return Call(kind, view, None, shape, dtype, size, device, handle, handle == default)
+
+
+def _refuse_host_input_under_torch_capture(what: str) -> None:
+    torch = sys.modules["torch"]
+    try:
+        capturing = torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing()
+    except Exception:  # noqa: BLE001 - a torch without CUDA
+        return
+    if capturing:
+        from ..errors import CaptureError
+
+        raise CaptureError(f"{what}: a NumPy array while torch is capturing a CUDA graph: pyscan would copy it to the "
+                           "device and the result back, waiting for the GPU, outside the graph.  Capture calls on "
+                           "torch CUDA tensors (docs/runtime.md, \"CUDA graphs\").")
 
 
 def check_array(x, *, dtypes, ndim=1, what="x", max_length=None):

@@ -10,12 +10,13 @@ import importlib
 import os
 import threading
 
-from ..errors import GPUUnavailableError, OutOfMemoryError
+from ..errors import CaptureError, GPUUnavailableError, OutOfMemoryError
 
 _INSTALL_HINT = ('install the GPU extra, `pip install -e ".[gpu]"` from the pyscan checkout: pycuda builds from source '
                  "and needs the CUDA toolkit with its headers, a C++ compiler and the Python headers (README, "
                  '"Set-up on a GPU box")')
 _core = _cu = _allocate = None  # cuda.core, cuda.bindings.driver and the launcher's allocate(), once set up
+_capturing = None  # the launcher's capturing(stream): cuStreamIsCapturing, once set up
 _reason: str | None = None  # why no GPU is usable, once found
 _lock = threading.RLock()
 
@@ -48,7 +49,7 @@ def ready():
 
 
 def _setup():
-    global _core, _cu, _reason, _allocate
+    global _core, _cu, _reason, _allocate, _capturing
     if _reason is not None:
         raise GPUUnavailableError(_reason)
     try:
@@ -83,7 +84,7 @@ def _setup():
         _reason = str(exc)
         raise
     _devices.extend(range(count))
-    _core, _cu, _allocate = core, cu, launcher.allocate
+    _core, _cu, _allocate, _capturing = core, cu, launcher.allocate, launcher.capturing
 
 
 def gpu_unavailable_reason() -> str | None:
@@ -237,7 +238,33 @@ def handle_of(stream_object) -> int:
                     f"(int), got {type(stream_object).__module__}.{type(stream_object).__name__}")
 
 
+def capturing(handle: int) -> bool:
+    """Whether stream `handle` is being captured into a CUDA graph (cuStreamIsCapturing from C: the check the calls
+    that keep state between launches make before they pick their path; docs/runtime.md, "CUDA graphs").  The legacy
+    stream while a blocking stream is capturing raises CaptureError: nothing may run on it then."""
+    if _capturing is None:  # not set up: nothing has run on a GPU
+        return False
+    code = _capturing(handle)
+    if code < 0:
+        if code == -906:  # CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+            raise CaptureError("pyscan: the legacy default stream cannot be used while a stream is capturing a CUDA "
+                               "graph (NumPy and GPUArray input run on it): pass device arrays of the capturing "
+                               "library (torch, CuPy) or stream= the capturing stream")
+        raise CudaError("cuStreamIsCapturing", _cu.CUresult(-code))
+    return code != 0
+
+
+def refuse_capture(handle: int, what: str) -> None:
+    """CaptureError naming `what` when stream `handle` is capturing: a wait or a host copy would invalidate it."""
+    if capturing(handle):
+        raise CaptureError(f"pyscan: {what} cannot be captured into a CUDA graph (stream 0x{handle:x} is capturing): "
+                           "a host copy or a wait for the GPU has no place in a graph.  Capture only calls on device "
+                           "arrays whose sizes and parameters are known without reading the data (docs/runtime.md, "
+                           '"CUDA graphs"); make this call before or after the capture.')
+
+
 def synchronize(handle: int) -> None:
+    refuse_capture(handle, "waiting for the stream")
     _check(_cu.cuStreamSynchronize(handle), "cuStreamSynchronize")
 
 
@@ -316,12 +343,14 @@ def trim() -> None:
 
 
 def copy_htod(device: int, host: int, nbytes: int, handle: int) -> None:
+    refuse_capture(handle, "copying host memory to the device (NumPy input, explicit bin edges, a first upload)")
     if nbytes:
         _check(_cu.cuMemcpyHtoDAsync(device, host, nbytes, handle), "cuMemcpyHtoDAsync")
 
 
 def copy_dtoh(host: int, device: int, nbytes: int, handle: int) -> None:
     """Device to host on the stream, then wait for it (the host memory is pageable)."""
+    refuse_capture(handle, "copying a device result to host memory (NumPy results, a range read from the data)")
     if nbytes:
         _check(_cu.cuMemcpyDtoHAsync(host, device, nbytes, handle), "cuMemcpyDtoHAsync")
     synchronize(handle)

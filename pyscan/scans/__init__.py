@@ -152,6 +152,11 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid: result_dtype's cache
             return AUTO_READY(kind, x, *read, op, exclusive)
+    if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:
+        torch_ops = arrays.torch_route(x, kind)  # requires grad, CPU, traced: the custom operator
+        if torch_ops is not None:
+            return torch_ops.scan(x, axis, dtype, out, op=op, exclusive=exclusive, algorithm=algorithm, stream=stream,
+                                  identity=identity, initial=initial)
     given = identity
     if op not in OPERATOR_NAMES or given is not None:
         op = operator(op, given)  # a CustomOperator for a C expression (ExpressionError quoting it)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..axes import kernel_macros
+from ..runtime import capture, driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..types import (
@@ -258,14 +259,21 @@ _status = {4: StreamWorkspace("axis scan status, 32-bit types"), 8: StreamWorksp
 
 
 def _next_status(slots: int, itemsize: int, device: int, stream: int) -> tuple:
+    """(base address, epoch, owner to keep until the launch is enqueued): the stream's kept buffer and its next
+    epoch, or while the stream captures a CUDA graph a zeroed buffer of the call's own and epoch 0
+    (pyscan.runtime.capture)."""
+    nbytes = 8 * (2 + slots * (1 if itemsize == 4 else 4))
+    if driver._capturing(stream):
+        own = capture.status(nbytes, device, stream)
+        return own.address, 0, own
     workspace = _status[itemsize]
-    kept = workspace.get(8 * (2 + slots * (1 if itemsize == 4 else 4)), device, stream)
+    kept = workspace.get(nbytes, device, stream)
     with kept.lock:
         kept.state += 1
         if kept.state == EPOCHS:
             workspace.zero(kept, stream)
             kept.state = 1
-        return kept.address, kept.state
+        return kept.address, kept.state, None
 
 
 def _kernel(relpath, function, in_dtype, value, out_dtype, op, device, **more):
@@ -292,7 +300,7 @@ def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bo
             fn.launch_typed(call.context, call.stream, fn.config(1, BLOCK), out_address, x_address, total, n,
                             int(exclusive), 0, 0, 1, 0)
             return 1
-        base, epoch = _next_status(tiles, itemsize, call.device, call.stream)
+        base, epoch, own = _next_status(tiles, itemsize, call.device, call.stream)
         fn.launch_typed(call.context, call.stream, fn.config(tiles, BLOCK), out_address, x_address, total, n,
                         int(exclusive), base, base + 16, tiles, epoch)
         return 1
@@ -303,7 +311,7 @@ def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bo
     if blocks > MAX_GRID:
         raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {blocks} blocks, more "
                          f"than one launch takes ({MAX_GRID})")
-    base, epoch = (0, 0) if chunks == 1 else _next_status(blocks * lanes, itemsize, call.device, call.stream)
+    base, epoch, own = (0, 0, None) if chunks == 1 else _next_status(blocks * lanes, itemsize, call.device, call.stream)
     fn.launch_typed(call.context, call.stream, fn.config(blocks, BLOCK), out_address, x_address, n, inner, lanes,
                     rows, items, lane_chunks, chunks, int(exclusive), base, base + 16 if base else 0, epoch)
     return 1

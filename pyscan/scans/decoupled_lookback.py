@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime import driver
+from ..runtime import capture, driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..types import COMPUTE_TYPES, check_model_input, identity, result_dtype, ufunc
@@ -354,7 +354,11 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
     if tiles == 1:  # no look-back: no status words, no epoch
         p.kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)
         return
-    base, epoch = next_status(tiles, p.status_size, device, stream)
+    if driver._capturing(stream):  # a CUDA graph: the call's own zeroed status, epoch 0 (pyscan.runtime.capture)
+        own = capture.status(8 * (2 + status_words(tiles, p.status_size)), device, stream)
+        base, epoch = own.address, 0
+    else:
+        base, epoch = next_status(tiles, p.status_size, device, stream)
     p.kernel.launch_typed(context, stream, p.kernel.config(min(tiles, p.most_blocks), p.block, p.shared), out, x, n,
                           exclusive, base, base + 16, tiles, epoch)
 

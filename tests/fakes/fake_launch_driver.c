@@ -37,6 +37,19 @@ int cuMemAllocFromPoolAsync(unsigned long long *address, unsigned long long nbyt
 }
 int cuMemFreeAsync(unsigned long long address, void *stream) { last_freed = address; freed_on = stream; return 0; }
 
+/* stream capture: fake_set_capturing(stream, status) makes cuStreamIsCapturing report status for that stream (a
+ * negative status: that error code, as the legacy stream's CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) */
+static void *capturing_stream;
+static int capturing_status;
+int cuStreamIsCapturing(void *stream, int *status) {
+    *status = 0;
+    if (stream != capturing_stream) return 0;
+    if (capturing_status < 0) return -capturing_status;
+    *status = capturing_status;
+    return 0;
+}
+void fake_set_capturing(void *stream, int status) { capturing_stream = stream; capturing_status = status; }
+
 int cuCtxGetCurrent(void **context) { *context = current_context; return 0; }
 int cuCtxSetCurrent(void *context) { current_context = context; return 0; }
 

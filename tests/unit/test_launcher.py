@@ -143,3 +143,17 @@ def test_without_libcuda_the_first_launch_says_so(tmp_path):
     if "could not be loaded" not in done.stdout:
         pytest.skip("this machine has a libcuda.so.1 of its own")
     assert done.stdout.startswith("pyscan launch: libcuda.so.1 could not be loaded")
+
+
+def test_capturing_reports_the_streams_capture_status(fake_libcuda):
+    out = run(fake_libcuda, """
+        from pyscan.runtime._launch import capturing
+        print(capturing(0x99))                            # not capturing
+        fake.fake_set_capturing(ctypes.c_void_p(0x99), 1)
+        print(capturing(0x99), capturing(0x98))           # capturing, and another stream is not
+        fake.fake_set_capturing(ctypes.c_void_p(0x99), 2)
+        print(capturing(0x99))                            # invalidated
+        fake.fake_set_capturing(ctypes.c_void_p(0), -906)
+        print(capturing(0))                               # the legacy stream: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+    """).split()
+    assert out == ["0", "1", "0", "2", "-906"]

@@ -10,8 +10,8 @@ import subprocess
 
 import numpy as np
 import pytest
-from sweep_checks import DTYPES, MINE, check, make_input, reference
 from dtype_checks import CASES
+from sweep_checks import DTYPES, MINE, check, make_input, reference
 
 from pyscan.runtime.loader import KERNEL_ROOT, build_source, signature
 from pyscan.scans import SCANS

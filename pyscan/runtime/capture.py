@@ -1,0 +1,80 @@
+"""Calls captured into CUDA graphs (docs/runtime.md, "CUDA graphs").
+
+A kernel launch, a stream-ordered allocation and a memset on the capturing stream are captured as graph nodes and
+replayed as they are.  Three things a call does eagerly are not: a wait or a host copy (NumPy input, a range read
+from the data: driver.refuse_capture raises CaptureError before anything is enqueued), a first-use upload (the
+histogram's cached edges: made by the first call, so a call before the capture makes them), and state kept between
+launches in a per-stream buffer (pyscan.runtime.workspace: the look-back scans' epoch-tagged tile status, the fast
+reduction's block counter).  A kept buffer's host-side epoch would be frozen into the graph at the value it had
+when captured, the buffer may be grown (and the old one freed) by a later eager call while a graph still names it,
+and two graphs captured on one stream (torch's capture stream is shared) and replayed on two streams would share
+it.  So a captured call that needs such a buffer takes `status()` instead: a buffer of its own, allocated on the
+capturing stream by the capturing library's allocator (torch's graph pool under torch.cuda.graph, else pyscan's
+stream-ordered pool, captured as a graph allocation node that the graph itself frees), zeroed by a memset node ahead
+of the kernel on every replay, with epoch 0 (kernels/common/tile_status.cuh: the untagged protocol on zeroed
+words).  Eager calls never come here: the check is one cuStreamIsCapturing from C, made only by calls that use a
+kept buffer (more than one tile or block).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import driver
+
+
+class Scratch:
+    """`address` of nbytes owned by `owner` (a torch tensor or pyscan's pool Memory), freed on the stream when the
+    object goes: keep it until the launch that uses it is enqueued."""
+
+    __slots__ = ("address", "owner")
+
+    def __init__(self, address: int, owner):
+        self.address, self.owner = address, owner
+
+
+def _torch_capturing_on(stream: int, device: int):
+    """torch, when torch's current stream of `device` is `stream` and is capturing (torch.cuda.graph), else None."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    try:
+        current = torch.cuda.current_stream(device)
+        if current.cuda_stream == stream and torch.cuda.is_current_stream_capturing():
+            return torch
+    except Exception:  # noqa: BLE001 - a torch without CUDA, another device: pyscan's pool serves
+        return None
+    return None
+
+
+def scratch(nbytes: int, device: int, stream: int) -> Scratch:
+    """nbytes of device memory for one captured call, on the capturing stream: from torch's graph pool when torch is
+    capturing there (torch's own recommendation for memory used in its graphs), else pyscan's stream-ordered pool
+    (a graph allocation node, freed by the graph's free node when the Scratch goes during the capture)."""
+    nbytes = max(16, -(-int(nbytes) // 16) * 16)
+    torch = _torch_capturing_on(stream, device)
+    if torch is not None:
+        tensor = torch.empty(nbytes, dtype=torch.uint8, device=torch.device("cuda", device))
+        return Scratch(tensor.data_ptr(), tensor)
+    previous = driver.enter(device)  # a ready() call has not entered its device's context
+    try:
+        memory = driver.allocate(nbytes, device, stream)
+    finally:
+        driver.leave(previous)
+    return Scratch(memory.address, memory)
+
+
+def status(nbytes: int, device: int, stream: int, zero_bytes: int | None = None) -> Scratch:
+    """A captured call's own kept-state buffer: scratch() zeroed on the stream (a memset node, run on every replay)
+    over its first zero_bytes (default: all of it).  The kernel then runs with epoch 0."""
+    buffer = scratch(nbytes, device, stream)
+    words = -(-(nbytes if zero_bytes is None else zero_bytes) // 4)
+    previous = driver.enter(device)
+    try:
+        driver.memset32(buffer.address, 0, words, stream)
+    finally:
+        driver.leave(previous)
+    return buffer
+
+
+__all__ = ["Scratch", "scratch", "status"]

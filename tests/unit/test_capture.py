@@ -1,0 +1,223 @@
+"""CUDA-graph capture without a GPU (docs/runtime.md, "CUDA graphs"): what a call does when its stream is capturing,
+with the driver's calls replaced by recorders.  The kept-state kernels (the decoupled look-back scan, the axis scans,
+the fast reduction) take a zeroed buffer of their own with epoch 0 and leave the stream's kept buffer and its epoch
+alone; waits, host copies and first-use uploads raise CaptureError before anything is enqueued; eager calls are as
+before.  The launcher's cuStreamIsCapturing is in tests/unit/test_launcher.py; real captures in
+tests/gpu/test_graphs_gpu.py."""
+
+import numpy as np
+import pytest
+
+import pyscan
+from pyscan.errors import CaptureError
+from pyscan.reductions import fast
+from pyscan.runtime import capture, driver
+from pyscan.scans import axis as axis_scan
+from pyscan.scans import decoupled_lookback as dl
+
+STREAM = 0x5CA9  # a stream handle no other test uses (the kept buffers are per (device, stream))
+
+
+class Recorder:
+    """The driver calls a launch makes, in order: allocations (alive or freed), memsets, launches."""
+
+    def __init__(self, monkeypatch, capturing=()):
+        self.events, self.capturing = [], set(capturing)
+        recorder = self
+
+        class Allocation:
+            count = 0
+
+            def __init__(self, nbytes):
+                Allocation.count += 1
+                self.address, self.nbytes, self.alive = 0x100000 * Allocation.count, nbytes, True
+                recorder.events.append(("allocate", self.address, nbytes))
+
+            def __del__(self):
+                recorder.events.append(("free", self.address))
+
+        monkeypatch.setattr(driver, "_capturing", lambda handle: 1 if handle in recorder.capturing else 0)
+        monkeypatch.setattr(driver, "allocate", lambda nbytes, device, stream: Allocation(nbytes))
+        monkeypatch.setattr(driver, "memset32", lambda address, value, words, stream:
+                            self.events.append(("memset", address, words, stream)))
+        monkeypatch.setattr(driver, "enter", lambda ordinal, keep_any_on_device=False: -1)
+        monkeypatch.setattr(driver, "leave", lambda previous: None)
+
+    def kernel(self, name="kernel"):
+        recorder = self
+
+        class Kernel:
+            def launch_typed(self, context, stream, geometry, *args):
+                recorder.events.append(("launch", name, stream, args))
+
+            def config(self, grid, block, shared=0):
+                return (grid, 1, 1, block, 1, 1, shared)
+
+        return Kernel()
+
+    def names(self):
+        return [event[0] for event in self.events]
+
+    def launches(self):
+        return [event for event in self.events if event[0] == "launch"]
+
+
+class FakeScanPlan:
+    def __init__(self, kernel):
+        self.kernel, self.tile, self.most_blocks, self.block, self.shared = kernel, 8192, 396, 256, 0
+        self.one_tile, self.status_size = kernel.config(1, 256), 4
+
+
+@pytest.fixture
+def scan_plan(monkeypatch):
+    def install(recorder):
+        plan = FakeScanPlan(recorder.kernel("decoupled_lookback"))
+        monkeypatch.setattr(dl, "plan", lambda *key: plan)
+        monkeypatch.setattr(dl, "_plans", {})
+        return plan
+
+    yield install
+    for workspace in dl._status.values():
+        workspace._buffers.pop((0, STREAM), None)
+
+
+def _scan(n):
+    dl.launch(0x9000000, 0x8000000, n, np.dtype(np.int32), "add", False, 0, STREAM, 0)
+
+
+def test_an_eager_scan_uses_the_streams_kept_buffer_and_the_next_epoch(monkeypatch, scan_plan):
+    recorder = Recorder(monkeypatch)
+    scan_plan(recorder)
+    _scan(5 * 8192)
+    _scan(5 * 8192)
+    launches = recorder.launches()
+    assert [launch[3][-1] for launch in launches] == [1, 2]  # the epochs 1, 2
+    assert recorder.names().count("allocate") == 1 and recorder.names().count("memset") == 1  # zeroed once
+    kept = dl._status[4].kept(0, STREAM)
+    assert launches[0][3][4] == launches[1][3][4] == kept.address and kept.state == 2
+
+
+def test_a_captured_scan_takes_its_own_zeroed_buffer_and_epoch_0(monkeypatch, scan_plan):
+    recorder = Recorder(monkeypatch)
+    scan_plan(recorder)
+    _scan(5 * 8192)  # eager first: the stream's kept buffer exists, epoch 1
+    kept = dl._status[4].kept(0, STREAM)
+    recorder.events.clear()
+    recorder.capturing.add(STREAM)
+    _scan(5 * 8192)
+    _scan(3 * 8192)
+    assert recorder.names() == ["allocate", "memset", "launch", "free"] * 2, recorder.events
+    for i, tiles in ((0, 5), (4, 3)):
+        (_, address, nbytes), (_, zeroed, words, stream), launch = recorder.events[i:i + 3]
+        assert zeroed == address and stream == STREAM and words * 4 == 8 * (2 + tiles) <= nbytes
+        status, epoch = launch[3][4], launch[3][-1]
+        assert status == address and epoch == 0 and status != kept.address
+    assert kept.state == 1  # the kept buffer's epoch is not advanced by captured calls
+    recorder.capturing.clear()
+    recorder.events.clear()
+    _scan(5 * 8192)  # eager again: the kept buffer, the next epoch
+    assert recorder.launches()[0][3][4] == kept.address and recorder.launches()[0][3][-1] == 2
+
+
+def test_a_captured_one_tile_scan_is_one_launch(monkeypatch, scan_plan):
+    recorder = Recorder(monkeypatch, capturing={STREAM})
+    scan_plan(recorder)
+    _scan(1000)
+    assert recorder.names() == ["launch"]
+
+
+def test_a_captured_fast_reduction_zeroes_only_its_counter(monkeypatch):
+    recorder = Recorder(monkeypatch, capturing={STREAM})
+    kernel = recorder.kernel("reduce_fast")
+    fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
+    assert recorder.names() == ["allocate", "memset", "launch", "free"]
+    (_, address, nbytes), (_, zeroed, words, _), launch = recorder.events[:3]
+    assert nbytes >= fast.PARTIALS_OFFSET + 132 * 8 and zeroed == address and words == fast.PARTIALS_OFFSET // 4
+    assert launch[3][1] == address + fast.PARTIALS_OFFSET and launch[3][2] == address
+    assert fast._workspace.kept(0, STREAM) is None
+
+
+def test_a_captured_axis_scan_takes_its_own_status(monkeypatch):
+    recorder = Recorder(monkeypatch, capturing={STREAM})
+    base, epoch, owner = axis_scan._next_status(40, 8, 0, STREAM)
+    assert epoch == 0 and base == owner.address and recorder.names() == ["allocate", "memset"]
+    assert axis_scan._status[8].kept(0, STREAM) is None
+
+
+def test_torch_scratch_comes_from_torchs_pool_when_torch_captures_on_the_stream(monkeypatch):
+    """capture.scratch: torch.empty when torch's current stream is the one capturing (its graph pool), else the
+    stream-ordered pool."""
+    made = []
+
+    class FakeTorch:
+        uint8 = "uint8"
+
+        class cuda:
+            @staticmethod
+            def is_initialized():
+                return True
+
+            @staticmethod
+            def current_stream(device):
+                return type("S", (), {"cuda_stream": STREAM})()
+
+            @staticmethod
+            def is_current_stream_capturing():
+                return True
+
+        @staticmethod
+        def device(kind, index):
+            return (kind, index)
+
+        @staticmethod
+        def empty(n, dtype, device):
+            made.append((n, dtype, device))
+            return type("T", (), {"data_ptr": lambda self: 0xABC00})()
+
+    monkeypatch.setitem(__import__("sys").modules, "torch", FakeTorch)
+    buffer = capture.scratch(100, 0, STREAM)
+    assert buffer.address == 0xABC00 and made == [(112, "uint8", ("cuda", 0))]
+    recorder = Recorder(monkeypatch)
+    other = capture.scratch(100, 0, STREAM + 1)  # torch captures elsewhere: pyscan's pool
+    assert recorder.names() == ["allocate"] and other.address == recorder.events[0][1]
+
+
+def test_waits_and_host_copies_raise_before_anything_is_enqueued(monkeypatch):
+    monkeypatch.setattr(driver, "_capturing", lambda handle: 1 if handle == STREAM else 0)
+
+    class NoDriver:
+        def __getattr__(self, name):
+            raise AssertionError(f"{name} was called under capture")
+
+    monkeypatch.setattr(driver, "_cu", NoDriver())
+    with pytest.raises(CaptureError, match="waiting for the stream cannot be captured"):
+        driver.synchronize(STREAM)
+    with pytest.raises(CaptureError, match="copying host memory to the device"):
+        driver.copy_htod(0x1000, 0x2000, 16, STREAM)
+    with pytest.raises(CaptureError, match="copying a device result to host memory"):
+        driver.copy_dtoh(0x2000, 0x1000, 16, STREAM)
+
+
+def test_the_legacy_stream_during_a_blocking_capture_is_refused(monkeypatch):
+    monkeypatch.setattr(driver, "_capturing", lambda handle: -906)
+    with pytest.raises(CaptureError, match="legacy default stream"):
+        driver.capturing(0)
+
+
+def test_a_histograms_first_upload_under_capture_says_to_warm_up(monkeypatch):
+    from pyscan.histograms import numpy_histogram as nh
+
+    monkeypatch.setattr(driver, "_capturing", lambda handle: 1)
+    rule = nh._uniform_rule(np.float32, 10, np.float32(0), np.float32(1), explicit_range=True)
+    call = type("Call", (), {"device": 0, "stream": STREAM})()
+    nh._device_constants.pop(rule, None)
+    with pytest.raises(CaptureError, match="make the same call once before the capture"):
+        nh._constant(rule, "edges", rule.edges, call)
+
+
+def test_numpy_input_while_torch_captures_is_refused(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    with pytest.raises(CaptureError, match="a NumPy array while torch is capturing"):
+        pyscan.scan(np.ones(5, np.float32))
