@@ -13,8 +13,7 @@ that does none of this takes the plain eager path, which costs one `x.requires_g
 first time it sees a torch tensor (or at `import pyscan` when torch is already imported); pyscan imports without
 torch.
 
-The CUDA kernels are pyscan's (the eager path on a contiguous tensor; along an axis of an N-d tensor where the axis
-kernels do not take the operator or dtype -- mul, float16 -- torch's own functions).  The CPU kernels are torch's own functions
+The CUDA kernels are pyscan's (the eager path on a contiguous tensor).  The CPU kernels are torch's own functions
 (torch.cumsum / cumprod / cummax / cummin, torch.sum / prod / amax / amin, NumPy's ufuncs for the bitwise and
 logical operators) with pyscan's result dtypes: what CPU tracing, export, the fake-tensor checks and gradcheck run
 on a machine without a GPU.  So `pyscan.scan(cpu_tensor)` computes on the CPU with torch, where NumPy input is copied
@@ -42,7 +41,6 @@ from torch import Tensor
 
 from . import reductions as _reductions
 from . import scans as _scans
-from .axes import AXIS_DTYPES, AXIS_OPERATORS
 from .runtime import arrays
 from .types import OPERATOR_NAMES, identity, result_dtype, ufunc
 
@@ -86,8 +84,6 @@ def _scan_cuda(x: Tensor, dim: Optional[int], op: str, exclusive: bool, dtype: O
     _check_op(op, "pyscan::scan")
     if x.requires_grad:  # below autograd: the eager path reads a plain tensor
         x = x.detach()
-    if dim is not None and x.dim() > 1 and not _axis_kernels_take(x.dtype, op, dtype):
-        return _torch_scan(x, dim, op, exclusive, dtype)
     if not x.is_contiguous():
         x = x.contiguous()
     with _Eager():
@@ -102,13 +98,6 @@ def _scan_cpu(x: Tensor, dim: Optional[int], op: str, exclusive: bool, dtype: Op
 _LIBRARY.impl("scan", _scan_cuda, "CUDA")
 _LIBRARY.impl("scan", _scan_cpu, "CPU")
 scan_op = torch.ops.pyscan.scan.default
-
-
-def _axis_kernels_take(x_dtype: torch.dtype, op: str, dtype) -> bool:
-    """Whether pyscan's axis kernels take x's dtype, the result dtype and op (pyscan.axes); where not, the CUDA
-    kernel runs torch's own functions (mul, float16 along an axis), as the eager call would refuse them."""
-    value = _TO_NUMPY[_result(x_dtype, op, dtype)]
-    return op in AXIS_OPERATORS and _TO_NUMPY[x_dtype] in AXIS_DTYPES and value in AXIS_DTYPES
 
 
 class _Eager:
@@ -150,8 +139,7 @@ def _shift_left(g: Tensor, dim: int) -> Tensor:
 
 
 def _torch_scan(x: Tensor, dim, op: str, exclusive: bool, dtype) -> Tensor:
-    """The scan by torch's own functions in pyscan's result dtype: the CPU kernel, and the CUDA kernel's fallback
-    where pyscan's axis kernels do not take the operator or dtype (mul, float16 along an axis)."""
+    """The scan by torch's own functions in pyscan's result dtype: the CPU kernel."""
     result = _result(x.dtype, op, dtype)
     v, d = (x.reshape(-1), 0) if dim is None else (x, dim)
     if op == "add":
@@ -200,8 +188,29 @@ def _scan_backward(ctx, grad):
             grad_x = torch.ops.aten.cumprod_backward(g, v, d, inclusive.to(g.dtype))
         else:
             indices = (torch.cummax if op == "max" else torch.cummin)(v, d).indices
-            grad_x = torch.zeros_like(v).scatter_add(d, indices, g)
+            grad_x = _running_extreme_grad(g, indices, d)
     return grad_x.reshape(ctx.shape).to(ctx.x_dtype), None, None, None, None
+
+
+def _running_extreme_grad(g: Tensor, indices: Tensor, d: int) -> Tensor:
+    """For each j, the sum of g[i] over the i whose running max/min sits at j (torch.cummax's indices), without
+    atomics: scatter_add adds in a different order on every CUDA run (gradcheck: "Backward is not reentrant").
+    The indices never decrease along d and the i that point at j are the run that starts at j (indices[j] == j),
+    so a run's sum is a difference of g's cumulative sum, taken in float64 so that the difference loses nothing
+    that matters to a float32 gradient."""
+    n = g.shape[d]
+    if n == 0:
+        return torch.zeros_like(g)
+    shape = [1] * g.dim()
+    shape[d] = n
+    position = torch.arange(n, device=g.device).view(shape)
+    start = indices == position
+    starts = torch.where(start, position, n)
+    at_or_after = torch.flip(torch.cummin(torch.flip(starts, (d,)), d).values, (d,))  # the first run start >= j
+    after = torch.cat([at_or_after.narrow(d, 1, n - 1), torch.full_like(at_or_after.narrow(d, 0, 1), n)], d)
+    total = torch.cumsum(g.to(torch.float64), d)
+    before = torch.cat([torch.zeros_like(total.narrow(d, 0, 1)), total.narrow(d, 0, n - 1)], d)
+    return torch.where(start, total.gather(d, after - 1) - before, torch.zeros_like(total)).to(g.dtype)
 
 
 torch.library.register_autograd("pyscan::scan", _scan_backward, setup_context=_scan_setup)
@@ -215,8 +224,6 @@ def _reduce_cuda(x: Tensor, dim: Optional[List[int]], keepdim: bool, op: str,
     _check_op(op, "pyscan::reduce")
     if x.requires_grad:
         x = x.detach()
-    if dim is not None and x.dim() > 1 and not _axis_kernels_take(x.dtype, op, dtype):
-        return _torch_reduce(x, dim, keepdim, op, dtype)
     if not x.is_contiguous():
         x = x.contiguous()
     with _Eager():
@@ -249,8 +256,7 @@ def _reduce_fake(x, dim, keepdim, op, dtype):
 
 
 def _torch_reduce(x: Tensor, dim, keepdim: bool, op: str, dtype) -> Tensor:
-    """The reduction by torch's own functions in pyscan's result dtype (the CPU kernel; the CUDA kernel's fallback,
-    as _torch_scan)."""
+    """The reduction by torch's own functions in pyscan's result dtype: the CPU kernel."""
     result = _result(x.dtype, op, dtype)
     dims = _dims(x, dim)
     if x.dim() == 0:

@@ -107,6 +107,8 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(driver, "memset32", lambda ptr, value, n, stream: ctypes.memset(ptr, value, 4 * n))
     monkeypatch.setattr(driver, "copy_htod", lambda dst, src, n, stream: ctypes.memmove(dst, src, n))
     monkeypatch.setattr(driver, "synchronize", lambda stream: None)
+    # fake streams are never capturing (and must not reach the real cuStreamIsCapturing where a GPU ran before)
+    monkeypatch.setattr(driver, "capturing", lambda handle: False)
 
     def scan_driver(x, out, *, op, exclusive, call):  # NumPy's scan into out's dtype, the result dtype
         seen.append(("scan", getattr(device_now, "ordinal", None), call.stream))

@@ -296,13 +296,25 @@ def test_the_operators_cuda_kernel_never_routes_again(monkeypatch):
     assert torch_ops.routed(x)
 
 
-def test_the_cuda_kernel_falls_back_to_torch_where_the_axis_kernels_do_not_take_the_call():
-    assert torch_ops._axis_kernels_take(torch.float32, "add", None)
-    assert torch_ops._axis_kernels_take(torch.int32, "add", None)  # int32 add gives int64: both taken
-    assert not torch_ops._axis_kernels_take(torch.float32, "mul", None)
-    assert not torch_ops._axis_kernels_take(torch.float16, "max", None)
+def test_torchs_own_functions_give_pyscans_dtypes():  # the CPU tensors' implementation
     x = torch.tensor([[2, 3, 4], [1, 5, 6]], dtype=torch.int16)  # torch's own functions give pyscan's dtypes
     np.testing.assert_array_equal(torch_ops._torch_reduce(x, [1], True, "mul", None).numpy(),
                                   np.prod(x.numpy(), axis=1, keepdims=True, dtype=np.int64))
     np.testing.assert_array_equal(torch_ops._torch_scan(x, 0, "mul", True, None).numpy(),
                                   _numpy_scan(x.numpy(), "mul", True, 0))
+
+
+@pytest.mark.parametrize("shape,d", [((50,), 0), ((7, 33), 1), ((33, 7), 0), ((4, 5, 6), 1), ((1,), 0), ((3, 1), 1),
+                                     ((0, 4), 0)])
+@pytest.mark.parametrize("extreme", ["cummax", "cummin"])
+def test_running_extreme_gradient_is_scatter_add_without_atomics(shape, d, extreme):
+    """The max/min scan's backward sums g over each run of equal running-extreme indices (ties and a NaN
+    included) exactly as scatter_add does, in a fixed order."""
+    gen = torch.Generator().manual_seed(len(shape) * 10 + d)
+    x = torch.randint(0, 5, shape, generator=gen).double()  # many ties
+    if x.numel() > 3:
+        x.view(-1)[2] = float("nan")
+    g = torch.randn(shape, generator=gen, dtype=torch.float64)
+    indices = getattr(torch, extreme)(x, d).indices
+    expected = torch.zeros_like(g).scatter_add(d, indices, g)
+    torch.testing.assert_close(torch_ops._running_extreme_grad(g, indices, d), expected, rtol=0, atol=1e-12)
