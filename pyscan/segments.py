@@ -217,22 +217,32 @@ def tile_writes(o, segments: int, tile: int, lo: int, hi: int) -> tuple:
     return writes, read
 
 
+def compute_identity(op, compute, value=None):
+    """op_identity(): the identity of the value dtype (default: the compute dtype itself) held in the compute
+    dtype."""
+    compute = np.dtype(compute)
+    if value is None:
+        return identity(op, compute)
+    return np.asarray(identity(op, value)).astype(compute)[()]
+
+
 def _pair_combine(f, a, fa, b, fb):
     """The segmented operator on (value, flag) arrays, the earlier pair on the left."""
     return np.where(fb, b, f(a, b)), fa | fb
 
 
-def tile_scan_model(x, offsets, *, op="add", exclusive=False):
+def tile_scan_model(x, offsets, *, op="add", exclusive=False, value=None):
     """The inclusive (or exclusive) segmented scan as segmented_tile.cuh + segmented_lookback.cu compute it, on the
     compute values x (a 1-D array of a compute dtype) and valid offsets: tiles of BLOCK x SEG_ITEMS, each thread's
     fold restarting at heads, the warps' shuffle scan of (value, flag) pairs, the warp totals, the look-back in the
     serial schedule (tile t's carry: tile t-1's inclusive value; none where the tile starts with a head), the
-    rescan.  Returns the per-element results (x's dtype)."""
+    rescan.  Returns the per-element results (x's dtype).  value: the result dtype, whose identity op_identity() is
+    (an int8 max starts from -128, a bool max from False; default: x's dtype)."""
     x = np.asarray(x)
     n = x.size
     if n == 0:
         return x.copy()
-    f, e, dt = ufunc(op), identity(op, x.dtype), x.dtype
+    f, e, dt = ufunc(op), compute_identity(op, x.dtype, value), x.dtype
     o = np.asarray(offsets).astype(np.int64)
     items = items_per_thread(dt)
     tile = BLOCK * items
@@ -292,16 +302,15 @@ def tile_scan_model(x, offsets, *, op="add", exclusive=False):
     return out.reshape(-1)[:n].copy()
 
 
-def segment_reduce_model(x, offsets, *, op="add"):
+def segment_reduce_model(x, offsets, *, op="add", value=None):
     """One value per segment as segmented_fast.cu gives it: the tile scan's inclusive value at the segment's last
     element, the identity for an empty segment (compute values in, compute values out)."""
     x = np.asarray(x)
     o = np.asarray(offsets).astype(np.int64)
-    e = identity(op, x.dtype)
-    out = np.full(o.size - 1, e, x.dtype)
+    out = np.full(o.size - 1, compute_identity(op, x.dtype, value), x.dtype)
     if x.size == 0:
         return out
-    scanned = tile_scan_model(x, o, op=op)
+    scanned = tile_scan_model(x, o, op=op, value=value)
     nonempty = o[1:] > o[:-1]
     out[nonempty] = scanned[o[1:][nonempty] - 1]
     return out

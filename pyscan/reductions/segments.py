@@ -73,7 +73,7 @@ def segmented_reduce_model(x, offsets, *, op="add", dtype=None):
     if isinstance(op, CustomOperator):
         op = op.bound(types.value)
     o = segments.check_host_offsets(offsets, x.size)
-    return store(segments.segment_reduce_model(load(x, types), o, op=op), types)
+    return store(segments.segment_reduce_model(load(x, types), o, op=op, value=types.value), types)
 
 
 __all__ = ["KERNEL", "launch_reduce", "reduce_segments", "segmented_reduce_model"]

@@ -107,7 +107,7 @@ def segmented_scan_model(x, offsets, *, op="add", exclusive=False, dtype=None):
     if isinstance(op, CustomOperator):
         op = op.bound(types.value)
     o = segments.check_host_offsets(offsets, x.size)
-    return store(segments.tile_scan_model(load(x, types), o, op=op, exclusive=exclusive), types)
+    return store(segments.tile_scan_model(load(x, types), o, op=op, exclusive=exclusive, value=types.value), types)
 
 
 __all__ = ["KERNEL", "launch_scan", "scan_segments", "segmented_scan_model"]
