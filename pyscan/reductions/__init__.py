@@ -132,6 +132,13 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     arrays only (axis=None or axes that cover every extent > 1), with any algorithm but "axis" (TypeError; its
     kernels read with plain casts).
 
+    offsets=o: one value per segment x[o[s]:o[s+1]] of the flattened x, a 1-D array of S values of x's kind (NumPy
+    in, NumPy out); o as for pyscan.scan(x, offsets=o) (S + 1 non-decreasing integers, o[0] == 0, o[-1] == x.size;
+    device offsets checked by a small kernel and one flag read unless check_offsets=False).  An empty segment gives
+    the identity (or initial=), where np.add.reduceat gives the element at its place.  One load-balanced launch
+    (pyscan/reductions/segments.py); not with axis=, keepdims=True, map= or a named algorithm.  docs/reduction.md,
+    "Segments".
+
     initial=v: the result combined with v, v op (x[0] op ... op x[n-1]), as np.add.reduce(x, initial=v); an empty x
     (or empty reduced axes) gives v, for max and min too.  v is converted to the result dtype (integers must fit;
     floats round to nearest).  One more tiny launch combines it (kernels/scan/combine_initial.cu); for the named

@@ -112,6 +112,14 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     for the named operators on float16 / bfloat16 that is a second rounding of each result.  Along an axis every
     row starts from v.
 
+    offsets=o: segments.  o holds S + 1 non-decreasing integers (host, or int32/int64 on x's device), o[0] == 0 and
+    o[-1] == x.size (CSR, as torch.segment_reduce(offsets=)); each segment x[o[s]:o[s+1]] of the flattened x is
+    scanned on its own (exclusive: the identity at each segment's first element; initial=: every segment from v),
+    in one launch of the segmented look-back scan (pyscan/scans/segments.py).  Bad offsets raise ValueError before
+    any kernel: host ones checked by NumPy, device ones by a small kernel and one flag read back (a wait for the
+    stream), which check_offsets=False skips -- unchecked bad offsets give wrong values, never an access out of
+    bounds.  Not with axis= or a named algorithm.  docs/scan.md, "Segments".
+
     x: a NumPy array (the result is a NumPy array) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA
     tensor, Numba device array, or any object with __cuda_array_interface__ -- used where it is, with the result a
     new array of the same kind on the same device (pyscan.runtime.arrays).  dtypes: bool, int8/16/32/64,
