@@ -45,6 +45,14 @@ using Offset = OFFSET_TYPE;
 static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the compute type must be 4 or 8 bytes");
 
 constexpr int SEG_ITEMS = 64 / (int)sizeof(T);  // items per thread: 16 (32-bit T) or 8 (64-bit T)
+// __launch_bounds__' minimum resident blocks per SM: 6 for 32-bit T (40 registers, no spills; 6 x 17 KB of shared
+// memory), 4 for 64-bit T (56 registers: 6 would spill).  More blocks per SM keep more tiles' loads in flight
+// while others search, wait on a barrier or look back.  SEG_MIN_BLOCKS overrides it (tuning).
+#ifdef SEG_MIN_BLOCKS
+constexpr int SEG_BLOCKS_PER_SM = SEG_MIN_BLOCKS;
+#else
+constexpr int SEG_BLOCKS_PER_SM = sizeof(T) == 4 ? 6 : 4;
+#endif
 constexpr int SEG_TILE = BLOCK_THREADS * SEG_ITEMS;  // 4096 or 2048 elements, 16 KB of T
 constexpr int SEG_WARPS = BLOCK_THREADS / 32;
 constexpr int SEG_MASK_WORDS = SEG_TILE / 32;

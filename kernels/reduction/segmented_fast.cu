@@ -18,7 +18,7 @@
 // Launch: as segmented_lookback.cu (kernels/scan/): one block per tile, the counter and the status words.
 #include "../common/segmented_tile.cuh"
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEG_BLOCKS_PER_SM)
     segmented_fast_reduce(OUT_TYPE* __restrict__ out, const IN_TYPE* __restrict__ in, long long n,
                           const Offset* __restrict__ offsets, long long num_segments, unsigned* counter,
                           unsigned long long* status, long long num_tiles, unsigned epoch) {

@@ -12,7 +12,7 @@
 // status: the tile-status words (tile_status.cuh layout, epoch-tagged).  num_tiles == 1: counter and status unused.
 #include "../common/segmented_tile.cuh"
 
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEG_BLOCKS_PER_SM)
     segmented_lookback_scan(OUT_TYPE* __restrict__ out, const IN_TYPE* __restrict__ in, long long n,
                             const Offset* __restrict__ offsets, long long num_segments, int exclusive,
                             unsigned* counter, unsigned long long* status, long long num_tiles, unsigned epoch) {
