@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
-#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram)   (logs and pictures under $OUT, or ./gpu-out)
+#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram segments)   (logs and pictures under $OUT, or ./gpu-out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -44,5 +44,9 @@ for stage in "$@"; do
                  python3 pyscan_tools/lab/histogram_aggregation.py --size 2^26 --rounds 3 --calls 10
                  python3 -m pyscan bench numpy_histogram bincount --no-driver --json "$out/bench_histogram.json" \
                    2>"$out/bench_histogram_progress.log"; } 2>&1 | tee "$out/histogram.log" | tail -120 ;;
+    segments) { python3 -m pytest -q -rs tests/gpu/test_segments_gpu.py tests/unit/test_segments.py
+                python3 -m pyscan check segmented_scan segmented_reduce --sanitize
+                python3 -m pyscan bench segmented_reduce segmented_scan --no-driver --json "$out/bench_segments.json" \
+                  2>"$out/bench_segments_progress.log"; } 2>&1 | tee "$out/segments.log" | tail -150 ;;
   esac
 done

@@ -223,6 +223,7 @@ def test_status_words_shared_with_the_fast_scan_on_one_stream():
         np.testing.assert_array_equal(pyscan.reduce(x, offsets=o), reduce_reference_segments(x, o, "add"))
 
 
+@pytest.mark.slow
 def test_more_than_2_to_the_31_elements():
     torch = pytest.importorskip("torch")
     n = (1 << 31) + 4099
