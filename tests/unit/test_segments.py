@@ -470,3 +470,13 @@ def test_the_check_cases_run_on_the_fake_device(fake_segments, monkeypatch):
         for c in PATTERNS[name].check_cases(name, False):
             status, detail = PATTERNS[name].run_case(c, rng)
             assert status == "ok", (c.label, detail)
+
+
+def test_scan_in_place_and_nd(fake_segments):
+    x = FakeDeviceArray(np.arange(1, 9, dtype=np.int64))
+    assert pyscan.scan(x, offsets=[0, 4, 8], out=x) is x
+    assert list(x.host) == [1, 3, 6, 10, 5, 11, 18, 26]
+    y = pyscan.scan(FakeDeviceArray(np.ones((2, 3), np.float32)), offsets=[0, 2, 6])
+    assert y.host.shape == (6,) and list(y.host) == [1, 2, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="shape"):
+        pyscan.scan(FakeDeviceArray(np.ones(4, np.int32)), offsets=[0, 4], out=FakeDeviceArray(np.zeros(3, np.int64)))
