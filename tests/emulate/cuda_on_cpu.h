@@ -41,11 +41,12 @@ struct EmuBlock {
     explicit EmuBlock(int threads) : bar(threads) {}
 };
 inline thread_local EmuDim emu_thread_index, emu_block_index;
-inline EmuDim emu_grid_dim;
+inline EmuDim emu_grid_dim, emu_block_dim;
 inline thread_local EmuBlock* emu_block = nullptr;
 #define threadIdx emu_thread_index
 #define blockIdx emu_block_index
 #define gridDim emu_grid_dim
+#define blockDim emu_block_dim
 
 inline void __syncthreads() { emu_block->bar.arrive_and_wait(); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
@@ -92,6 +93,7 @@ inline unsigned atomicExch(unsigned* p, unsigned v) { return __atomic_exchange_n
 template <typename F>
 void emu_launch(int grid, int threads, F kernel) {
     emu_grid_dim = EmuDim{(unsigned)grid, 1, 1};
+    emu_block_dim = EmuDim{(unsigned)threads, 1, 1};
     for (int b = 0; b < grid; ++b) {
         EmuBlock block(threads);
         std::vector<std::thread> pool;

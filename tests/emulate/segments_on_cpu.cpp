@@ -1,6 +1,7 @@
 // segments_on_cpu.cpp -- runs kernels/scan/segmented_lookback.cu and kernels/reduction/segmented_fast.cu on the CPU
 // (cuda_on_cpu.h) for tests/unit/test_segments_emulated.py:
-//     segments_on_cpu MODE N S x.bin offsets.bin out.bin     MODE: scan, scan_exclusive, reduce
+//     segments_on_cpu MODE N S x.bin offsets.bin out.bin     MODE: scan, scan_exclusive, reduce, check
+// (check: kernels/scan/segment_offsets.cu; out: its one int flag)
 // x: N values of IN_TYPE, offsets: S + 1 of OFFSET_TYPE, out: N (scan) or S (reduce) values of OUT_TYPE.
 #include "cuda_on_cpu.h"
 
@@ -59,6 +60,7 @@ struct TileStatus<double, 8> : EmuTileStatus8<double> {
 };
 
 #include "../../kernels/reduction/segmented_fast.cu"
+#include "../../kernels/scan/segment_offsets.cu"
 #include "../../kernels/scan/segmented_lookback.cu"
 
 template <typename E>
@@ -84,6 +86,14 @@ int main(int argc, char** argv) {
     std::vector<unsigned> counter(2, 0u);
     std::vector<unsigned long long> status(sizeof(T) == 4 ? tiles : 4 * tiles, 0ull);
     const unsigned epoch = 1;
+    if (mode == "check") {  // the device check: 3 blocks, so that the grid-stride loop wraps for large S
+        std::vector<int> bad(1, 0);
+        emu_launch(3, 256, [&] { segment_offsets_check(o.data(), S, n, bad.data()); });
+        FILE* f = std::fopen(argv[6], "wb");
+        if (!f || std::fwrite(bad.data(), sizeof(int), 1, f) != 1) return 2;
+        std::fclose(f);
+        return 0;
+    }
     if (mode == "reduce") {
         emu_launch((int)tiles, BLOCK_THREADS, [&] {
             segmented_fast_reduce(out.data(), x.data(), n, o.data(), S, counter.data(), status.data(), tiles, epoch);

@@ -63,6 +63,7 @@ def build(request, tmp_path_factory):
 
 def _run(build, mode, x, o):
     binary, dtype, op, result, offsets, where = build
+    result = np.dtype(np.int32) if mode == "check" else result
     (where / "x.bin").write_bytes(np.ascontiguousarray(x, dtype).tobytes())
     (where / "o.bin").write_bytes(np.ascontiguousarray(o).astype(offsets).tobytes())
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0")
@@ -112,3 +113,17 @@ def test_garbage_offsets_stay_in_bounds(build):
         x = _values(dtype, n, rng)
         for mode in ("scan", "reduce"):
             _run(build, mode, x, o)
+
+
+def test_the_device_check_is_the_hosts_rule(build):
+    rng = np.random.default_rng(4)
+    x = _values(build[1], 1000, rng)
+    good = np.concatenate([[0], np.sort(rng.integers(0, 1001, 2000)), [1000]])
+    cases = [good, good[::-1].copy(), np.array([0, 1000]), np.array([1, 1000]), np.array([0, 999]),
+             np.array([0, 1001, 1000]), np.array([0, -1, 1000]), np.array([0, 5, 4, 1000])]
+    bent = good.copy()
+    bent[1500] = bent[1499] - 1
+    cases.append(bent)
+    for o in cases:
+        flag = _run(build, "check", x, o)[0]
+        assert bool(flag) == segments.offsets_model_check(o, x.size), o[:8]
