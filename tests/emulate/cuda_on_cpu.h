@@ -89,7 +89,8 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p
 inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicExch(unsigned* p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 
-// grid blocks of `threads` threads, one block after the other
+// grid blocks of `threads` threads, one block after the other; after each, emu_after_block() (if defined: a hook)
+inline void (*emu_after_block)() = nullptr;
 template <typename F>
 void emu_launch(int grid, int threads, F kernel) {
     emu_grid_dim = EmuDim{(unsigned)grid, 1, 1};
@@ -107,5 +108,6 @@ void emu_launch(int grid, int threads, F kernel) {
             });
         }
         for (auto& th : pool) th.join();
+        if (emu_after_block) emu_after_block();
     }
 }

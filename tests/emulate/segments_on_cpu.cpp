@@ -15,6 +15,24 @@
 #include "../../kernels/common/operators.cuh"
 #include "../../kernels/common/tile_status.cuh"
 
+// EMU_HIDE_P: every tile that published an A (one without a head) has its P hidden from the look-backs with
+// probability 1/2 (drawn per tile), as if it had not published it yet: the look-backs then combine A's through
+// several windows of 32 before they meet a P, the schedules that blocks in index order never make.  Built with
+// -DEMU_STATUS, the 4-byte types use this status too (so that a tile's A and P are kept apart).
+inline bool emu_hidden(long long tile) {
+    static const char* setting = std::getenv("EMU_HIDE_P");  // "SEED" or "SEED:PERCENT" (default 50)
+    if (!setting) return false;
+    char* rest = nullptr;
+    const unsigned long long seed = std::strtoull(setting, &rest, 10);
+    const unsigned long long percent = rest && *rest == ':' ? std::strtoull(rest + 1, nullptr, 10) : 50;
+    unsigned long long h = (unsigned long long)tile * 0x9E3779B97F4A7C15ull + seed;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return h % 100 < percent;
+}
+inline std::atomic<long long> emu_windows{0}, emu_most_windows{0};  // windows read by warp 0s, the most by one tile
+
 template <typename V>
 struct EmuTileStatus8 {
     unsigned long long* words;
@@ -28,13 +46,14 @@ struct EmuTileStatus8 {
         __atomic_store_n(&p[1], (unsigned long long)tag_flag(flag, epoch), __ATOMIC_RELEASE);
     }
     unsigned state(long long tile) const {
-        if (read_flag((unsigned)__atomic_load_n(&words[4 * tile + 3], __ATOMIC_ACQUIRE), epoch) == STATUS_P)
+        const bool a = read_flag((unsigned)__atomic_load_n(&words[4 * tile + 1], __ATOMIC_ACQUIRE), epoch) == STATUS_A;
+        if (read_flag((unsigned)__atomic_load_n(&words[4 * tile + 3], __ATOMIC_ACQUIRE), epoch) == STATUS_P &&
+            !(a && emu_hidden(tile)))
             return STATUS_P;
-        if (read_flag((unsigned)__atomic_load_n(&words[4 * tile + 1], __ATOMIC_ACQUIRE), epoch) == STATUS_A)
-            return STATUS_A;
-        return STATUS_X;
+        return a ? STATUS_A : STATUS_X;
     }
     int read_window(int tile, V identity, unsigned& flag, V& value) {
+        if ((threadIdx.x & 31) == 0) ++emu_windows;
         unsigned st = tile < 0 ? (unsigned)STATUS_P : state(tile);
         while (__any_sync(0xffffffffu, st == STATUS_X)) st = tile < 0 ? (unsigned)STATUS_P : state(tile);
         flag = st;
@@ -58,6 +77,38 @@ template <>
 struct TileStatus<double, 8> : EmuTileStatus8<double> {
     using EmuTileStatus8<double>::EmuTileStatus8;
 };
+#ifdef EMU_STATUS
+template <typename V>
+struct EmuTileStatus4 : EmuTileStatus8<V> {  // a 4-byte value in the low half of the value word
+    using EmuTileStatus8<V>::EmuTileStatus8;
+    void publish(int tile, unsigned flag, V value) {
+        unsigned long long wide = 0;
+        std::memcpy(&wide, &value, 4);
+        double as;
+        std::memcpy(&as, &wide, 8);
+        EmuTileStatus8<double>(this->words, this->epoch).publish(tile, flag, as);
+    }
+    int read_window(int tile, V identity, unsigned& flag, V& value) {
+        double as;
+        const int polls = EmuTileStatus8<double>(this->words, this->epoch).read_window(tile, 0.0, flag, as);
+        std::memcpy(&value, &as, 4);
+        if (tile < 0) value = identity;
+        return polls;
+    }
+};
+template <>
+struct TileStatus<int, 4> : EmuTileStatus4<int> {
+    using EmuTileStatus4<int>::EmuTileStatus4;
+};
+template <>
+struct TileStatus<unsigned, 4> : EmuTileStatus4<unsigned> {
+    using EmuTileStatus4<unsigned>::EmuTileStatus4;
+};
+template <>
+struct TileStatus<float, 4> : EmuTileStatus4<float> {
+    using EmuTileStatus4<float>::EmuTileStatus4;
+};
+#endif
 
 #include "../../kernels/reduction/segmented_fast.cu"
 #include "../../kernels/scan/segment_offsets.cu"
@@ -84,8 +135,14 @@ int main(int argc, char** argv) {
     std::vector<OutType> out(outputs);
     const long long tiles = (n + SEG_TILE - 1) / SEG_TILE;
     std::vector<unsigned> counter(2, 0u);
-    std::vector<unsigned long long> status(sizeof(T) == 4 ? tiles : 4 * tiles, 0ull);
+    std::vector<unsigned long long> status(4 * tiles, 0ull);  // (the 4-byte layout needs only `tiles` words)
     const unsigned epoch = 1;
+    emu_after_block = [] {  // the most windows one block read
+        static long long before = 0;
+        const long long now = emu_windows;
+        if (now - before > emu_most_windows) emu_most_windows = now - before;
+        before = now;
+    };
     if (mode == "check") {  // the device check: 3 blocks, so that the grid-stride loop wraps for large S
         std::vector<int> bad(1, 0);
         emu_launch(3, 256, [&] { segment_offsets_check(o.data(), S, n, bad.data()); });
@@ -106,6 +163,7 @@ int main(int argc, char** argv) {
         });
     }
     if (counter[0] != 0u || counter[1] != 0u) return 3;  // the last block puts the counter back
+    std::fprintf(stderr, "windows %lld most %lld\n", (long long)emu_windows, (long long)emu_most_windows);
     FILE* f = std::fopen(argv[6], "wb");
     if (!f || std::fwrite(out.data(), sizeof(OutType), outputs, f) != (size_t)outputs) return 2;
     std::fclose(f);
