@@ -22,11 +22,24 @@ from pyscan.types import defines as type_defines
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "emulate" / "segments_on_cpu.cpp"
 GXX = shutil.which("g++")
-NVCC = shutil.which("nvcc")
-CUDA_INCLUDE = Path(NVCC).resolve().parent.parent / "include" if NVCC else None
 
-pytestmark = pytest.mark.skipif(GXX is None or CUDA_INCLUDE is None or not (CUDA_INCLUDE / "cuda_fp16.h").exists(),
-                                reason="needs g++ and the CUDA headers (nvcc's include directory)")
+
+def _cuda_include():
+    """The CUDA toolkit's include directory: $CUDA_HOME / $CUDA_PATH, /usr/local/cuda, or beside nvcc."""
+    nvcc = shutil.which("nvcc")
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda",
+                  str(Path(nvcc).resolve().parent.parent) if nvcc else None]
+    for root in filter(None, candidates):
+        include = Path(root) / "include"
+        if (include / "cuda_fp16.h").exists() and ((include / "cccl").is_dir() or (include / "cuda" / "std").is_dir()):
+            return include
+    return None
+
+
+CUDA_INCLUDE = _cuda_include()
+
+pytestmark = pytest.mark.skipif(GXX is None or CUDA_INCLUDE is None,
+                                reason="needs g++ and the CUDA headers ($CUDA_HOME/include or /usr/local/cuda)")
 
 # (x dtype, op, result dtype, offsets dtype): 4- and 8-byte compute types, conversions, a custom operator that is
 # associative but not commutative ("the last non-zero value")
