@@ -11,7 +11,7 @@ from .errors import ExpressionCompileError, GPUUnavailableError, KernelCompileEr
 from .expressions import ExpressionError
 from .histograms import HISTOGRAM_ALGORITHMS, bincount, byte_histogram, histogram, text_histogram
 from .life import LIFE_KERNELS
-from .reductions import REDUCE_ALGORITHMS, reduce
+from .reductions import REDUCE_ALGORITHMS, argmax, argmin, reduce
 from .registry import REGISTRIES
 from .runtime.driver import gpu_unavailable_reason
 from .runtime.loader import get_kernel, kernel_files
@@ -33,7 +33,7 @@ def device_name() -> str | None:
 __all__ = [
     "ExpressionCompileError", "ExpressionError", "GPUUnavailableError", "KernelCompileError", "OutOfMemoryError",
     "HISTOGRAM_ALGORITHMS", "LIFE_KERNELS", "REDUCE_ALGORITHMS",
-    "REGISTRIES", "SCAN_ALGORITHMS", "bincount", "byte_histogram", "distributed", "get_kernel",
+    "REGISTRIES", "SCAN_ALGORITHMS", "argmax", "argmin", "bincount", "byte_histogram", "distributed", "get_kernel",
     "gpu_unavailable_reason", "histogram", "kernel_files",
     "device_name", "life", "pycuda_context", "reduce",
     "scalar_multiply", "scan", "source_module", "text_histogram",

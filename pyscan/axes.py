@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from .types import ELEMENT_TYPES, CustomOperator, check_op, dtype_name, op_macro
+from .types import ELEMENT_TYPES, OPERATOR_NAMES, check_dtype, check_op, defines
 
 try:
     from numpy.exceptions import AxisError
@@ -79,48 +79,35 @@ def result_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
 
 
 # The dtypes and operators the axis kernels are built for (kernels/scan/axis_*.cu, kernels/reduction/axis_*.cu):
-# they read x and write results with plain casts, T(x[i]) and OutT(v), not operators.cuh's op_load / op_store, so
-# they take the 4- and 8-byte types, whose casts are NumPy's conversions, and the operators their models and GPU
-# tests were written for (PMPP §11.1: any associative operator would do; the others are 1-D or axis=None only),
-# and custom operators (C expressions, pyscan.types.CustomOperator), which their op_combine evaluates as any kernel's.
-# The result dtype is still NumPy's (pyscan.types.result_dtype): int32 add accumulates in int64, as
-# np.cumsum(x, axis=1) does, through the kernels' separate IN_TYPE / ELEM_TYPE / OUT_TYPE.
-AXIS_DTYPES = tuple(np.dtype(d) for d in (np.int32, np.int64, np.float32, np.float64))
-AXIS_OPERATORS = ("add", "max", "min")
+# every dtype and every operator, as the 1-D kernels.  They read x through operators.cuh's op_load (converted to the
+# result dtype, then widened to the compute type T: NumPy's conversion to the accumulator, done in the load) and
+# write through op_store (rounded to nearest for float16 / bfloat16, cut to the width for narrow integers), so the
+# result dtype is NumPy's (pyscan.types.result_dtype): int8 add accumulates in int64, as np.cumsum(x, axis=1) does,
+# float16 is combined in float32 and rounded once.  Custom operators (C expressions, pyscan.types.CustomOperator)
+# take the same path as in the 1-D kernels (OP_EXPR, op_combine converting each combine to the result dtype).
+AXIS_DTYPES = tuple(ELEMENT_TYPES)
+AXIS_OPERATORS = OPERATOR_NAMES
 
 
 def check_axis_types(x_dtype, value, op, what: str) -> None:
-    """TypeError unless the axis kernels take x of x_dtype combined with op into the result dtype `value`."""
-    x_dtype, value = np.dtype(x_dtype), np.dtype(value)
-    names = ", ".join(map(str, AXIS_DTYPES))
-    if op not in AXIS_OPERATORS and not isinstance(op, CustomOperator):
-        raise TypeError(f"{what}: op {op!r} is not supported along an axis: the axis kernels take op "
-                        f"{', '.join(map(repr, AXIS_OPERATORS))} and C expressions (a 1-D array or axis=None takes "
-                        "every op with the other algorithms)")
-    for role, dtype in (("x of dtype", x_dtype), ("result dtype", value)):
-        if dtype not in AXIS_DTYPES:
-            raise TypeError(f"{what}: {role} {dtype_name(dtype)} is not supported along an axis: the axis kernels "
-                            f"take {names} (a 1-D array or axis=None takes every dtype with the other algorithms)")
-
-
-def kernel_macros(in_dtype, acc_dtype, out_dtype, op) -> dict:
-    """The #defines of an axis kernel: IN_TYPE (what it reads), ELEM_TYPE (alias T, what it combines in), OUT_TYPE
-    (what it writes) and OP -- the one place that maps dtypes and the operator to C (the kernels convert with plain
-    casts, T(x[i]) and OutT(v)).  A custom operator adds its OP_EXPRESSION and OP_IDENTITY, and VALUE_TYPE = T (the
-    type its op_combine converts every combine to: the accumulator, at least 32 bits here)."""
+    """TypeError unless the axis kernels take x of x_dtype combined with op into the result dtype `value`: every
+    dtype of pyscan.types.ELEMENT_TYPES and every operator (result_dtype() has refused the pairs NumPy refuses,
+    such as a bitwise operator of floats)."""
     check_op(op)
+    check_dtype(x_dtype)
+    check_dtype(value)
 
-    def c(dtype):
-        dtype = np.dtype(dtype)
-        if dtype not in AXIS_DTYPES:
-            raise TypeError(f"unsupported dtype {dtype_name(dtype)} for the axis kernels: expected one of "
-                            f"{', '.join(map(str, AXIS_DTYPES))}")
-        return ELEMENT_TYPES[dtype]
 
-    macros = {"IN_TYPE": c(in_dtype), "ELEM_TYPE": c(acc_dtype), "OUT_TYPE": c(out_dtype), "OP": op_macro(op)}
-    if isinstance(op, CustomOperator):
-        macros["VALUE_TYPE"] = c(acc_dtype)
-        macros.update(op.macros(acc_dtype))
+def kernel_macros(in_dtype, value, out_dtype, op, *, partials_in: bool = False) -> dict:
+    """The #defines of an axis kernel -- the one place that maps dtypes and the operator to C: IN_TYPE (what it
+    reads), VALUE_TYPE (the result dtype: op_load converts every element to it), ELEM_TYPE (alias T, what it
+    combines in: the value dtype widened to at least 32 bits, pyscan.types.COMPUTE_TYPES), OUT_TYPE (what it
+    writes: the value dtype for results, the compute type for a reduction's partials) and OP.  partials_in: x holds
+    partials a previous pass wrote in the compute type (the reduction kernels' PARTIALS_IN: read as they are, not
+    rounded through the value dtype again).  A custom operator adds its OP_EXPRESSION and OP_IDENTITY."""
+    macros = defines(in_dtype, op, value, out=out_dtype)
+    if partials_in:
+        macros["PARTIALS_IN"] = 1
     return macros
 
 

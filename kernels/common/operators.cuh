@@ -109,8 +109,14 @@ __device__ __forceinline__ To convert(From v) {
 
 // An element of x as the kernels combine it: converted to the value dtype, then widened (exact).
 __device__ __forceinline__ T op_load(IN_TYPE v) { return convert<T>(convert<VALUE_TYPE>(v)); }
-// A combined value as the result stores it.
-__device__ __forceinline__ OUT_TYPE op_store(T v) { return convert<OUT_TYPE>(convert<VALUE_TYPE>(v)); }
+// A combined value as the result stores it.  A driver's intermediate array (OUT_TYPE is T: local scans, section
+// totals, partial reductions) keeps the compute value as it is, so a __half or __nv_bfloat16 result is rounded
+// once, on the final store; narrow integers lose nothing either (their bits are cut on the final store, and
+// add, mul and the bitwise operators commute with cutting).
+__device__ __forceinline__ OUT_TYPE op_store(T v) {
+    if constexpr (cuda::std::is_same<OUT_TYPE, T>::value) return v;
+    else return convert<OUT_TYPE>(convert<VALUE_TYPE>(v));
+}
 
 // ---- the functions a custom operator or map may call ------------------------------------------------------------
 //

@@ -16,6 +16,23 @@
 
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
+
+// Loads and stores: operators.cuh's op_load converts an element of x to the result dtype (VALUE_TYPE) and widens it
+// to T, NumPy's conversion to the accumulator, done in the load (no extra pass); a later pass reads partials that
+// an earlier pass wrote in T itself (PARTIALS_IN = 1: no second rounding through VALUE_TYPE, float16 sums stay
+// float32 until the last store).  Stores: OUT_TYPE == T is a partial, kept as it is; anything else is the result,
+// op_store (rounded to nearest for __half / __nv_bfloat16, cut to the width for narrow integers, nonzero for bool).
+#ifndef PARTIALS_IN
+#define PARTIALS_IN 0
+#endif
+__device__ __forceinline__ T load_element(InT v) {
+    if constexpr (PARTIALS_IN) return convert<T>(v);
+    else return op_load(v);
+}
+__device__ __forceinline__ OutT store_value(T v) {
+    if constexpr (cuda::std::is_same<OutT, T>::value) return v;
+    else return op_store(v);
+}
 constexpr int BLOCK = 256;
 
 // out[(o * chunks + c) * inner + l] = op over rows [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer
@@ -38,14 +55,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
         const InT* x = in + o * n * inner + l;
         long long r = lo + ty;
         for (; r + 3LL * rows < hi; r += 4LL * rows) {
-            const T v0 = T(x[r * inner]), v1 = T(x[(r + rows) * inner]), v2 = T(x[(r + 2 * rows) * inner]),
-                    v3 = T(x[(r + 3 * rows) * inner]);
+            const T v0 = load_element(x[r * inner]), v1 = load_element(x[(r + rows) * inner]),
+                    v2 = load_element(x[(r + 2 * rows) * inner]), v3 = load_element(x[(r + 3 * rows) * inner]);
             a0 = op_combine(a0, v0);
             a1 = op_combine(a1, v1);
             a2 = op_combine(a2, v2);
             a3 = op_combine(a3, v3);
         }
-        for (; r < hi; r += rows) a0 = op_combine(a0, T(x[r * inner]));
+        for (; r < hi; r += rows) a0 = op_combine(a0, load_element(x[r * inner]));
     }
     if (used) totals[t] = op_combine(op_combine(a0, a1), op_combine(a2, a3));
     __syncthreads();
@@ -55,5 +72,5 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
         if (used && ty < half && ty + half < rows) totals[t] = op_combine(totals[t], totals[t + half * lanes]);
         __syncthreads();
     }
-    if (ty == 0 && l < inner) out[(o * chunks + c) * inner + l] = OutT(totals[t]);
+    if (ty == 0 && l < inner) out[(o * chunks + c) * inner + l] = store_value(totals[t]);
 }

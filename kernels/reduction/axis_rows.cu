@@ -20,6 +20,23 @@
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
 
+// Loads and stores: operators.cuh's op_load converts an element of x to the result dtype (VALUE_TYPE) and widens it
+// to T, NumPy's conversion to the accumulator, done in the load (no extra pass); a later pass reads partials that
+// an earlier pass wrote in T itself (PARTIALS_IN = 1: no second rounding through VALUE_TYPE, float16 sums stay
+// float32 until the last store).  Stores: OUT_TYPE == T is a partial, kept as it is; anything else is the result,
+// op_store (rounded to nearest for __half / __nv_bfloat16, cut to the width for narrow integers, nonzero for bool).
+#ifndef PARTIALS_IN
+#define PARTIALS_IN 0
+#endif
+__device__ __forceinline__ T load_element(InT v) {
+    if constexpr (PARTIALS_IN) return convert<T>(v);
+    else return op_load(v);
+}
+__device__ __forceinline__ OutT store_value(T v) {
+    if constexpr (cuda::std::is_same<OutT, T>::value) return v;
+    else return op_store(v);
+}
+
 constexpr int BLOCK = 256;  // threads per block, every kernel here
 constexpr unsigned FULL = 0xffffffffu;
 
@@ -39,13 +56,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     const long long base = row0 * n, total = rows * n;
     for (int k = 0; k < n; ++k) {
         const int e = k * BLOCK + t;
-        if (base + e < total) smem[pad(e)] = T(in[base + e]);
+        if (base + e < total) smem[pad(e)] = load_element(in[base + e]);
     }
     __syncthreads();
     if (row0 + t < rows) {
         T acc = op_identity();
         for (int j = 0; j < n; ++j) acc = op_combine(acc, smem[pad(t * n + j)]);
-        out[row0 + t] = OutT(acc);
+        out[row0 + t] = store_value(acc);
     }
 }
 
@@ -59,15 +76,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
     long long j = lane;
     for (; j + 96 < n; j += 128) {
-        const T v0 = T(x[j]), v1 = T(x[j + 32]), v2 = T(x[j + 64]), v3 = T(x[j + 96]);
+        const T v0 = load_element(x[j]), v1 = load_element(x[j + 32]), v2 = load_element(x[j + 64]),
+                v3 = load_element(x[j + 96]);
         a0 = op_combine(a0, v0);
         a1 = op_combine(a1, v1);
         a2 = op_combine(a2, v2);
         a3 = op_combine(a3, v3);
     }
-    for (; j < n; j += 32) a0 = op_combine(a0, T(x[j]));
+    for (; j < n; j += 32) a0 = op_combine(a0, load_element(x[j]));
     const T v = warp_reduce(op_combine(op_combine(a0, a1), op_combine(a2, a3)));
-    if (lane == 0) out[row] = OutT(v);
+    if (lane == 0) out[row] = store_value(v);
 }
 
 // Long rows: block b reduces elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
@@ -85,18 +103,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
     long long j = lo + t;
     for (; j + 3 * BLOCK < hi; j += 4 * BLOCK) {
-        const T v0 = T(x[j]), v1 = T(x[j + BLOCK]), v2 = T(x[j + 2 * BLOCK]), v3 = T(x[j + 3 * BLOCK]);
+        const T v0 = load_element(x[j]), v1 = load_element(x[j + BLOCK]), v2 = load_element(x[j + 2 * BLOCK]),
+                v3 = load_element(x[j + 3 * BLOCK]);
         a0 = op_combine(a0, v0);
         a1 = op_combine(a1, v1);
         a2 = op_combine(a2, v2);
         a3 = op_combine(a3, v3);
     }
-    for (; j < hi; j += BLOCK) a0 = op_combine(a0, T(x[j]));
+    for (; j < hi; j += BLOCK) a0 = op_combine(a0, load_element(x[j]));
     T v = warp_reduce(op_combine(op_combine(a0, a1), op_combine(a2, a3)));
     if (lane == 0) warp_results[warp] = v;
     __syncthreads();
     if (warp == 0) {
         v = warp_reduce(lane < BLOCK / 32 ? warp_results[lane] : op_identity());
-        if (lane == 0) out[b] = OutT(v);
+        if (lane == 0) out[b] = store_value(v);
     }
 }

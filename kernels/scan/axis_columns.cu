@@ -76,11 +76,12 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     const long long row0 = chunk * rows * items;             // the chunk's first row
     const bool lane_ok = used && l < inner;
 
-    // 1. coalesced loads: row q of the chunk (q = k * rows + ty) -> smem[q * stride + tx]
+    // 1. coalesced loads: row q of the chunk (q = k * rows + ty) -> smem[q * stride + tx], op_load converting each
+    //    element to the result dtype and widening it to T (operators.cuh); the results go out through op_store
     for (int k = 0; k < items; ++k) {
         const int q = k * rows + ty;
         const long long r = row0 + q;
-        if (used) smem[q * stride + tx] = lane_ok && r < n ? T(in[(o * n + r) * inner + l]) : op_identity();
+        if (used) smem[q * stride + tx] = lane_ok && r < n ? op_load(in[(o * n + r) * inner + l]) : op_identity();
     }
     __syncthreads();
 
@@ -144,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     for (int k = 0; k < items; ++k) {
         const int q = k * rows + ty;
         const long long r = row0 + q;
-        if (lane_ok && r < n) out[(o * n + r) * inner + l] = OutT(smem[q * stride + tx]);
+        if (lane_ok && r < n) out[(o * n + r) * inner + l] = op_store(smem[q * stride + tx]);
     }
 
     if (chunks > 1 && t == 0) {

@@ -17,12 +17,13 @@
 //
 // Per tile (one block per tile, the tile index from an atomic counter so a tile waits only on tiles that took
 // their index earlier -- no deadlock whatever order blocks start in):
-//   1. coalesced loads (element k*BLOCK_THREADS + t of the tile by thread t) into shared memory, converted to the
-//      accumulator type T; each thread then reads its ITEMS consecutive elements (padded: no bank conflicts);
+//   1. coalesced loads (element k*BLOCK_THREADS + t of the tile by thread t) into shared memory, converted by
+//      op_load (to the result dtype, then widened to T: NumPy's conversion, in the load); each thread then reads
+//      its ITEMS consecutive elements (padded: no bank conflicts);
 //   2. each thread's (flag, value) total; a warp-shuffle scan of the pairs; the warp totals through shared memory;
 //   3. warp 0: publish, look back (if needed), publish P;
 //   4. each thread rescans its items from its prefix, resetting at its heads; results back through shared memory
-//      and stored coalesced, converted to OUT_TYPE.
+//      and stored coalesced by op_store (rounded / cut to the result dtype).
 //
 // Lengths: every element index is 64-bit; tile indices are 32-bit ints (num_tiles < 2^31: 2^43 elements).
 // Status words and the epoch protocol: ../common/tile_status.cuh (the same buffers' rules as decoupled_lookback.cu).
@@ -102,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const int e = k * BLOCK_THREADS + t;
-        smem[pad(e)] = base + e < total ? T(in[base + e]) : op_identity();
+        smem[pad(e)] = base + e < total ? op_load(in[base + e]) : op_identity();
     }
     __syncthreads();
     T items[ITEMS];
@@ -184,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const int e = k * BLOCK_THREADS + t;
-        if (base + e < total) out[base + e] = OutT(smem[pad(e)]);
+        if (base + e < total) out[base + e] = op_store(smem[pad(e)]);
     }
 
     // the counter back to 0 for the next launch, by the last block to finish

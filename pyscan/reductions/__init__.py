@@ -71,6 +71,7 @@ from ..types import (
     to_value,
 )
 from ..types import _results as _RESULTS
+from . import arg_extreme as arg_extreme_module
 from . import axis, book, fast, segments  # noqa: F401
 from . import axis as axis_module  # `axis` is also reduce()'s argument
 from .registry import REDUCTIONS
@@ -118,7 +119,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     "logical_or" (a bool result) -- or a C expression in a and b with identity=, as PyCUDA's ReductionKernel's
     reduce_expr: reduce(x, op="max(a, b)", identity=-np.inf).  Custom operators as in pyscan.scan (its docstring):
     the result dtype x's unless dtype= is given, every combine converted to it; every algorithm takes them
-    (segmented and coarsened combine their blocks with an atomicCAS loop; axis for its four dtypes).  A reduction's
+    (segmented and coarsened combine their blocks with an atomicCAS loop).  A reduction's
     operator must be associative and commutative: every algorithm but simple pairs elements out of order
     (convergent's thread t takes t + stride, the fast kernel's accumulators stride through x, atomics arrive in
     any order).
@@ -130,7 +131,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     is given (then the mapped values are of dtype=, whatever x's: reduce(f, map="x < 0", dtype=np.int64) counts in
     int64; a sum of squares of int32 computes x*x in int, as C does -- map="(long long)x * x" widens first).  Whole
     arrays only (axis=None or axes that cover every extent > 1), with any algorithm but "axis" (TypeError; its
-    kernels read with plain casts).
+    kernels load with op_load, which takes no map).
 
     offsets=o: one value per segment x[o[s]:o[s+1]] of the flattened x, a 1-D array of S values of x's kind (NumPy
     in, NumPy out); o as for pyscan.scan(x, offsets=o) (S + 1 non-decreasing integers, o[0] == 0, o[-1] == x.size;
@@ -158,11 +159,11 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
 
     axis: None (every element: a NumPy scalar for NumPy input, a 0-d device array of x's kind for device input), an
     int or a tuple of ints (negative ones count from the end): an array of the reduced shape (keepdims=True keeps the
-    reduced axes as extents of 1), by the axis kernels (algorithm "axis", auto's choice; docs/axis.md), which take x
-    and result dtypes int32, int64, float32, float64 and op add, max, min (pyscan.axes.AXIS_DTYPES, AXIS_OPERATORS;
-    others raise TypeError; int32 add gives int64 there too, as np.sum(x, axis=1)).  A named book algorithm reduces
-    whole arrays (axis=None, or axes that cover every extent > 1); with any other axis it is refused with a
-    ValueError naming "auto" and "axis".  Bad axes raise numpy.exceptions.AxisError (a ValueError), duplicates
+    reduced axes as extents of 1), by the axis kernels (algorithm "axis", auto's choice; docs/axis.md), which take
+    every dtype and operator, C expressions too, converting in their loads (int8 add gives int64 there too, as
+    np.sum(x, axis=1); float16 is combined in float32 and rounded once).  A named book algorithm reduces whole arrays
+    (axis=None, or axes that cover every extent > 1); with any other axis it is refused with a ValueError naming
+    "auto" and "axis" (it does not run row by row).  Bad axes raise numpy.exceptions.AxisError (a ValueError), duplicates
     ValueError.  An empty reduced axis gives the operator's identity and raises ValueError for max/min, as NumPy.
     out: an array of x's kind (NumPy for NumPy input) of the result's shape and the result dtype, C-contiguous,
     written and returned (axis=None without keepdims: shape ()).  N-d or axis calls copy a device array that is not
@@ -265,6 +266,30 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
         return call.finish(result)
 
 
+def argmax(x, axis=None, out=None, *, keepdims=False, stream=None):
+    """The index of the largest element of x on the GPU, as np.argmax: over the array flattened in C order
+    (axis=None) or along one axis (an int; negative counts from the end); int64 indices.  The first index of the
+    largest value; a NaN counts as the largest, so the first NaN's index comes back (as NumPy's).  An empty x (or
+    an empty axis) raises ValueError ("attempt to get argmax of an empty sequence").
+
+    x: any dtype pyscan takes (bool, int8 .. uint64, float16, float32, float64, torch.bfloat16), a NumPy array or a
+    device array (pycuda GPUArray, CuPy, torch CUDA, Numba, __cuda_array_interface__), as pyscan.reduce takes it
+    (non-contiguous views are copied).  Returns, as pyscan.reduce: axis=None without keepdims, a NumPy int64 for
+    NumPy x and a 0-d int64 device array of x's kind for device x (without waiting for the GPU); otherwise an int64
+    array of x's kind of x's shape without the axis (keepdims=True: the axis kept as an extent of 1; with
+    axis=None every axis).  out: an int64 array of x's kind and the result's shape, written and returned.
+    stream: as pyscan.reduce's.  Kernels: kernels/reduction/arg_extreme.cu (docs/reduction.md, "argmax and
+    argmin")."""
+    return arg_extreme_module.arg_extreme(x, axis, out, keepdims, stream, largest=True)
+
+
+def argmin(x, axis=None, out=None, *, keepdims=False, stream=None):
+    """The index of the smallest element of x on the GPU, as np.argmin: the first index of the smallest value, the
+    first NaN's index where x has a NaN (NumPy's rule: a NaN counts as the smallest too); everything else as
+    pyscan.argmax."""
+    return arg_extreme_module.arg_extreme(x, axis, out, keepdims, stream, largest=False)
+
+
 def _held(initial, value):
     """initial= as the result of an empty reduction: a NumPy scalar of the value dtype (bfloat16: its float32 value,
     as _empty_result gives it)."""
@@ -272,8 +297,9 @@ def _held(initial, value):
 
 
 def _reduce_axes(call, shape, chosen, result, op, value):
-    """The passes of pyscan.axes.reduce_plan, last axes first, through scratch arrays of the result dtype `value`
-    (the accumulator: int32 add in int64, as np.sum) into result."""
+    """The passes of pyscan.axes.reduce_plan, last axes first, into result of the result dtype `value` (the
+    accumulator: int32 add in int64, as np.sum), each pass's partials in value's compute type (float16 sums stay
+    float32 until the last store)."""
     passes = axes.reduce_plan(shape, chosen)
     if not passes:  # only extents of 1 reduced: the values as they are, converted to the result dtype
         if value == call.dtype:
@@ -283,8 +309,8 @@ def _reduce_axes(call, shape, chosen, result, op, value):
     source = call.x
     for k, (outer, n, inner) in enumerate(passes):
         last = k == len(passes) - 1
-        target = result if last else call.empty((outer * inner,), value)
-        axis.reduce_along(source, target, outer, n, inner, op=op, call=call, acc_dtype=value)
+        target = result if last else call.empty((outer * inner,), COMPUTE_TYPES[value])
+        axis.reduce_along(source, target, outer, n, inner, op=op, call=call, acc_dtype=value, partials_in=k > 0)
         source = target
 
 
@@ -323,7 +349,8 @@ def model_count_work(algorithm: str, n: int):
 
 def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
     """Compile every kernel build the drivers of `names` use for `dtypes` x `ops` (default: every dtype and every
-    operator that takes it; bfloat16 as pyscan.types.BFLOAT16 or "bfloat16"), nvcc running in
+    operator that takes it; bfloat16 as pyscan.types.BFLOAT16 or "bfloat16"; names=None also argmax's and
+    argmin's builds, which names=["arg_extreme", ...] asks for by name), nvcc running in
     `workers` parallel processes, into pycuda's disk cache; later first calls then load instead of compiling.
     (A cold process otherwise compiles each build on first use, one after the other, ~1 s each.)  Returns the
     number of builds."""
@@ -335,7 +362,7 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
 
     arch = driver.architecture(driver.default_device())
     sources = set()
-    for name in names or REDUCE_ALGORITHMS:
+    for name in [n for n in (names or REDUCE_ALGORITHMS) if n != "arg_extreme"]:
         for dtype in dtypes or ELEMENT_TYPES:
             for op in ops or OPERATOR_NAMES:
                 try:
@@ -344,6 +371,10 @@ def prewarm(names=None, dtypes=None, ops=None, workers=8) -> int:
                     continue
                 for path, macros in REDUCTIONS.get(name).builds(as_dtype(dtype), op):
                     sources.add(build_source(path, **macros))
+    if names is None or "arg_extreme" in names:  # argmax / argmin (pyscan.argmax), every dtype
+        for dtype in dtypes or ELEMENT_TYPES:
+            for path, macros in arg_extreme_module.builds(as_dtype(dtype)):
+                sources.add(build_source(path, **macros))
     with ThreadPoolExecutor(max_workers=workers) as pool:  # threads: each waits on its own nvcc process
         list(pool.map(lambda s: nvcc_compile(s, options=list(COMPILE_OPTIONS), no_extern_c=True, arch=arch), sources))
     return len(sources)
@@ -357,5 +388,5 @@ def _work_option(algorithm, key):
     return count
 
 
-__all__ = ["REDUCTIONS", "REDUCE_ALGORITHMS", "SUPPORTED_DTYPES", "count_work", "model_count_work", "prewarm", "reduce",
-           "reduce_device"]
+__all__ = ["REDUCTIONS", "REDUCE_ALGORITHMS", "SUPPORTED_DTYPES", "argmax", "argmin", "count_work", "model_count_work",
+           "prewarm", "reduce", "reduce_device"]

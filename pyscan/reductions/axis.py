@@ -11,16 +11,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..axes import AXIS_DTYPES, AXIS_OPERATORS, check_axis_types, kernel_macros
+from ..axes import kernel_macros
 from ..runtime import driver
 from ..runtime.loader import get_kernel
 from ..scans.steps import Step
-from ..types import check_dtype, check_op, identity, result_dtype, ufunc
+from ..types import (
+    COMPUTE_TYPES,
+    CustomOperator,
+    Types,
+    as_dtype,
+    check_dtype,
+    check_op,
+    identity,
+    load,
+    result_dtype,
+    store,
+    ufunc,
+)
 from .registry import REDUCTIONS
 
 ROWS_KERNEL, COLUMNS_KERNEL = "reduction/axis_rows.cu", "reduction/axis_columns.cu"
-MAP_REFUSED = ("reduce: map= is applied in the loads of the whole-array kernels (op_load_at); the axis kernels read "
-               "with plain casts and take no map: reduce the whole array (axis=None) with an algorithm other than "
+MAP_REFUSED = ("reduce: map= is applied in the loads of the whole-array kernels (op_load_at); the axis kernels load "
+               "with op_load and take no map: reduce the whole array (axis=None) with an algorithm other than "
                "'axis', or map x first")
 BLOCK = 256
 SHORT_ROW = 16  # axis_rows.cu SHORT_ROW: rows up to this long get a thread each
@@ -175,9 +187,11 @@ def reduce_model_along(x, op, sms=NOMINAL_SMS):
             return part.reshape(outer, inner)
 
 
-def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOMINAL_SMS):
-    """NumPy model of the axis reduction: x of any shape over `axis` (None: every axis, as one row), the passes
-    of pyscan.axes.reduce_plan, each the kernels' trees.  A 1-D x (the registry's use) is one row."""
+def compute_model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOMINAL_SMS):
+    """NumPy model of the axis reduction on the kernels' compute values (x already loaded: pyscan.types.load), x of
+    any shape over `axis` (None: every axis, as one row), the passes of pyscan.axes.reduce_plan, each the kernels'
+    trees, the partials between passes kept in the compute type as the kernels keep them.  A 1-D x (the
+    registry's use, through typed_model) is one row.  An empty reduction gives the identity; max/min raise."""
     from ..axes import normalize_axes, reduce_plan, result_shape
 
     check_op(op)
@@ -187,9 +201,9 @@ def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOM
     shape = result_shape(x.shape, axes, keepdims)
     reduced = int(np.prod([x.shape[a] for a in axes])) if axes else 1
     if reduced == 0:
-        if op != "add":
+        if op in ("max", "min"):
             raise ValueError(f"zero-size array to reduction operation {op} which has no identity")
-        result = np.zeros(shape, x.dtype)
+        result = np.full(shape, identity(op, x.dtype), x.dtype)
     elif x.size == 0:
         result = np.empty(shape, x.dtype)
     else:
@@ -206,6 +220,24 @@ def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOM
     if not return_steps:
         return result
     return result, (steps if x.size and reduced else [])
+
+
+def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOMINAL_SMS, dtype=None):
+    """NumPy model of the axis reduction of x of any dtype (BFLOAT16 as its bits) over `axis`, as the GPU computes
+    it: x converted as the kernels' op_load does (to the result dtype, NumPy's or dtype=, then widened to the
+    compute type), compute_model's passes, the result stored as op_store does (rounded once for float16 and
+    bfloat16).  op: a name or a CustomOperator (each combine converted to the result dtype, as op_combine does)."""
+    x = np.asarray(x)
+    op = check_op(op)
+    types = Types.of(x.dtype, op, dtype)
+    if isinstance(op, CustomOperator):
+        op = op.bound(types.value)
+    out = compute_model(load(x, types), op=op, return_steps=return_steps, axis=axis, keepdims=keepdims, sms=sms)
+    result, steps = out if return_steps else (out, None)
+    stored = store(np.asarray(result), types)
+    if np.ndim(result) == 0 and not isinstance(result, np.ndarray):
+        stored = stored.reshape(())[()]
+    return (stored, steps) if return_steps else stored
 
 
 def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS) -> int:
@@ -230,19 +262,24 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS) 
 # ---------------------------------------------------------------------------------------------------------------
 # GPU.
 
-def _launch_pass(fn_name, kernel, in_dtype, acc, out_dtype, op, call, grid, *args):
-    fn = get_kernel(kernel, fn_name, device=call.device, **kernel_macros(in_dtype, acc, out_dtype, op))
+def _launch_pass(fn_name, kernel, macros, call, grid, *args):
+    fn = get_kernel(kernel, fn_name, device=call.device, **macros)
     if grid > MAX_GRID:
         raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
     fn.launch_typed(call.context, call.stream, fn.config(grid, BLOCK), *args)
 
 
-def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_dtype=None) -> int:
+def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_dtype=None,
+                 partials_in: bool = False) -> int:
     """Reduce the C-contiguous (outer, n, inner) view of device array x (n > 0, outer * inner > 0) into out's
-    outer * inner elements on call.stream; returns the number of launches."""
+    outer * inner elements on call.stream; returns the number of launches.  acc_dtype: the result dtype the
+    elements are converted to on load (default: out's); out's dtype is that result dtype, or its compute type
+    (pyscan.types.COMPUTE_TYPES) where out holds partials for a later pass.  partials_in: x holds such partials
+    (read as they are).  The passes' own partials are kept in the compute type."""
     sms = driver.multiprocessor_count(call.device)
     in_dtype, out_dtype = np.dtype(x.dtype), np.dtype(out.dtype)
-    acc = np.dtype(acc_dtype) if acc_dtype is not None else out_dtype
+    value = np.dtype(acc_dtype) if acc_dtype is not None else out_dtype
+    compute = COMPUTE_TYPES[value]
     source, launches = int(x.gpudata), 0
     keep = []  # the partials' buffers, alive until the launches that read them are queued
     while True:
@@ -253,34 +290,33 @@ def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_d
             lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
             grid = outer * lane_chunks * chunks
         last = chunks == 1
-        target = out if last else call.scratch(outer * chunks * inner * acc.itemsize)
+        target = out if last else call.scratch(outer * chunks * inner * compute.itemsize)
         keep.append(target)
-        to = out_dtype if last else acc
+        macros = kernel_macros(in_dtype, value, out_dtype if last else compute, op, partials_in=partials_in)
         if inner == 1 and mode == "short":
-            _launch_pass("axis_rows_reduce_short", ROWS_KERNEL, in_dtype, acc, to, op, call, grid,
+            _launch_pass("axis_rows_reduce_short", ROWS_KERNEL, macros, call, grid,
                          int(target.gpudata), source, outer, n)
         elif inner == 1 and mode == "warp":
-            _launch_pass("axis_rows_reduce_warp", ROWS_KERNEL, in_dtype, acc, to, op, call, grid,
+            _launch_pass("axis_rows_reduce_warp", ROWS_KERNEL, macros, call, grid,
                          int(target.gpudata), source, outer, n)
         elif inner == 1:
-            _launch_pass("axis_rows_reduce_block", ROWS_KERNEL, in_dtype, acc, to, op, call, grid,
+            _launch_pass("axis_rows_reduce_block", ROWS_KERNEL, macros, call, grid,
                          int(target.gpudata), source, n, splits, seg)
         else:
-            _launch_pass("axis_columns_reduce", COLUMNS_KERNEL, in_dtype, acc, to, op, call, grid,
+            _launch_pass("axis_columns_reduce", COLUMNS_KERNEL, macros, call, grid,
                          int(target.gpudata), source, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks)
         launches += 1
         if last:
             return launches
-        source, n, in_dtype = int(target.gpudata), chunks, acc
+        source, n, in_dtype, partials_in = int(target.gpudata), chunks, compute, True
 
 
 def launch(x, *, op, call, out=None, dtype=None, map=None):
     """The registry's launch: the op over a 1-D x (one row) into `out` (a new one-element array of the result dtype,
-    NumPy's or dtype=, if None).  The axis kernels read with plain casts, not op_load_at: no map (TypeError)."""
+    NumPy's or dtype=, if None).  The axis kernels load through op_load, not op_load_at: no map (TypeError)."""
     if map is not None:
         raise TypeError(MAP_REFUSED)
     value = result_dtype(x.dtype, op, dtype)
-    check_axis_types(x.dtype, value, op, "reduce")
     if out is None:
         out = call.empty((1,), value)
     reduce_along(x, out, 1, x.size, 1, op=op, call=call, acc_dtype=value)
@@ -292,16 +328,16 @@ def axis_driver(x, *, op, call):
 
 
 def builds(dtype, op) -> list:
-    """(kernel file, #defines) of the kernels for x of dtype and op (prewarm): the first pass from x, the later ones
-    on the result dtype's partials; none where the axis kernels do not take dtype and op."""
-    dtype = np.dtype(dtype)
+    """(kernel file, #defines) of the kernels for x of dtype and op (prewarm): a pass from x to the result or to
+    partials, a pass from partials to partials or to the result; a later pass of a tuple axis reads partials too."""
+    dtype = as_dtype(dtype)
     value = result_dtype(dtype, op)
-    if dtype not in AXIS_DTYPES or value not in AXIS_DTYPES or op not in AXIS_OPERATORS:
-        return []
+    compute = COMPUTE_TYPES[value]
     found = {}
-    for source in dict.fromkeys((dtype, value)):
-        macros = kernel_macros(source, value, value, op)
-        found[tuple(sorted(macros.items()))] = macros
+    for source, partials_in in ((dtype, False), (compute, True)):
+        for to in (value, compute):
+            macros = kernel_macros(source, value, to, op, partials_in=partials_in)
+            found[tuple(sorted((k, str(v)) for k, v in macros.items()))] = macros
     return [(kernel, macros) for macros in found.values() for kernel in (ROWS_KERNEL, COLUMNS_KERNEL)]
 
 
@@ -315,6 +351,6 @@ REDUCTIONS.register(
     summary="N-d arrays along any axes (auto's choice for axis=): the last axis a thread, warp or blocks per row "
             "by row length, other axes coalesced lanes over row chunks; partials reduced again by the same "
             "kernels, no atomics",
-    model=model, fast=True, launch=launch, error_depth=_entry_error_depth, builds=builds)
+    model=compute_model, fast=True, launch=launch, error_depth=_entry_error_depth, builds=builds)
 
-__all__ = ["builds", "column_plan", "error_depth", "model", "reduce_along", "reduce_model_along", "row_plan"]
+__all__ = ["builds", "column_plan", "compute_model", "error_depth", "model", "reduce_along", "reduce_model_along", "row_plan"]

@@ -102,8 +102,8 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     every v, held exactly by the result dtype; it pads partial sections and starts exclusive scans.  The result
     dtype is x's unless dtype= chooses one (NumPy has no accumulator rule for an expression); a and b are values of
     it (widened to at least 32 bits: int8 as int, float16 as float) and every combine's value is converted back to
-    it, so a custom float16 sum rounds at every step.  Every algorithm takes custom operators (the axis kernels for
-    their four dtypes); their kernels are built once per (expression, identity, dtypes).  With a named operator,
+    it, so a custom float16 sum rounds at every step.  Every algorithm takes custom operators (the axis kernels
+    too, for every dtype); their kernels are built once per (expression, identity, dtypes).  With a named operator,
     identity= may be given only as that operator's own identity (ValueError otherwise).
 
     initial=v: every output combined with v first, y[k] = v op x[0] op ... op x[k] (CUB's init); an exclusive scan
@@ -138,10 +138,10 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     axis: None scans the array flattened in C order, as np.cumsum does (the result is 1-D, x.size long); an int
     (negative counts from the end) scans along that axis of an N-d array (the result has x's shape), with the axis
     kernels (algorithm "axis", auto's choice whenever the axis is not the whole array; docs/axis.md).  The axis
-    kernels take x and result dtypes int32, int64, float32, float64 and op add, max, min (pyscan.axes.AXIS_DTYPES,
-    AXIS_OPERATORS; others raise TypeError); int32 add gives int64 there too, as np.cumsum(x, axis=1).  A named book
-    algorithm scans 1-D arrays and flattened ones (axis=None); with an axis of an N-d array it is refused with a
-    ValueError naming "auto" and "axis" -- except where the axis is the whole array (every other extent 1).
+    kernels take every dtype and operator, C expressions too, converting in their loads (int8 add gives int64 there
+    too, as np.cumsum(x, axis=1)).  A named book algorithm scans 1-D arrays and flattened ones (axis=None); with an
+    axis of an N-d array it is refused with a ValueError naming "auto" and "axis" (it does not run row by row) --
+    except where the axis is the whole array (every other extent 1).
     A NumPy array that is not contiguous is copied first.  A device array that is not C-contiguous (x.T, x[:, ::2])
     is copied by its own library on the call's stream when it is N-d or an axis is given (CuPy, torch; other kinds
     must be C-contiguous); a 1-D device array must be C-contiguous.

@@ -13,10 +13,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..axes import AXIS_DTYPES, AXIS_OPERATORS, kernel_macros
+from ..axes import kernel_macros
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
-from ..types import check_dtype, check_op, identity, result_dtype, ufunc
+from ..types import (
+    COMPUTE_TYPES,
+    CustomOperator,
+    Types,
+    as_dtype,
+    check_dtype,
+    check_op,
+    identity,
+    load,
+    result_dtype,
+    store,
+    ufunc,
+)
 from .registry import SCANS
 from .steps import Step
 
@@ -60,13 +72,16 @@ def _seg_combine(fa, va, fb, vb, f):
     return fa | fb, np.where(fb, vb, f(va, vb))
 
 
-def rows_model(x, n: int, *, op="add", exclusive=False, return_steps=False):
-    """axis_rows.cu on the flattened C-order array x (its size a multiple of the row length n): every row scanned."""
+def rows_model(x, n: int, *, op="add", exclusive=False, return_steps=False, e=None):
+    """axis_rows.cu on the flattened C-order array x of compute values (its size a multiple of the row length n):
+    every row scanned.  e: the kernels' op_identity() (the result dtype's identity held in the compute type; default:
+    the compute type's own, which differs only in what an exclusive scan starts with, e.g. int8 max's -128)."""
     flat_in = np.ascontiguousarray(x).reshape(-1)
     total, dt = flat_in.size, flat_in.dtype
     if total == 0:
         return (flat_in.copy(), []) if return_steps else flat_in.copy()
-    f, e = ufunc(op), identity(op, dt)
+    f = ufunc(op)
+    e = identity(op, dt) if e is None else dt.type(e)
     tiles = -(-total // TILE)
     flat = np.full(tiles * TILE, e, dt)
     flat[:total] = flat_in
@@ -134,14 +149,16 @@ def _at_last(X, values):
     return A.reshape(-1)
 
 
-def columns_model(x, *, op="add", exclusive=False):
-    """axis_columns.cu on a C-contiguous (outer, n, inner) array x (inner > 1): every column scanned along n."""
+def columns_model(x, *, op="add", exclusive=False, e=None):
+    """axis_columns.cu on a C-contiguous (outer, n, inner) array x of compute values (inner > 1): every column
+    scanned along n.  e: as rows_model's."""
     x = np.asarray(x)
     outer, n, inner = x.shape
     dt = x.dtype
     if x.size == 0:
         return x.copy()
-    f, e = ufunc(op), identity(op, dt)
+    f = ufunc(op)
+    e = identity(op, dt) if e is None else dt.type(e)
     lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, dt.itemsize)
     R = rows * items
     pad = np.full((outer, chunks * R, lane_chunks * lanes), e, dt)
@@ -174,10 +191,11 @@ def columns_model(x, *, op="add", exclusive=False):
     return out.reshape(outer, chunks * R, lane_chunks * lanes)[:, :n, :inner].copy()
 
 
-def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1):
-    """NumPy step-model of the axis scan: x of any shape scanned along `axis` (the kernel the driver picks for it:
-    axis_rows.cu when nothing but extents of 1 follow the axis, else axis_columns.cu).  return_steps: the row
-    kernel's steps (a scan along the last axis)."""
+def compute_model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, e=None):
+    """NumPy step-model of the axis scan on the kernels' compute values (x already loaded: pyscan.types.load): x of
+    any shape scanned along `axis` (the kernel the driver picks for it: axis_rows.cu when nothing but extents of 1
+    follow the axis, else axis_columns.cu).  return_steps: the row kernel's steps (a scan along the last axis).
+    e: the kernels' op_identity() (rows_model)."""
     from ..axes import normalize_axis, split
 
     check_op(op)
@@ -190,13 +208,30 @@ def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1):
     if x.size == 0:
         return (x.copy(), []) if return_steps else x.copy()
     if inner == 1:
-        out = rows_model(x, n, op=op, exclusive=exclusive, return_steps=return_steps)
+        out = rows_model(x, n, op=op, exclusive=exclusive, return_steps=return_steps, e=e)
         if return_steps:
             return out[0].reshape(x.shape), out[1]
         return out.reshape(x.shape)
     if return_steps:
         raise ValueError("axis scan model: steps are recorded for scans along the last axis (the row kernel)")
-    return columns_model(x.reshape(outer, n, inner), op=op, exclusive=exclusive).reshape(x.shape)
+    return columns_model(x.reshape(outer, n, inner), op=op, exclusive=exclusive, e=e).reshape(x.shape)
+
+
+def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, dtype=None):
+    """NumPy step-model of the axis scan of x of any dtype (BFLOAT16 as its bits), as the GPU computes it: x
+    converted as op_load does (to the result dtype, NumPy's or dtype=, then widened to the compute type),
+    compute_model, the results stored as op_store does (rounded once for float16 and bfloat16, cut to the width for
+    narrow integers).  op: a name or a CustomOperator (each combine converted to the result dtype)."""
+    x = np.asarray(x)
+    op = check_op(op)
+    types = Types.of(x.dtype, op, dtype)
+    if isinstance(op, CustomOperator):
+        op = op.bound(types.value)
+    e = np.asarray(identity(op, types.value)).astype(types.compute)[()]
+    out = compute_model(load(x, types), op=op, exclusive=exclusive, return_steps=return_steps, axis=axis, e=e)
+    result, steps = out if return_steps else (out, None)
+    result = store(result, types)
+    return (result, steps) if return_steps else result
 
 
 def error_depth(n: int, inner: int = 1, itemsize: int = 4) -> int:
@@ -233,19 +268,20 @@ def _next_status(slots: int, itemsize: int, device: int, stream: int) -> tuple:
         return kept.address, kept.state
 
 
-def _kernel(relpath, function, in_dtype, acc_dtype, out_dtype, op, device, **more):
-    return get_kernel(relpath, function, device=device, **more, **kernel_macros(in_dtype, acc_dtype, out_dtype, op))
+def _kernel(relpath, function, in_dtype, value, out_dtype, op, device, **more):
+    return get_kernel(relpath, function, device=device, **more, **kernel_macros(in_dtype, value, out_dtype, op))
 
 
 def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bool, call, acc_dtype=None) -> int:
     """Scan the C-contiguous (outer, n, inner) view of device array x into out (same size, may be x) on call.stream;
-    returns the number of launches (0 for an empty array)."""
+    returns the number of launches (0 for an empty array).  acc_dtype: the result dtype x is converted to on load
+    (default: out's); the kernels combine in its compute type (pyscan.types.COMPUTE_TYPES)."""
     total = outer * n * inner
     if total == 0:
         return 0
     in_dtype, out_dtype = np.dtype(x.dtype), np.dtype(out.dtype)
     acc = np.dtype(acc_dtype) if acc_dtype is not None else out_dtype
-    itemsize = acc.itemsize
+    itemsize = COMPUTE_TYPES[acc].itemsize  # T's: the status words and the shared memory hold T
     x_address, out_address = int(x.gpudata), int(out.gpudata)
     if inner == 1:
         fn = _kernel(ROWS_KERNEL, ROWS_FUNCTION, in_dtype, acc, out_dtype, op, call.device)
@@ -280,13 +316,12 @@ def axis_driver(x, out, *, op, exclusive, call):
 
 def builds(dtype, op) -> list:
     """(kernel file, #defines) of the two kernels for x of dtype and op, into NumPy's result dtype (prewarm, the
-    sanitizer); none where the axis kernels do not take dtype and op (pyscan.axes.AXIS_DTYPES, AXIS_OPERATORS)."""
-    dtype = np.dtype(dtype)
+    sanitizer)."""
+    dtype = as_dtype(dtype)
     value = result_dtype(dtype, op)
-    if dtype not in AXIS_DTYPES or value not in AXIS_DTYPES or op not in AXIS_OPERATORS:
-        return []
     macros = kernel_macros(dtype, value, value, op)
-    return [(ROWS_KERNEL, macros), (COLUMNS_KERNEL, {**macros, "ITEMS": column_items(value.itemsize)})]
+    return [(ROWS_KERNEL, macros),
+            (COLUMNS_KERNEL, {**macros, "ITEMS": column_items(COMPUTE_TYPES[value].itemsize)})]
 
 
 SCANS.register(
@@ -296,7 +331,7 @@ SCANS.register(
     summary="N-d arrays along any axis (auto's choice for axis=): the last axis as one segmented look-back scan "
             "of the flattened array (rows as segments), other axes as n rows of `inner` coalesced lanes with a "
             "look-back over row chunks per lane; one read and one write of every element",
-    model=model, fast=True, error_depth=error_depth,
+    model=compute_model, fast=True, error_depth=error_depth,
 )
 
-__all__ = ["builds", "column_geometry", "columns_model", "error_depth", "model", "rows_model", "scan_along"]
+__all__ = ["builds", "column_geometry", "columns_model", "compute_model", "error_depth", "model", "rows_model", "scan_along"]

@@ -346,7 +346,8 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
     None: dtype), on `stream` of `device` in `context` (0: the current one): the policy's choice, the plan's look-up
     and one launch."""
     vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
-    small = _policy(dtype.itemsize if result is None or result == dtype else element_size(dtype, result), n)[2]
+    same = (result is None or result == dtype) and dtype.itemsize >= 4  # then the tile's element size is x's
+    small = _policy(dtype.itemsize if same else element_size(dtype, result), n)[2]
     key = (dtype, op, vector, small, device, result)
     p = _plans.get(key) or plan(*key)
     tiles = -(-n // p.tile)

@@ -3,19 +3,26 @@ issue's table shapes scaled down, extents 0, 1, 2, 31, 32, 33 and primes), NumPy
 where its library is absent), non-contiguous views, out=, keepdims, tuple axes.  Integers and max/min exactly; float
 add within error_depth * eps * sum|x| along the axis (the axis kernels' bounds, pyscan/scans/axis.py and
 pyscan/reductions/axis.py; reductions with the device's SM count).  Results in NumPy's dtype: int32 add along an
-axis is int64 (np.cumsum / np.sum), accumulated in int64 by the kernels.  About 500 cases."""
+axis is int64 (np.cumsum / np.sum), accumulated in int64 by the kernels.  Then every dtype x operator
+(tests/helpers/axis_checks.py) along every axis of small and multi-pass shapes, non-contiguous NumPy views of every
+width, dtype=, float16 against the models bit for bit, torch bfloat16, custom operators of every width."""
 
 import math
 
 import numpy as np
 import pytest
+from axis_checks import SHAPES as SMALL_SHAPES
+from axis_checks import check_reduce, check_scan
+from axis_checks import data as typed_data
+from dtype_checks import CASES
+from dtype_checks import DTYPES as ALL_DTYPES
 
 import pyscan
 from pyscan import axes
 from pyscan.reductions import axis as raxis
 from pyscan.runtime import driver
 from pyscan.scans import axis as saxis
-from pyscan.types import identity, result_dtype, ufunc
+from pyscan.types import OPERATOR_NAMES, identity, operator, result_dtype, ufunc
 
 SHAPES_2D = [(2 ** 12, 16), (16, 2 ** 12), (2 ** 15, 2), (2, 2 ** 15), (64, 4096), (4096, 64), (1, 33), (33, 1),
              (31, 32), (0, 7), (7, 0), (257, 4099), (3, 2 ** 20 + 3)]
@@ -209,3 +216,115 @@ def test_int32_add_accumulates_in_int64_along_every_axis(shape, rng):
         np.testing.assert_array_equal(pyscan.reduce(x, axis=axis, dtype=np.float64), np.sum(x, axis=axis, dtype=np.float64))
     if len(shape) == 3:
         np.testing.assert_array_equal(pyscan.reduce(x, axis=(0, 2)), np.sum(x, axis=(0, 2)))
+
+
+# ------------------------------------------------------------------ every dtype x operator along every axis
+
+# the small shapes (extents 0, 1, 31, 32, 33, primes; 3-D, 4-D) and a few that cut rows into segments and columns
+# into chunks (partials in the compute type, a second pass)
+TYPED_SHAPES = SMALL_SHAPES + [(4, 70001), (70001, 3), (2 ** 14, 5), (33, 2 ** 12 + 1), (3, 3000, 7)]
+
+
+def _scan_depth(n, inner):
+    """The scan's float bound: the axis kernels' for either compute width, or the 1-D kernel's (a 1-D x, auto)."""
+    return max(saxis.error_depth(n, inner, 4), saxis.error_depth(n, inner, 8),
+               pyscan.scans.SCANS.get("decoupled_lookback").error_depth(max(n, 1)))
+
+
+@pytest.mark.parametrize("dtype, op", CASES, ids=lambda v: getattr(v, "__name__", v))
+def test_every_dtype_and_operator_every_axis(dtype, op):
+    """Every dtype x operator (x converted in the kernels' loads, float16 combined in float32 and rounded once,
+    NumPy's result dtype) along every axis, scans and reductions, keepdims and tuple axes, against NumPy
+    (tests/helpers/axis_checks.py: exact, or a float bound from error_depth with this device's SM count)."""
+    rng = np.random.default_rng([ALL_DTYPES.index(dtype), OPERATOR_NAMES.index(op), 17])
+    sms = driver.multiprocessor_count(0)
+    for shape in TYPED_SHAPES:
+        x = typed_data(rng, shape, dtype, op)
+        nd = len(shape)
+        for axis in range(-nd, nd):
+            a = axis % nd
+            outer, n, inner = axes.split(shape, a)
+            depth = _scan_depth(n, inner)
+            check_scan(pyscan.scan(x, axis=axis, op=op), x, op, a, depth, what=(shape, axis))
+            if nd > 1:
+                check_scan(pyscan.scan(x, axis=axis, op=op, exclusive=False, algorithm="axis"), x, op, a, depth,
+                           what=(shape, axis, "axis"))
+        for axis in [None] + list(range(nd)) + ([(0, nd - 1)] if nd >= 3 else []):
+            for keepdims in (False, True):
+                chosen = axes.normalize_axes(axis, nd, "t")
+                if op in ("max", "min") and any(shape[c] == 0 for c in chosen):
+                    with pytest.raises(ValueError):
+                        pyscan.reduce(x, axis=axis, keepdims=keepdims, op=op)
+                    continue
+                got = pyscan.reduce(x, axis=axis, keepdims=keepdims, op=op)
+                depth = sum(raxis.error_depth(n, inner, outer, sms)
+                            for outer, n, inner in axes.reduce_plan(shape, chosen))
+                depth = max(depth, pyscan.reductions.REDUCTIONS.get("fast").error_depth(x.size))  # whole arrays
+                check_reduce(got, x, op, chosen, keepdims, depth or 1, what=(shape, axis, keepdims))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.float16, np.float32, np.int64],
+                         ids=lambda d: np.dtype(d).name)
+def test_non_contiguous_numpy_views_every_dtype(dtype, rng):
+    base = typed_data(rng, (34, 66, 5), dtype, "max")
+    for view in (base[:, ::2], base.transpose(2, 0, 1), base[::-1, 3:40, ::3]):
+        for axis in range(view.ndim):
+            check_scan(pyscan.scan(view, axis=axis, op="max"), view, "max", axis, 1)
+            check_reduce(pyscan.reduce(view, axis=axis, op="min"), view, "min", (axis,), False, 1)
+            check_reduce(pyscan.reduce(view, axis=axis, op="add"), view, "add", (axis,), False, 64)
+
+
+@pytest.mark.parametrize("dtype, op, requested", [(np.float32, "add", np.float16), (np.int32, "add", np.int8),
+                                                  (np.float64, "max", np.float32), (np.int8, "mul", np.int16),
+                                                  (np.uint8, "bitwise_or", np.uint64),
+                                                  (np.float16, "add", np.float64)], ids=str)
+def test_dtype_converts_in_the_loads_along_axes(dtype, op, requested, rng):
+    x = typed_data(rng, (7, 333, 5), dtype, op)
+    for axis in (0, 1, 2):
+        check_scan(pyscan.scan(x, axis=axis, op=op, dtype=requested), x, op, axis, _scan_depth(333, 5),
+                   dtype=requested)
+        check_reduce(pyscan.reduce(x, axis=axis, op=op, dtype=requested), x, op, (axis,), False, 64, dtype=requested)
+
+
+def test_float16_models_match_bit_for_bit(rng):
+    """The reduction models repeat the kernels' trees, partials in float32 included (several passes); float16 scans
+    within their bound."""
+    sms = driver.multiprocessor_count(0)
+    for shape, axis in [((2 ** 14, 16), 0), ((16, 2 ** 16), 1), ((300, 40, 7), (0, 2)), ((5, 2 ** 18), 1)]:
+        x = (rng.standard_normal(math.prod(shape)) * 10).astype(np.float16).reshape(shape)
+        np.testing.assert_array_equal(pyscan.reduce(x, axis=axis), raxis.model(x, axis=axis, sms=sms))
+    x = (rng.standard_normal((64, 5000)) * 10).astype(np.float16)
+    for axis in (0, 1):  # the scans' look-back regroups with the schedule: within the bound, rounded once
+        check_scan(pyscan.scan(x, axis=axis), x, "add", axis, _scan_depth(x.shape[axis], 5000 if axis == 0 else 1))
+
+
+def test_bfloat16_along_axes():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    host = np.random.default_rng(5).standard_normal((33, 257, 3)).astype(np.float32)
+    t = torch.from_numpy(host).cuda().to(torch.bfloat16)
+    exact = t.float().cpu().numpy().astype(np.float64)
+    for axis in range(3):
+        got = pyscan.reduce(t, axis=axis)
+        assert got.dtype == torch.bfloat16
+        want = exact.sum(axis=axis)
+        bound = 2.0 ** -8 * np.abs(want) + 64 * 2.0 ** -23 * np.abs(exact).sum(axis=axis) + 1e-30
+        assert np.all(np.abs(got.float().cpu().numpy() - want) <= bound)
+        got = pyscan.reduce(t, axis=axis, op="max").float().cpu().numpy()
+        np.testing.assert_array_equal(got, exact.max(axis=axis).astype(np.float32))
+        got = pyscan.scan(t, axis=axis, op="min").float().cpu().numpy()
+        np.testing.assert_array_equal(got, np.minimum.accumulate(exact, axis=axis).astype(np.float32))
+
+
+def test_custom_operators_along_axes_every_width(rng):
+    for dtype, source, e in [(np.int8, "a + b", 0), (np.float16, "max(a, b)", -np.inf), (np.uint16, "a ^ b", 0),
+                             (np.bool_, "a | b", 0)]:
+        x = typed_data(rng, (9, 35, 4), dtype, "max")
+        for axis in (0, 1, 2):
+            got = pyscan.reduce(x, axis=axis, op=source, identity=e)
+            assert got.dtype == x.dtype
+            np.testing.assert_array_equal(got, raxis.model(x, axis=axis, op=operator(source, e),
+                                                           sms=driver.multiprocessor_count(0)))
+            got = pyscan.scan(x, axis=axis, op=source, identity=e)
+            np.testing.assert_array_equal(got, saxis.model(x, axis=axis, op=operator(source, e)))

@@ -367,7 +367,7 @@ def test_results_made_from_a_template_are_arrays_of_their_own(kind, rng):
         assert type(result).__module__.split(".")[0] == ("numba" if kind == "numba" else "pycuda")
     addresses = {arrays.kind_of(r).view(r)[0] for r in (first, second, third)}
     assert len(addresses) == 3 and 0 not in addresses
-    assert tuple(third.shape) == (999,) and np.dtype(third.dtype) == np.int32
+    assert tuple(third.shape) == (999,) and np.dtype(third.dtype) == np.int64  # NumPy's rule: int32 sums in int64
     np.testing.assert_array_equal(to_numpy(first), np.cumsum(host))
     del first
     np.testing.assert_array_equal(to_numpy(third), np.cumsum(host[:999]))

@@ -104,7 +104,7 @@ def test_gpu_single_pass_200_runs_at_2_to_the_24(rng):
     mismatches = _count_mismatches()
     bad = []
     for run in range(200):
-        out = pyscan.scan(x_dev, algorithm="single_pass")
+        out = pyscan.scan(x_dev, algorithm="single_pass", dtype=np.int32)  # int32 sums, as ref
         wrong = int(mismatches(out, ref).get())
         if wrong:
             bad.append((run, wrong))
@@ -123,10 +123,11 @@ def test_gpu_decoupled_lookback_repeated_many_tiles(exclusive, rng):
     n = (1 << 24) + 3
     x = rng.integers(-2**31, 2**31, n, dtype=np.int32)
     x_dev = ga.to_gpu(x)
-    ref = ga.to_gpu(reference(x, "add", exclusive))
+    ref = ga.to_gpu(reference(x, "add", exclusive).astype(np.int32))  # int32 sums: the mismatch kernel reads ints
     mismatches = _count_mismatches()
     bad = [(run, w) for run in range(500)
-           if (w := int(mismatches(pyscan.scan(x_dev, algorithm="decoupled_lookback", exclusive=exclusive), ref).get()))]
+           if (w := int(mismatches(pyscan.scan(x_dev, algorithm="decoupled_lookback", exclusive=exclusive,
+                                               dtype=np.int32), ref).get()))]
     assert not bad, f"decoupled_lookback int32: runs with wrong elements: {bad[:10]}"
     for dtype, op in ((np.int64, "add"), (np.float64, "max"), (np.float32, "min")):
         m = 1000 * dl.tile_size(dtype) + 1
@@ -187,12 +188,12 @@ def test_gpu_decoupled_epoch_wraps(rng):
 
     x = make_input(rng, 2**20 + 5, np.int32, "add")
     x_dev = ga.to_gpu(x)
-    pyscan.scan(x_dev, algorithm="decoupled_lookback")
+    pyscan.scan(x_dev, algorithm="decoupled_lookback", dtype=np.int32)  # 32-bit sums: the 4-byte status
     kept = dl._status[4].kept(0, stream=0)
     kept.state = dl.EPOCHS - 3
     seen = []
     for _ in range(6):
-        out = pyscan.scan(x_dev, algorithm="decoupled_lookback").get()
+        out = pyscan.scan(x_dev, algorithm="decoupled_lookback", dtype=np.int32).get()
         seen.append(kept.state)
-        np.testing.assert_array_equal(out, reference(x, "add", False))
+        np.testing.assert_array_equal(out, reference(x, "add", False).astype(np.int32))
     assert seen == [dl.EPOCHS - 2, dl.EPOCHS - 1, 1, 2, 3, 4]

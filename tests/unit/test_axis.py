@@ -9,6 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from axis_checks import SHAPES as AXIS_SHAPES
+from axis_checks import check_reduce, check_scan
+from axis_checks import data as axis_data
+from dtype_checks import CASES
 from scan_checks import make_input
 from test_interop import FakeDeviceArray, fake_gpu  # noqa: F401  (the fake device's fixture)
 
@@ -18,7 +22,7 @@ from pyscan.reductions import axis as raxis
 from pyscan.reductions.registry import REDUCTIONS
 from pyscan.scans import axis as saxis
 from pyscan.scans.registry import SCANS
-from pyscan.types import identity, ufunc
+from pyscan.types import COMPUTE_TYPES, CustomOperator, Types, identity, load, store, ufunc
 
 DTYPES = (np.int32, np.int64, np.float32, np.float64)
 SHAPES = [(0,), (1,), (33,), (4099,), (2, 3), (1, 32), (32, 1), (31, 33), (0, 5), (5, 0), (3, 4097), (4097, 3),
@@ -59,7 +63,7 @@ def assert_close(got, expected, x, axis, op, depth, exact_float=False, keepdims=
 # ------------------------------------------------------------------------------------------------- scan models
 
 @pytest.mark.parametrize("exclusive", [False, True], ids=["inclusive", "exclusive"])
-@pytest.mark.parametrize("op", axes.AXIS_OPERATORS)
+@pytest.mark.parametrize("op", ("add", "max", "min"))
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_scan_model_every_axis(dtype, op, exclusive, rng):
     for shape in SHAPES:
@@ -67,7 +71,7 @@ def test_scan_model_every_axis(dtype, op, exclusive, rng):
         for axis in range(-len(shape), len(shape)):
             a = axis % len(shape)
             outer, n, inner = axes.split(shape, a)
-            got = saxis.model(x, op=op, exclusive=exclusive, axis=axis)
+            got = saxis.model(x, op=op, exclusive=exclusive, axis=axis, dtype=x.dtype)  # in x's dtype
             expected = scan_reference(x.astype(np.float64) if x.dtype.kind == "f" and op == "add" else x, a, op,
                                       exclusive).astype(x.dtype)
             assert_close(got, expected, x, a, op, saxis.error_depth(n, inner, x.dtype.itemsize))
@@ -117,7 +121,7 @@ def _numpy_reduce(x, axis, op, keepdims):
     return f(x, axis=axis, keepdims=keepdims, dtype=x.dtype) if op == "add" else f(x, axis=axis, keepdims=keepdims)
 
 
-@pytest.mark.parametrize("op", axes.AXIS_OPERATORS)
+@pytest.mark.parametrize("op", ("add", "max", "min"))
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_reduce_model_every_axis(dtype, op, rng):
     for shape in SHAPES + [(3, 20000), (20000, 3), (16, 5000)]:
@@ -132,7 +136,7 @@ def test_reduce_model_every_axis(dtype, op, rng):
                     with pytest.raises(ValueError, match="zero-size"):
                         raxis.model(x, op=op, axis=axis, keepdims=keepdims)
                     continue
-                got = raxis.model(x, op=op, axis=axis, keepdims=keepdims)
+                got = raxis.model(x, op=op, axis=axis, keepdims=keepdims, dtype=x.dtype)  # in x's dtype
                 assert np.shape(got) == np.shape(expected)
                 if axis is None and not keepdims:
                     assert np.isscalar(got) or np.ndim(got) == 0
@@ -140,6 +144,49 @@ def test_reduce_model_every_axis(dtype, op, rng):
                 depth = sum(raxis.error_depth(o_n_i[1], o_n_i[2], o_n_i[0])
                             for o_n_i in axes.reduce_plan(shape, chosen)) or 1
                 assert_close(got, expected, x, tuple(chosen), op, depth, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("dtype, op", CASES, ids=lambda v: getattr(v, "__name__", v))
+def test_models_every_dtype_and_operator_every_axis(dtype, op, rng):
+    """The models of both axis kernels, every dtype x operator (x converted in the loads as op_load does, float16
+    combined in float32 and rounded once), every axis of shapes with extents 0, 1, 31, 32, 33 and primes, 3-D and
+    4-D, tuple axes and keepdims, against NumPy (axis_checks: exact, or a float bound)."""
+    for shape in AXIS_SHAPES:
+        x = axis_data(rng, shape, dtype, op)
+        nd = len(shape)
+        for axis in range(-nd, nd):
+            a = axis % nd
+            outer, n, inner = axes.split(shape, a)
+            check_scan(saxis.model(x, op=op, axis=axis), x, op, a, saxis.error_depth(n, inner, 8), what=(shape, axis))
+        for axis in [None] + list(range(nd)) + ([(0, nd - 1)] if nd >= 3 else []):
+            for keepdims in (False, True):
+                chosen = axes.normalize_axes(axis, nd, "t")
+                if op in ("max", "min") and any(shape[c] == 0 for c in chosen):
+                    with pytest.raises(ValueError, match="zero-size"):
+                        raxis.model(x, op=op, axis=axis, keepdims=keepdims)
+                    continue
+                depth = sum(raxis.error_depth(n, inner, outer) for outer, n, inner in axes.reduce_plan(shape, chosen))
+                got = raxis.model(x, op=op, axis=axis, keepdims=keepdims)
+                check_reduce(got, x, op, chosen, keepdims, depth or 1, what=(shape, axis, keepdims))
+
+
+@pytest.mark.parametrize("dtype, op, requested", [(np.float32, "add", np.float16), (np.int32, "add", np.int8),
+                                                  (np.float64, "max", np.float32), (np.int8, "mul", np.int16),
+                                                  (np.uint8, "bitwise_or", np.uint64), (np.int16, "logical_and", None)])
+def test_models_take_dtype_converting_on_load(dtype, op, requested, rng):
+    x = axis_data(rng, (7, 33, 5), dtype, op)
+    for axis in (0, 1, 2):
+        check_scan(saxis.model(x, op=op, axis=axis, dtype=requested), x, op, axis, saxis.error_depth(33, 5, 8),
+                   dtype=requested)
+        check_reduce(raxis.model(x, op=op, axis=axis, dtype=requested), x, op, (axis,), False, 64, dtype=requested)
+
+
+def test_model_partials_stay_in_the_compute_type():
+    """float16 along a long axis: the passes' partials are float32 (the kernels' PARTIALS_IN), rounded once."""
+    x = np.full((2, 40000), 0.1, np.float16)
+    got = raxis.model(x, axis=1, sms=2)  # several passes
+    exact = 40000 * float(np.float16(0.1))
+    assert got.dtype == np.float16 and np.all(np.abs(got.astype(np.float64) - exact) <= exact * 2.0**-11 + 1e-3)
 
 
 def test_row_and_column_plans_fill_the_gpu():
@@ -179,9 +226,14 @@ def test_reduce_plan_merges_and_orders_passes():
 
 def test_kernel_macros_are_one_place():
     m = axes.kernel_macros(np.int32, np.int64, np.float64, "max")
-    assert m == {"IN_TYPE": "int", "ELEM_TYPE": "long long", "OUT_TYPE": "double", "OP": "OP_MAX"}
+    assert m == {"IN_TYPE": "int", "VALUE_TYPE": "long long", "ELEM_TYPE": "long long", "OUT_TYPE": "double",
+                 "OP": "OP_MAX"}
+    m = axes.kernel_macros(np.float32, np.float16, np.float32, "add", partials_in=True)  # a later pass's partials
+    assert m == {"IN_TYPE": "float", "VALUE_TYPE": "__half", "ELEM_TYPE": "float", "OUT_TYPE": "float",
+                 "OP": "OP_ADD", "PARTIALS_IN": 1}
+    assert axes.kernel_macros(np.int8, np.int8, np.int8, "bitwise_xor")["ELEM_TYPE"] == "int"  # combined in 32 bits
     with pytest.raises(TypeError):
-        axes.kernel_macros(np.int16, np.int32, np.int32, "add")
+        axes.kernel_macros(np.complex64, np.complex64, np.complex64, "add")
 
 
 def test_registry_entries():
@@ -200,11 +252,9 @@ def test_registry_entries():
     (lambda x: pyscan.scan(x, axis=(0, 1)), TypeError, "axis must be an int"),
     (lambda x: pyscan.scan(x, axis=1.5), TypeError, "axis must be an int"),
     (lambda x: pyscan.scan(x, axis=1, algorithm="kogge_stone"), ValueError, "'auto' or 'axis'"),
-    (lambda x: pyscan.scan(x, axis=0, dtype=np.int16), TypeError, "result dtype int16 is not supported along an axis"),
-    (lambda x: pyscan.scan(x.astype(np.int8), axis=1), TypeError, "x of dtype int8 is not supported along an axis.*int32, int64"),
-    (lambda x: pyscan.scan(x, axis=1, op="mul"), TypeError, "op 'mul' is not supported along an axis.*'add', 'max', 'min'"),
-    (lambda x: pyscan.reduce(x.astype(np.uint8), axis=0), TypeError, "dtype uint8 is not supported along an axis"),
-    (lambda x: pyscan.reduce(x, axis=-1, op="bitwise_or"), TypeError, "op 'bitwise_or' is not supported along an axis"),
+    (lambda x: pyscan.scan(x.astype(np.complex64), axis=0), TypeError, "unsupported dtype complex64"),
+    (lambda x: pyscan.scan(x.astype(np.float16), axis=1, op="bitwise_and"), TypeError, "integers and bool"),
+    (lambda x: pyscan.reduce(x, axis=-1, op="logical_or", dtype=np.int32), TypeError, "gives bool"),
     (lambda x: pyscan.reduce(x.astype(np.float32), axis=0, op="bitwise_or"), TypeError, "integers and bool"),
     (lambda x: pyscan.reduce(x, axis=(0, 0)), ValueError, "duplicate"),
     (lambda x: pyscan.reduce(x, axis=5), ValueError, "out of bounds"),
@@ -231,17 +281,24 @@ def fake_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported a
         buffer = (ctypes.c_char * max(count * dtype.itemsize, 1)).from_address(int(view.gpudata))
         return np.frombuffer(buffer, dtype=dtype, count=count).reshape(shape)
 
-    # the kernels read T(x[i]): x converted to the accumulator dtype (default: out's), then combined in it
+    # the kernels load op_load(x[i]): x converted to the result dtype (default: out's), widened to the compute type
     def scan_along(x, out, outer, n, inner, *, op, exclusive, call, acc_dtype=None):
         launched.append(("scan", outer, n, inner))
-        values = host(x, (outer, n, inner)).astype(acc_dtype or out.dtype)
-        host(out, (outer, n, inner))[...] = saxis.model(values, op=op, exclusive=exclusive, axis=1)
+        values = host(x, (outer, n, inner))
+        host(out, (outer, n, inner))[...] = saxis.model(values, op=op, exclusive=exclusive, axis=1,
+                                                        dtype=acc_dtype or out.dtype)
         return 1
 
-    def reduce_along(x, out, outer, n, inner, *, op, call, acc_dtype=None):
+    def reduce_along(x, out, outer, n, inner, *, op, call, acc_dtype=None, partials_in=False):
         launched.append(("reduce", outer, n, inner))
-        values = host(x, (outer, n, inner)).astype(acc_dtype or out.dtype)
-        host(out, (outer, inner))[...] = raxis.reduce_model_along(values, op)
+        value = np.dtype(acc_dtype or out.dtype)
+        types = Types(np.dtype(x.dtype), value, COMPUTE_TYPES[value])
+        values = host(x, (outer, n, inner))
+        values = values.astype(types.compute) if partials_in else load(values, types)
+        bound = op.bound(value) if isinstance(op, CustomOperator) else op
+        result = raxis.reduce_model_along(values, bound)
+        partial = np.dtype(out.dtype) == types.compute and value != types.compute  # partials for a later pass
+        host(out, (outer, inner))[...] = result if partial else store(result, types)
         return 1
 
     monkeypatch.setattr(saxis, "scan_along", scan_along)
@@ -335,8 +392,8 @@ def test_axis_results_follow_numpys_accumulator(fake_axis_gpu):
     got = pyscan.scan(one_row_1d, algorithm="axis").host  # the registry's axis driver on a 1-D array
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, np.cumsum(host[0]))
-    with pytest.raises(TypeError, match="int8 is not supported along an axis"):
-        pyscan.scan(FakeDeviceArray(host.astype(np.int8)[0]), algorithm="axis")
+    got = pyscan.scan(FakeDeviceArray(host.astype(np.int8)[0]), algorithm="axis").host  # int8 add: int64
+    np.testing.assert_array_equal(got, np.cumsum(host.astype(np.int8)[0]))
 
 
 def test_scan_dispatch_out_in_place_and_named_algorithms(fake_axis_gpu):
@@ -358,3 +415,174 @@ def test_strided_device_arrays_copy_only_on_the_nd_path(fake_axis_gpu):
         pyscan.scan(FakeDeviceArray(base[:, ::2]), axis=0)  # a kind without a copy of its own: refused, named
     with pytest.raises(ValueError, match="not contiguous"):
         pyscan.scan(FakeDeviceArray(base[0, ::2]))  # 1-D: as before
+
+
+@pytest.mark.parametrize("dtype, op", [(np.int8, "add"), (np.float16, "add"), (np.bool_, "logical_or"),
+                                       (np.uint16, "bitwise_xor"), (np.int16, "mul"), (np.float16, "max"),
+                                       (np.uint64, "min"), (np.bool_, "add")], ids=str)
+def test_dispatch_every_dtype_and_operator(dtype, op, fake_axis_gpu, rng):
+    """pyscan.scan / pyscan.reduce along axes of the dtypes the axis kernels took only now, end to end on the fake
+    device: NumPy's result dtype, tuple axes through compute-type partials."""
+    for shape in [(3, 4), (2, 3, 5), (2, 33, 31), (3, 2, 5, 7)]:
+        host = axis_data(rng, shape, dtype, op)
+        nd = len(shape)
+        for axis in range(nd):
+            outer, n, inner = axes.split(shape, axis)
+            check_scan(pyscan.scan(FakeDeviceArray(host), axis=axis, op=op).host, host, op, axis,
+                       saxis.error_depth(n, inner, 8), what=(shape, axis))
+        for axis in [0, nd - 1, (0, nd - 1), tuple(range(1, nd))]:
+            chosen = axes.normalize_axes(axis, nd, "t")
+            got = pyscan.reduce(FakeDeviceArray(host), axis=axis, op=op).host
+            depth = sum(raxis.error_depth(n, inner, outer) for outer, n, inner in axes.reduce_plan(shape, chosen))
+            check_reduce(got, host, op, chosen, False, depth, what=(shape, axis))
+
+
+def test_dispatch_custom_operator_along_axes(fake_axis_gpu):
+    host = np.arange(60, dtype=np.int16).reshape(3, 4, 5) % 7
+    got = pyscan.reduce(FakeDeviceArray(host), axis=(0, 2), op="max(a, b)", identity=-(2**15)).host
+    assert got.dtype == np.int16
+    np.testing.assert_array_equal(got, host.max(axis=(0, 2)))
+    got = pyscan.scan(FakeDeviceArray(host), axis=1, op="a + b", identity=0).host
+    np.testing.assert_array_equal(got, np.cumsum(host, axis=1, dtype=np.int16))
+
+
+def test_bfloat16_models_round_once():
+    """bfloat16 (torch's; its bits here) combined in float32 and rounded once on the store, as float16."""
+    from pyscan.types import BFLOAT16, bfloat16_to_float32, float32_to_bfloat16
+
+    values = np.random.default_rng(2).standard_normal((5, 300, 3)).astype(np.float32)
+    bits = float32_to_bfloat16(values.reshape(-1)).reshape(values.shape)
+    exact = bfloat16_to_float32(bits.reshape(-1)).reshape(values.shape).astype(np.float64)
+    for axis in (0, 1, 2):
+        got = raxis.model(bits, axis=axis)
+        assert got.dtype == BFLOAT16
+        want = exact.sum(axis=axis)
+        got32 = bfloat16_to_float32(got.reshape(-1)).reshape(want.shape)
+        assert np.all(np.abs(got32 - want) <= 2.0 ** -8 * np.abs(want) + 1e-4 * np.abs(exact).sum(axis=axis))
+        got = saxis.model(bits, axis=axis, op="max")
+        np.testing.assert_array_equal(bfloat16_to_float32(got.reshape(-1)).reshape(values.shape),
+                                      np.maximum.accumulate(exact, axis=axis).astype(np.float32))
+
+
+def test_builds_cover_every_pass():
+    """prewarm's builds: from x to the result or to compute-type partials, from partials to partials or the result
+    (float16: four; int8 add, whose result dtype is its compute type: two), each for both kernels; the scans one
+    per kernel, every dtype and operator."""
+    assert len(raxis.builds(np.float16, "add")) == 8
+    assert len(raxis.builds(np.int8, "add")) == 4
+    assert {m.get("PARTIALS_IN", 0) for _, m in raxis.builds(np.float16, "max")} == {0, 1}
+    for dtype, op in CASES:
+        assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL, saxis.COLUMNS_KERNEL]
+
+
+# ------------------------------------- the axis reduction's own driver, its kernels emulated from their launches
+
+_C_TO_DTYPE = {c: d for d, c in pyscan.types.ELEMENT_TYPES.items()}
+_OP_NAMES = {macro: name for name, (macro, _, _) in pyscan.types.OPERATORS.items()}
+
+
+class FakeAxisKernel:
+    """One kernel of axis_rows.cu / axis_columns.cu run on host memory from its #defines and launch arguments: x
+    loaded as load_element does (op_load, or the compute-type partials as they are with PARTIALS_IN), each row /
+    segment / chunk combined, stored as store_value does (raw where OUT_TYPE is T, else op_store)."""
+
+    def __init__(self, function, macros, launches):
+        self.function, self.launches = function, launches
+        self.in_dtype, self.value = _C_TO_DTYPE[macros["IN_TYPE"]], _C_TO_DTYPE[macros["VALUE_TYPE"]]
+        self.compute, self.out_dtype = _C_TO_DTYPE[macros["ELEM_TYPE"]], _C_TO_DTYPE[macros["OUT_TYPE"]]
+        self.partials_in = macros.get("PARTIALS_IN", 0) == 1
+        self.op = _OP_NAMES[macros["OP"]]
+        assert self.compute == COMPUTE_TYPES[self.value]
+        assert self.out_dtype in (self.value, self.compute) and (not self.partials_in or self.in_dtype == self.compute)
+
+    def config(self, grid, block):
+        assert block == 256
+        return grid
+
+    def _read(self, address, count):
+        raw = np.frombuffer((ctypes.c_char * max(count * self.in_dtype.itemsize, 1)).from_address(address),
+                            self.in_dtype, count)
+        if self.partials_in:
+            return raw.astype(self.compute)
+        return load(raw, Types(self.in_dtype, self.value, self.compute))
+
+    def _write(self, address, values):
+        values = np.asarray(values).reshape(-1)
+        if self.out_dtype != self.compute or self.value == self.compute:
+            values = store(values, Types(self.value, self.value, self.compute))
+        target = np.frombuffer((ctypes.c_char * max(values.size * self.out_dtype.itemsize, 1)).from_address(address),
+                               self.out_dtype, values.size)
+        target[...] = values.astype(self.out_dtype, copy=False) if values.dtype != self.out_dtype else values
+
+    def _combine(self, values, axis):
+        f, e = ufunc(self.op), identity(self.op, self.compute)
+        return f.reduce(values, axis=axis, initial=e) if values.shape[axis] else np.full(
+            np.delete(values.shape, axis), e, self.compute)
+
+    def launch_typed(self, context, stream, grid, *args):
+        self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
+        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
+            out, x, rows, n = args
+            assert grid * (256 if self.function.endswith("short") else 8) >= rows
+            self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
+        elif self.function == "axis_rows_reduce_block":
+            out, x, n, splits, seg = args
+            rows = grid // splits
+            assert grid == rows * splits and splits * seg >= n > (splits - 1) * seg
+            values = self._read(x, rows * n).reshape(rows, n)
+            self._write(out, np.stack([self._combine(values[:, s * seg:(s + 1) * seg], 1) for s in range(splits)],
+                                      1))
+        else:
+            out, x, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks = args
+            outer = grid // (lane_chunks * chunks)
+            assert grid == outer * lane_chunks * chunks and lanes * rows <= 256 and lane_chunks * lanes >= inner
+            values = self._read(x, outer * n * inner).reshape(outer, n, inner)
+            self._write(out, np.stack([self._combine(values[:, c * chunk_rows:(c + 1) * chunk_rows], 1)
+                                       for c in range(chunks)], 1))
+
+
+@pytest.fixture
+def emulated_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported above)
+    launches, keep = [], []
+
+    def get_kernel(relpath, function, *, device=None, **macros):
+        assert relpath in (raxis.ROWS_KERNEL, raxis.COLUMNS_KERNEL)
+        return FakeAxisKernel(function, macros, launches)
+
+    def scratch(self, shape, dtype=np.uint8):
+        host = np.zeros(shape, dtype)
+        keep.append(host)
+        return pyscan.runtime.arrays.DeviceView(host.ctypes.data, host.shape, host.dtype, host)
+
+    monkeypatch.setattr(raxis, "get_kernel", get_kernel)
+    monkeypatch.setattr(pyscan.runtime.driver, "multiprocessor_count", lambda device: 2)  # more passes
+    monkeypatch.setattr(pyscan.runtime.arrays.Call, "scratch", scratch)
+    return launches
+
+
+@pytest.mark.parametrize("dtype, op", [(np.float16, "add"), (np.int8, "add"), (np.bool_, "logical_and"),
+                                       (np.uint16, "bitwise_or"), (np.float32, "max"), (np.int16, "mul"),
+                                       (np.uint8, "min"), (np.float64, "add")], ids=str)
+def test_reduce_driver_chains_its_passes(dtype, op, emulated_axis_gpu, rng):
+    """reduce_along itself (the kernels emulated from their #defines and arguments): the first pass from x, the
+    partials in the compute type (OUT_TYPE = T), later passes with PARTIALS_IN, the last pass stored in the result
+    dtype; tuple axes through compute-type arrays between the plan's passes."""
+    launches = emulated_axis_gpu
+    for shape in [(3, 9000), (9000, 3), (40, 33, 7), (2, 3, 5, 7), (5000, 2)]:
+        host = axis_data(rng, shape, dtype, op)
+        nd = len(shape)
+        for axis in [0, nd - 1, (0, nd - 1)]:
+            chosen = axes.normalize_axes(axis, nd, "t")
+            launches.clear()
+            got = pyscan.reduce(FakeDeviceArray(host), axis=axis, op=op).host
+            depth = sum(raxis.error_depth(n, inner, outer, 2) for outer, n, inner in axes.reduce_plan(shape, chosen))
+            check_reduce(got, host, op, chosen, False, depth, what=(shape, axis))
+
+
+def test_reduce_driver_uses_partials_builds(emulated_axis_gpu):
+    launches = emulated_axis_gpu
+    got = pyscan.reduce(FakeDeviceArray(np.full((2, 100000), 0.1, np.float16)), axis=1).host
+    assert got.dtype == np.float16 and np.allclose(got.astype(np.float64), 100000 * float(np.float16(0.1)), rtol=2e-3)
+    (first, _, _, first_in, first_out), (_, _, _, second_in, second_out) = launches[:2]
+    assert first == "axis_rows_reduce_block" and not first_in and first_out == np.float32  # segments' partials: T
+    assert second_in and second_out == np.float16 and len(launches) == 2  # read as they are, stored once

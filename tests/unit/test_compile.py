@@ -61,33 +61,46 @@ def test_kernel_compiles_for_every_kind_of_type(relpath, extra, tmp_path):
     assert not failures, f"{relpath} {extra}:\n" + "\n".join(failures)
 
 
-# The axis kernels read with plain casts and accumulate in the result dtype (pyscan.axes.kernel_macros): int32 add
-# into int64 (NumPy's accumulator), dtype= to a wider float and to a narrower int, max/min in x's dtype.
-AXIS_SPECIALISATIONS = [("int32", "add", None), ("int32", "max", None), ("float32", "add", "float64"),
-                        ("int64", "add", "int32"), ("float64", "min", None)]
+# The axis kernels load through op_load and store through op_store (pyscan.axes.kernel_macros), as the 1-D kernels:
+# every kind of type of SPECIALISATIONS, int32 add into int64 (NumPy's accumulator), dtype= to a wider float and to
+# a narrower int; the reductions also in the builds of their later passes (partials in the compute type).
+AXIS_SPECIALISATIONS = SPECIALISATIONS + [("int32", "max", None), ("float32", "add", "float64"),
+                                          ("int64", "add", "int32"), ("float64", "min", None),
+                                          ("uint64", "bitwise_xor", None), ("bool", "logical_and", None)]
 AXIS_FILES = ["scan/axis_rows.cu", "scan/axis_columns.cu", "reduction/axis_rows.cu", "reduction/axis_columns.cu"]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 @pytest.mark.parametrize("relpath", AXIS_FILES)
-def test_axis_kernels_compile_for_their_result_dtypes(relpath, tmp_path):
-    import numpy as np
+def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
 
     from pyscan.axes import kernel_macros
     from pyscan.runtime.loader import build_source
     from pyscan.scans.axis import column_items
-    from pyscan.types import result_dtype
+    from pyscan.types import COMPUTE_TYPES, as_dtype, result_dtype
 
-    procs = {}
-    for k, (dtype, op, requested) in enumerate(AXIS_SPECIALISATIONS):
-        value = result_dtype(np.dtype(dtype), op, None if requested is None else np.dtype(requested))
-        macros = kernel_macros(dtype, value, value, op)
-        if relpath == "scan/axis_columns.cu":
-            macros["ITEMS"] = column_items(value.itemsize)
+    builds = {}
+    for dtype, op, requested in AXIS_SPECIALISATIONS:
+        value = result_dtype(as_dtype(dtype), op, None if requested is None else as_dtype(requested))
+        compute = COMPUTE_TYPES[value]
+        variants = [(as_dtype(dtype), value, False)]
+        if relpath.startswith("reduction/"):
+            variants += [(as_dtype(dtype), compute, False), (compute, compute, True), (compute, value, True)]
+        for k, (source, to, partials_in) in enumerate(variants):
+            macros = kernel_macros(source, value, to, op, partials_in=partials_in)
+            if relpath == "scan/axis_columns.cu":
+                macros["ITEMS"] = column_items(compute.itemsize)
+            builds[(dtype, op, str(value), k)] = build_source(relpath, **macros)
+
+    def compile_one(item):
+        k, (case, text) = item
         source = tmp_path / f"k{k}.cu"
-        source.write_text(build_source(relpath, **macros))
-        procs[(dtype, op, str(value))] = subprocess.Popen(
-            [NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"k{k}.cubin"), str(source)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    failures = {case: p.communicate()[0] for case, p in procs.items() if p.wait() != 0}
+        source.write_text(text)
+        p = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"k{k}.cubin"),
+                            str(source)], capture_output=True, text=True)
+        return case, (p.stdout + p.stderr if p.returncode else None)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        failures = {case: log for case, log in pool.map(compile_one, enumerate(builds.items())) if log is not None}
     assert not failures, f"{relpath}:\n" + "\n".join(f"{case}:\n{log[:2000]}" for case, log in failures.items())

@@ -11,13 +11,14 @@ import subprocess
 import numpy as np
 import pytest
 from sweep_checks import DTYPES, MINE, check, make_input, reference
+from dtype_checks import CASES
 
 from pyscan.runtime.loader import KERNEL_ROOT, build_source, signature
 from pyscan.scans import SCANS
 from pyscan.scans import blelloch as bl
 from pyscan.scans import decoupled_lookback as dl
 from pyscan.scans import single_pass as sp
-from pyscan.types import identity, ufunc
+from pyscan.types import identity, result_dtype, ufunc
 
 OPERATOR_NAMES = ("add", "max", "min")  # the operators of these tests; every operator x dtype: test_dtypes*.py
 
@@ -322,3 +323,23 @@ def test_bad_section_size_is_a_compile_error(tmp_path):
            str(KERNEL_ROOT / "scan" / "blelloch_block.cu")]
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode != 0 and "power of two" in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("dtype,op", CASES, ids=str)
+def test_decoupled_launch_sizes_its_tile_for_every_dtype(dtype, op, monkeypatch):
+    """launch() sizes the tile by element_size() for every dtype and result dtype (1- and 2-byte values compute
+    in 32 bits, so their tiles are the 4-byte policy's), on the path that skips the look-up for x's own dtype too."""
+    class Planned(Exception):
+        pass
+
+    def stop(*key):
+        raise Planned
+
+    seen, policy = [], dl._policy
+    monkeypatch.setattr(dl, "_policy", lambda itemsize, n: seen.append(itemsize) or policy(itemsize, n))
+    monkeypatch.setattr(dl, "_plans", {})
+    monkeypatch.setattr(dl, "plan", stop)
+    dtype, result = np.dtype(dtype), result_dtype(dtype, op)
+    with pytest.raises(Planned):
+        dl.launch(0, 0, 100, dtype, op, False, 0, 0, 0, None if result == dtype else result)
+    assert seen == [dl.element_size(dtype, result)]
