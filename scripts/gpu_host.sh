@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
-#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram graphs)   (logs and pictures under $OUT, or ./gpu-out)
+#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -47,5 +47,9 @@ for stage in "$@"; do
     graphs)   { python3 -m pytest -q -rs -p no:cacheprovider tests/gpu/test_graphs_gpu.py
                 python3 pyscan_tools/lab/graph_replay_vs_torch.py
                 python3 pyscan_tools/lab/time_public_calls.py; } 2>&1 | tee "$out/graphs.log" | tail -120 ;;
+    segments) { python3 -m pytest -q -rs tests/gpu/test_segments_gpu.py tests/unit/test_segments.py
+                python3 -m pyscan check segmented_scan segmented_reduce --sanitize
+                python3 -m pyscan bench segmented_reduce segmented_scan --no-driver --json "$out/bench_segments.json" \
+                  2>"$out/bench_segments_progress.log"; } 2>&1 | tee "$out/segments.log" | tail -150 ;;
   esac
 done

@@ -1,8 +1,9 @@
 """Reduction (PMPP ch. 10): every kernel of the chapter, and a fast one, behind one function.
 
     pyscan.reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None,
-                  identity=None, initial=None, map=None)
-        ->  a NumPy scalar of the result dtype (NumPy x), a 0-d device array of x's kind (device x)
+                  identity=None, initial=None, map=None, offsets=None, check_offsets=True)
+        ->  a NumPy scalar of the result dtype (NumPy x), a 0-d device array of x's kind (device x); with offsets=
+            a 1-D array of one value per segment, of x's kind (pyscan/reductions/segments.py)
 
 Each algorithm registers itself in REDUCTIONS (pyscan.registry) with
 
@@ -49,6 +50,7 @@ import numpy as np
 # Each module registers its algorithms; the registry's order (reductions/registry.py) is REDUCE_ALGORITHMS'.
 from .. import axes
 from ..runtime import arrays, driver
+from ..scans import _check_segment_args
 from ..scans.initial import combine_initial
 from ..types import (
     COMPUTE_TYPES,
@@ -70,7 +72,7 @@ from ..types import (
 )
 from ..types import _results as _RESULTS
 from . import arg_extreme as arg_extreme_module
-from . import axis, book, fast  # noqa: F401
+from . import axis, book, fast, segments  # noqa: F401
 from . import axis as axis_module  # `axis` is also reduce()'s argument
 from .registry import REDUCTIONS
 
@@ -111,7 +113,7 @@ def _fill(call, result, count, fill, value):
 
 
 def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None,
-           identity=None, initial=None, map=None):
+           identity=None, initial=None, map=None, offsets=None, check_offsets=True):
     """Reduce x with `op` on the GPU, over `axis`, like np.sum / np.prod / np.max / np.min / ufunc.reduce: "add",
     "mul", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor" (integers and bool), "logical_and",
     "logical_or" (a bool result) -- or a C expression in a and b with identity=, as PyCUDA's ReductionKernel's
@@ -130,6 +132,13 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     int64; a sum of squares of int32 computes x*x in int, as C does -- map="(long long)x * x" widens first).  Whole
     arrays only (axis=None or axes that cover every extent > 1), with any algorithm but "axis" (TypeError; its
     kernels load with op_load, which takes no map).
+
+    offsets=o: one value per segment x[o[s]:o[s+1]] of the flattened x, a 1-D array of S values of x's kind (NumPy
+    in, NumPy out); o as for pyscan.scan(x, offsets=o) (S + 1 non-decreasing integers, o[0] == 0, o[-1] == x.size;
+    device offsets checked by a small kernel and one flag read unless check_offsets=False).  An empty segment gives
+    the identity (or initial=), where np.add.reduceat gives the element at its place.  One load-balanced launch
+    (pyscan/reductions/segments.py); not with axis=, keepdims=True, map= or a named algorithm.  docs/reduction.md,
+    "Segments".
 
     initial=v: the result combined with v, v op (x[0] op ... op x[n-1]), as np.add.reduce(x, initial=v); an empty x
     (or empty reduced axes) gives v, for max and min too.  v is converted to the result dtype (integers must fit;
@@ -182,7 +191,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     kind = arrays.READY.get(type(x))
     if kind is not None and axis is None and dtype is None and out is None and keepdims is False and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
-            identity is None and initial is None and map is None):
+            identity is None and initial is None and map is None and offsets is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and read[1] and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid
             return AUTO_READY(kind, x, *read, op)
@@ -208,6 +217,16 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
         value = mapped_types(call.dtype, op, map, dtype).value  # TypeError: an integer operator on x's floats
     check_identity(op, value, given)  # ValueError: not exact in the result dtype, or not a named operator's own
     start = None if initial is None else initial_compute(initial, Types(call.dtype, value, COMPUTE_TYPES[value]))
+    if offsets is not None:  # one value per segment (pyscan/reductions/segments.py)
+        _check_segment_args(axis, algorithm, check_offsets, "reduce")
+        if keepdims is not False:
+            raise ValueError("reduce: offsets= gives one value per segment; it takes no keepdims=True")
+        if map is not None:
+            raise TypeError("reduce: map= is not taken with offsets= (the segmented kernel loads with op_load); map x "
+                            "first")
+        return segments.reduce_segments(call, offsets, out, op=op, value=value, start=start,
+                                        empty_value=None if start is None else _held(initial, value),
+                                        check=bool(check_offsets))
     shape = call.shape
     chosen = axes.normalize_axes(axis, len(shape), "reduce: axis")
     result_shape = axes.result_shape(shape, chosen, bool(keepdims))

@@ -1,7 +1,7 @@
 """Prefix scan (PMPP ch. 11, Hands-On ch. 4): every algorithm of the books behind one function.
 
     pyscan.scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
-                identity=None, initial=None)
+                identity=None, initial=None, offsets=None, check_offsets=True)
 
 Each algorithm lives in a module of this package that registers itself in SCANS with its driver, its kernel
 files and its NumPy step-model (see pyscan.registry).  A driver has the signature
@@ -39,7 +39,7 @@ from ..types import (
     result_dtype,
 )
 from ..types import _results as _RESULTS
-from . import axis, blelloch, decoupled_lookback, hierarchical, single_pass, single_section  # noqa: F401
+from . import axis, blelloch, decoupled_lookback, hierarchical, segments, single_pass, single_section  # noqa: F401
 from .initial import combine_initial
 from .registry import SCANS
 
@@ -87,7 +87,7 @@ def _overlaps(a, b) -> bool:
 
 
 def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
-         identity=None, initial=None):
+         identity=None, initial=None, offsets=None, check_offsets=True):
     """Inclusive (or exclusive) prefix scan with `op`, like np.cumsum / np.cumprod / ufunc.accumulate: "add", "mul",
     "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor" (integers and bool), "logical_and", "logical_or" (bool
     results) -- or a C expression in a and b with its identity, as PyCUDA's InclusiveScanKernel(dtype, "a*b"):
@@ -111,6 +111,14 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     elementwise pass after the scan does it (kernels/scan/combine_initial.cu: a read and a write of the result);
     for the named operators on float16 / bfloat16 that is a second rounding of each result.  Along an axis every
     row starts from v.
+
+    offsets=o: segments.  o holds S + 1 non-decreasing integers (host, or int32/int64 on x's device), o[0] == 0 and
+    o[-1] == x.size (CSR, as torch.segment_reduce(offsets=)); each segment x[o[s]:o[s+1]] of the flattened x is
+    scanned on its own (exclusive: the identity at each segment's first element; initial=: every segment from v),
+    in one launch of the segmented look-back scan (pyscan/scans/segments.py).  Bad offsets raise ValueError before
+    any kernel: host ones checked by NumPy, device ones by a small kernel and one flag read back (a wait for the
+    stream), which check_offsets=False skips -- unchecked bad offsets give wrong values, never an access out of
+    bounds.  Not with axis= or a named algorithm.  docs/scan.md, "Segments".
 
     x: a NumPy array (the result is a NumPy array) or a device array -- pycuda GPUArray, CuPy ndarray, torch CUDA
     tensor, Numba device array, or any object with __cuda_array_interface__ -- used where it is, with the result a
@@ -148,7 +156,7 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     kind = arrays.READY.get(type(x))
     if kind is not None and axis is None and dtype is None and algorithm == "auto" and out is None and (
             stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)) and (
-            identity is None and initial is None):
+            identity is None and initial is None and offsets is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid: result_dtype's cache
             return AUTO_READY(kind, x, *read, op, exclusive)
@@ -169,6 +177,10 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     value = result_dtype(call.dtype, op, dtype)  # TypeError for bitwise ops of floats, logical ops to non-bool
     check_identity(op, value, given)  # ValueError: not exact in the result dtype, or not a named operator's own
     start = None if initial is None else initial_compute(initial, Types(call.dtype, value, COMPUTE_TYPES[value]))
+    if offsets is not None:  # segments (pyscan/scans/segments.py)
+        _check_segment_args(axis, algorithm, check_offsets)
+        return segments.scan_segments(call, offsets, out, op=op, exclusive=bool(exclusive), value=value, start=start,
+                                      check=bool(check_offsets))
     shape = call.shape
     if axis is not None:
         a = axes.normalize_axis(axis, len(shape), "scan: axis")
@@ -206,6 +218,18 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
             if start is not None:
                 combine_initial(call, target, call.size, start, op, value, exclusive=bool(exclusive))
         return call.finish(result)
+
+
+def _check_segment_args(axis, algorithm, check_offsets, what="scan"):
+    """The arguments offsets= does not combine with: axis= (the segments index the flattened array), a named
+    algorithm (the segmented kernels are their own); check_offsets must be a bool."""
+    if axis is not None:
+        raise ValueError(f"{what}: offsets= segments the flattened array; it takes no axis= (got axis={axis!r})")
+    if algorithm != "auto":
+        raise ValueError(f"{what}: offsets= runs the segmented kernels; it takes algorithm='auto' only (got "
+                         f"{algorithm!r})")
+    if check_offsets is not False and check_offsets is not True and not isinstance(check_offsets, np.bool_):
+        raise TypeError(f"{what}: check_offsets must be True or False, got {arrays.describe(check_offsets)}")
 
 
 def _scan_axis(call, outer, n, inner, out, op, exclusive, algorithm, a, value, start=None):

@@ -9,6 +9,9 @@
     numpy_histogram  torch.histc, cupy.histogram, cuda.compute's histogram_even (a reusable object, its temporary
                storage kept)
     bincount   torch.bincount, cupy.bincount
+    segmented_reduce  torch.segment_reduce(offsets=), cuda.compute's segmented reduce (make_segmented_reduce, a
+               reusable object with its temporary storage kept); segmented_scan has no peer (no library scans CSR
+               segments)
     life       the book's conway_ker exactly as printed (Hands-On ch. 4), two buffers swapped by the host
 
 A peer whose library does not import is left out (the run says so once).  Every result is kept in the dtype of
@@ -269,6 +272,40 @@ def _cc_one_shot(algorithm: str):
     return make
 
 
+# ---- segments: the same offsets as pyscan's row (patterns/segments.py offsets_for), uploaded once -----------------
+
+def _torch_segment_reduce(x, op):
+    import torch
+
+    from ..patterns.segments import offsets_for
+
+    o = torch.as_tensor(offsets_for(int(x.shape[0]), op), device=x.device)
+    return _tried(*_returning(lambda: torch.segment_reduce(x, "sum", offsets=o, axis=0)), "torch.segment_reduce")
+
+
+def _cc_segmented_reduce(x, op):
+    """cuda.compute's make_segmented_reduce, reused with its temporary storage kept (CUB's DeviceSegmentedReduce:
+    begin and end offsets, here two views of the one CSR array)."""
+    import cupy
+
+    from ..patterns.segments import offsets_for
+
+    cc = cuda_compute()
+    o = cupy.asarray(offsets_for(int(x.size), op))
+    starts, ends, count = o[:-1], o[1:], int(o.size - 1)
+    out = cupy.empty(count, x.dtype)
+    init = np.zeros(1, x.dtype)
+    kind = cc.OpKind.PLUS
+    fn = cc.make_segmented_reduce(d_in=x, d_out=out, start_offsets_in=starts, end_offsets_in=ends, op=kind,
+                                  h_init=init)
+
+    def run(temp):
+        return fn(temp_storage=temp, d_in=x, d_out=out, num_segments=count, start_offsets_in=starts,
+                  end_offsets_in=ends, op=kind, h_init=init)
+    temp = cupy.empty(max(1, run(None)), np.uint8)
+    return _tried((lambda: run(temp)), lambda: out, "cuda.compute segmented_reduce")
+
+
 # ---- the book's Life kernel ---------------------------------------------------------------------------------------
 
 def _book_life(x, op):
@@ -308,6 +345,8 @@ PEERS = {
                         Peer("cuda.compute histogram_even (reused)", "cuda.compute", "cupy", _cc_histogram)),
     "bincount": (Peer("torch.bincount", "torch", "torch", _torch_bincount_numpy),
                  Peer("cupy.bincount", "cupy", "cupy", _cupy_bincount)),
+    "segmented_reduce": (Peer("torch.segment_reduce", "torch", "torch", _torch_segment_reduce),
+                         Peer("cuda.compute segmented_reduce (reused)", "cuda.compute", "cupy", _cc_segmented_reduce)),
     "life": (Peer("book conway_ker (as printed)", "book", "pycuda", _book_life, reference=True),),
 }
 

@@ -133,11 +133,12 @@ def first_difference(got, want) -> str:
 
 
 def _load() -> dict:
-    from . import arg_extreme, basics, histogram, life, numpy_histogram, reduce, scan
+    from . import arg_extreme, basics, histogram, life, numpy_histogram, reduce, scan, segments
 
     # the tools' order: the book's chapters from scan (PMPP ch. 11) down, then Life and the basics
-    return {p.name: p for p in (scan.PATTERN, reduce.PATTERN, arg_extreme.PATTERN, histogram.PATTERN,
-                                numpy_histogram.HISTOGRAM, numpy_histogram.BINCOUNT, life.PATTERN, basics.PATTERN)}
+    return {p.name: p for p in (scan.PATTERN, reduce.PATTERN, segments.SEGMENTED_SCAN, segments.SEGMENTED_REDUCE,
+                                arg_extreme.PATTERN, histogram.PATTERN, numpy_histogram.HISTOGRAM,
+                                numpy_histogram.BINCOUNT, life.PATTERN, basics.PATTERN)}
 
 
 PATTERNS: dict = _load()

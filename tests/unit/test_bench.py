@@ -15,6 +15,7 @@ import pytest
 from pyscan import gpu_unavailable_reason
 from pyscan.reductions.reference import reference as reduce_reference
 from pyscan.scans.reference import reference as scan_reference
+from pyscan.segments import reference_reduce as segmented_reduce_reference
 from pyscan_tools.bench import cli, measure, report, settings
 from pyscan_tools.bench.peers import Peer, peer_name
 from pyscan_tools.bench.run import Bench
@@ -25,7 +26,8 @@ from pyscan_tools.patterns import PATTERNS, size_label
 
 def test_defaults():
     args = cli.parse_args([])
-    assert args.patterns == ("scan", "reduce", "histogram", "numpy_histogram", "bincount", "life")
+    assert args.patterns == ("scan", "reduce", "segmented_scan", "segmented_reduce", "histogram", "numpy_histogram",
+                             "bincount", "life")
     assert args.algorithms == ("auto",)
     assert args.size_plan["scan"] == [4**k for k in range(5, 15)]  # every power of 4 from 2^10 to 2^28
     assert args.size_plan["reduce"] == args.size_plan["scan"]
@@ -35,7 +37,8 @@ def test_defaults():
 
 @pytest.mark.parametrize("argv, expected", [(["scan"], ("scan",)), (["--pattern", "life", "--pattern", "scan"],
                                              ("scan", "life")), (["reduce,histogram"], ("reduce", "histogram")),
-                                            (["all"], ("scan", "reduce", "histogram", "numpy_histogram", "bincount", "life"))])
+                                            (["all"], ("scan", "reduce", "segmented_scan", "segmented_reduce", "histogram",
+                                                       "numpy_histogram", "bincount", "life"))])
 def test_patterns_positional_or_option(argv, expected):
     assert cli.parse_args(argv).patterns == expected
 
@@ -183,9 +186,19 @@ class FakeKind:
         pass
 
 
+def segmented_scan_reference(x, offsets, dtype):
+    """The inclusive sum of every segment (the bench's segmented_scan rows are sums)."""
+    c = np.cumsum(x, dtype=dtype or x.dtype)
+    starts = np.repeat(offsets[:-1], np.diff(offsets))
+    return c - np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0)
+
+
 def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead_ms=0.004):
     """pyscan's public functions on NumPy, costing overhead + per-element time; LIFE and the registries' names."""
-    def scan(x, *, algorithm="auto", op="add", dtype=None):
+    def scan(x, *, algorithm="auto", op="add", dtype=None, offsets=None, check_offsets=True):
+        if offsets is not None:  # per segment, by NumPy (the kernels' models: tests/unit/test_segments.py)
+            clock.cost(overhead_ms + x.size * scan_per_elem)
+            return segmented_scan_reference(x, offsets, dtype)
         if algorithm == "one_block" and x.size > 5000:
             raise ValueError("one_block takes at most 5000 elements")
         if algorithm == "broken":
@@ -193,8 +206,10 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
         clock.cost(overhead_ms + x.size * (2e-2 if algorithm == "slow" else scan_per_elem))
         return scan_reference(x, op, False, dtype)
 
-    def reduce(x, *, algorithm="auto", op="add", dtype=None):
+    def reduce(x, *, algorithm="auto", op="add", dtype=None, offsets=None, check_offsets=True):
         clock.cost(overhead_ms + x.size * 0.25e-9)
+        if offsets is not None:
+            return segmented_reduce_reference(x, offsets, op, dtype)
         value = reduce_reference(x, op, dtype)
         return value + 1 if (wrong_reduce_max and op == "max") else value
 
@@ -396,7 +411,8 @@ def test_table_json_and_no_tracker_history(scan_run, tmp_path):
 def test_every_pattern_runs_on_fakes():
     result = run(["all", "--sizes", "small", "--no-peers"])
     report.validate_result(result)
-    for pattern in ("scan", "reduce", "histogram", "numpy_histogram", "bincount", "life"):
+    for pattern in ("scan", "reduce", "segmented_scan", "segmented_reduce", "histogram", "numpy_histogram",
+                    "bincount", "life"):
         found = rows(result, pattern=pattern, kind="pyscan")
         assert found and all(r["check"] == "ok" for r in found), pattern
     life = rows(result, pattern="life", kind="pyscan")

@@ -1,0 +1,113 @@
+"""pyscan.scan(x, offsets=o): every segment x[o[s] : o[s+1]] scanned on its own (docs/scan.md, "Segments").
+
+One launch of kernels/scan/segmented_lookback.cu: the single-pass decoupled look-back scan (Merrill & Garland 2016)
+of (value, head flag) pairs under Blelloch's segmented operator (1990, §1.5), the head flags made per tile from the
+offsets (kernels/common/segmented_tile.cuh).  One read and one write of every element and one read of the offsets
+(each tile reads those that fall in it, after a 32-ary search), like a copy; the tile-status words and the tile
+counter are decoupled_lookback's (pyscan/scans/decoupled_lookback.py next_status: kept per stream, epoch-tagged,
+no memset).  Device offsets are checked first by a small kernel and one flag read back (pyscan.segments), unless
+the caller passes check_offsets=False.
+
+Model: pyscan.segments.tile_scan_model (the kernel's index arithmetic, the serial look-back schedule), through
+`segmented_scan_model` here for any dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import segments
+from ..runtime import arrays
+from ..runtime.loader import get_kernel
+from ..types import COMPUTE_TYPES, CustomOperator, Types, load, store
+from ..types import defines as type_defines
+from .decoupled_lookback import next_status
+from .initial import combine_initial
+
+KERNEL = "scan/segmented_lookback.cu"
+FUNCTION = "segmented_lookback_scan"
+MAX_TILES = 2**31 - 1  # the tile index is a 32-bit int (and a grid's x extent)
+
+
+def kernel_defines(dtype, op, value, offset_dtype) -> dict:
+    """The #defines of segmented_lookback.cu (and segmented_fast.cu) for x of dtype, op, the result dtype and
+    the offsets' dtype (int32 or int64)."""
+    return {**type_defines(dtype, op, value), "OFFSET_TYPE": segments.C_OFFSET[np.dtype(offset_dtype)]}
+
+
+def status_for(call, tiles: int, value) -> tuple:
+    """(counter address, status address, epoch) of the call's stream: decoupled_lookback's kept words (one tile:
+    none)."""
+    if tiles == 1:
+        return 0, 0, 0
+    base, epoch = next_status(tiles, COMPUTE_TYPES[np.dtype(value)].itemsize, call.device, call.stream)
+    return base, base + 16, epoch
+
+
+def tiles_for(n: int, value) -> int:
+    tiles = -(-n // segments.tile_size(value))
+    if tiles > MAX_TILES:
+        raise ValueError(f"offsets=: {n} elements is more than {MAX_TILES} tiles of {segments.tile_size(value)}")
+    return tiles
+
+
+def launch_scan(call, x, out, offsets, *, op, exclusive: bool, value) -> int:
+    """One launch: the segmented scan of the n = x.size > 0 elements of device array x into out (the result dtype
+    `value`), offsets an pyscan.segments.Offsets already on the device.  Returns the number of launches."""
+    n = x.size
+    tiles = tiles_for(n, value)
+    fn = get_kernel(KERNEL, FUNCTION, device=call.device, **kernel_defines(x.dtype, op, value, offsets.dtype))
+    counter, status, epoch = status_for(call, tiles, value)
+    fn.launch_typed(call.context, call.stream, fn.config(tiles, segments.BLOCK), int(out.gpudata), int(x.gpudata), n,
+                    int(offsets.view.gpudata), offsets.segments, int(bool(exclusive)), counter, status, tiles, epoch)
+    return 1
+
+
+def _overlaps(a, b) -> bool:
+    a0, b0 = int(a.gpudata), int(b.gpudata)
+    return a0 < b0 + b.size * np.dtype(b.dtype).itemsize and b0 < a0 + a.size * np.dtype(a.dtype).itemsize
+
+
+def scan_segments(call, offsets, out, *, op, exclusive: bool, value, start=None, check: bool = True):
+    """pyscan.scan's path for offsets=: x (the call's, flattened) scanned per segment into a 1-D result of x.size
+    elements of the result dtype `value`, in the caller's kind.  start: initial= as the kernels take it (every
+    segment starts from it: one elementwise pass after the scan, kernels/scan/combine_initial.cu)."""
+    what = "scan: offsets"
+    o = segments.begin_offsets(offsets, call, what)
+    shape = (call.size,)
+    if out is not None:
+        call.expect_out(out, shape, value, "scan: out")
+    with call:
+        result = call.result(shape, value)
+        if call.size:
+            segments.device_offsets(o, call)
+            if check and o.host is None:
+                segments.check_device_offsets(o, call, what)
+            source = arrays.DeviceView(int(call.x.gpudata), shape, call.dtype, call.x)
+            target = arrays.DeviceView(int(result.gpudata), shape, value, result)
+            # a tile is read whole before it is written; where the result's element size differs, out may not be x
+            scratch = None
+            if out is not None and value != call.dtype and _overlaps(source, target):
+                scratch = call.empty(shape, value)
+            launch_scan(call, source, scratch if scratch is not None else target, o, op=op, exclusive=exclusive,
+                        value=value)
+            if scratch is not None:
+                call.copy(target, scratch, target.size * np.dtype(value).itemsize)
+            if start is not None:  # y = v op y: every segment from v (an exclusive scan's heads, e, become v)
+                combine_initial(call, target, call.size, start, op, value)
+        return call.finish(result)
+
+
+def segmented_scan_model(x, offsets, *, op="add", exclusive=False, dtype=None):
+    """The kernel's result on the host for x of any dtype (converted as the kernel loads it, stored as the result
+    dtype): pyscan.segments.tile_scan_model on the compute values.  offsets: valid CSR offsets.  op: a name, or a
+    CustomOperator bound to the value dtype (pyscan.types.operator(...).bound(value))."""
+    x = np.asarray(x).reshape(-1)
+    types = Types.of(x.dtype, op, dtype)
+    if isinstance(op, CustomOperator):
+        op = op.bound(types.value)
+    o = segments.check_host_offsets(offsets, x.size)
+    return store(segments.tile_scan_model(load(x, types), o, op=op, exclusive=exclusive, value=types.value), types)
+
+
+__all__ = ["KERNEL", "launch_scan", "scan_segments", "segmented_scan_model"]

@@ -1,0 +1,113 @@
+// cuda_on_cpu.h -- just enough of CUDA to run the segmented kernels on the CPU, one block at a time, each block's
+// threads as std::threads (tests/unit/test_segments_emulated.py).  __shared__ variables become function statics
+// (shared by the block's threads; blocks run one after the other), warp shuffles and ballots exchange through a
+// per-warp slot array between two warp barriers, __syncthreads is a block barrier, atomics are the compiler's.
+// Blocks in index order means every look-back finds its predecessor's inclusive prefix (the serial schedule the
+// NumPy models assume), and every array the kernels touch is a host allocation that AddressSanitizer watches.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <atomic>
+#include <barrier>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __shared__
+#undef __launch_bounds__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(...)
+
+struct EmuDim {
+    unsigned x = 0, y = 0, z = 0;
+};
+struct EmuWarp {
+    std::barrier<> bar{32};
+    unsigned long long slot[32];
+};
+struct EmuBlock {
+    std::barrier<> bar;
+    EmuWarp warps[32];
+    explicit EmuBlock(int threads) : bar(threads) {}
+};
+inline thread_local EmuDim emu_thread_index, emu_block_index;
+inline EmuDim emu_grid_dim, emu_block_dim;
+inline thread_local EmuBlock* emu_block = nullptr;
+#define threadIdx emu_thread_index
+#define blockIdx emu_block_index
+#define gridDim emu_grid_dim
+#define blockDim emu_block_dim
+
+inline void __syncthreads() { emu_block->bar.arrive_and_wait(); }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+template <typename V>
+V emu_exchange(V v, int source) {
+    EmuWarp& w = emu_block->warps[threadIdx.x >> 5];
+    const int lane = threadIdx.x & 31;
+    static_assert(sizeof(V) <= 8, "one slot per lane");
+    std::memcpy(&w.slot[lane], &v, sizeof(V));
+    w.bar.arrive_and_wait();
+    V r;
+    std::memcpy(&r, &w.slot[source], sizeof(V));
+    w.bar.arrive_and_wait();
+    return r;
+}
+template <typename V>
+V __shfl_up_sync(unsigned, V v, int delta) {
+    const int lane = threadIdx.x & 31;
+    return emu_exchange(v, lane >= delta ? lane - delta : lane);
+}
+template <typename V>
+V __shfl_down_sync(unsigned, V v, int delta) {
+    const int lane = threadIdx.x & 31;
+    return emu_exchange(v, lane + delta < 32 ? lane + delta : lane);
+}
+inline unsigned __ballot_sync(unsigned, bool p) {
+    EmuWarp& w = emu_block->warps[threadIdx.x >> 5];
+    const int lane = threadIdx.x & 31;
+    w.slot[lane] = p;
+    w.bar.arrive_and_wait();
+    unsigned bits = 0;
+    for (int i = 0; i < 32; ++i) bits |= (w.slot[i] ? 1u : 0u) << i;
+    w.bar.arrive_and_wait();
+    return bits;
+}
+inline bool __any_sync(unsigned mask, bool p) { return __ballot_sync(mask, p) != 0u; }
+inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned atomicExch(unsigned* p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+
+// grid blocks of `threads` threads, one block after the other; after each, emu_after_block() (if defined: a hook)
+inline void (*emu_after_block)() = nullptr;
+template <typename F>
+void emu_launch(int grid, int threads, F kernel) {
+    emu_grid_dim = EmuDim{(unsigned)grid, 1, 1};
+    emu_block_dim = EmuDim{(unsigned)threads, 1, 1};
+    for (int b = 0; b < grid; ++b) {
+        EmuBlock block(threads);
+        std::vector<std::thread> pool;
+        pool.reserve(threads);
+        for (int t = 0; t < threads; ++t) {
+            pool.emplace_back([&, t, b] {
+                emu_block = &block;
+                emu_thread_index = EmuDim{(unsigned)t, 0, 0};
+                emu_block_index = EmuDim{(unsigned)b, 0, 0};
+                kernel();
+            });
+        }
+        for (auto& th : pool) th.join();
+        if (emu_after_block) emu_after_block();
+    }
+}
