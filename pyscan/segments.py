@@ -116,6 +116,8 @@ def begin_offsets(offsets, call, what: str) -> Offsets:
 def device_offsets(o: Offsets, call):
     """The offsets on the device (uploading host ones on the call's stream): the address the kernels take."""
     if o.view is None:
+        driver.refuse_capture(call.stream, "offsets= on the host (uploaded by every call, which waits for the "
+                              "copy): pass the offsets as a device array")
         o.view = call.to_device(o.host)
     return o.view
 
@@ -124,6 +126,8 @@ def check_device_offsets(o: Offsets, call, what: str) -> None:
     """The device check (kernels/scan/segment_offsets.cu): one read of the S + 1 offsets by a grid-stride kernel,
     then a 4-byte flag copied back, which waits for the call's stream (the work queued before on it included).
     ValueError if the offsets break the rules."""
+    driver.refuse_capture(call.stream, "the device check of offsets= (a flag read back) with check_offsets=True: "
+                          "pass check_offsets=False for offsets known to be valid")
     flag = call.scratch(4)
     call.memset32(flag, 0, 1)
     fn = get_kernel(CHECK_KERNEL, "segment_offsets_check", device=call.device, OFFSET_TYPE=C_OFFSET[o.dtype])

@@ -32,7 +32,7 @@ def launch_reduce(call, x, out, offsets, *, op, value) -> int:
     n = x.size
     tiles = tiles_for(n, value)
     fn = get_kernel(KERNEL, FUNCTION, device=call.device, **kernel_defines(x.dtype, op, value, offsets.dtype))
-    counter, status, epoch = status_for(call, tiles, value)
+    counter, status, epoch, own = status_for(call, tiles, value)  # noqa: F841 (own: kept until the launch)
     fn.launch_typed(call.context, call.stream, fn.config(tiles, segments.BLOCK), int(out.gpudata), int(x.gpudata), n,
                     int(offsets.view.gpudata), offsets.segments, counter, status, tiles, epoch)
     return 1

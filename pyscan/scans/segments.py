@@ -17,11 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import segments
-from ..runtime import arrays
+from ..runtime import arrays, capture, driver
 from ..runtime.loader import get_kernel
 from ..types import COMPUTE_TYPES, CustomOperator, Types, load, store
 from ..types import defines as type_defines
-from .decoupled_lookback import next_status
+from .decoupled_lookback import next_status, status_words
 from .initial import combine_initial
 
 KERNEL = "scan/segmented_lookback.cu"
@@ -36,12 +36,17 @@ def kernel_defines(dtype, op, value, offset_dtype) -> dict:
 
 
 def status_for(call, tiles: int, value) -> tuple:
-    """(counter address, status address, epoch) of the call's stream: decoupled_lookback's kept words (one tile:
-    none)."""
+    """(counter address, status address, epoch, owner) of the call's stream: decoupled_lookback's kept words (one
+    tile: none); a call captured into a CUDA graph takes its own zeroed words and epoch 0 instead
+    (pyscan.runtime.capture), kept alive by `owner` until the launch is queued."""
     if tiles == 1:
-        return 0, 0, 0
-    base, epoch = next_status(tiles, COMPUTE_TYPES[np.dtype(value)].itemsize, call.device, call.stream)
-    return base, base + 16, epoch
+        return 0, 0, 0, None
+    itemsize = COMPUTE_TYPES[np.dtype(value)].itemsize
+    if driver._capturing(call.stream):
+        own = capture.status(8 * (2 + status_words(tiles, itemsize)), call.device, call.stream)
+        return own.address, own.address + 16, 0, own
+    base, epoch = next_status(tiles, itemsize, call.device, call.stream)
+    return base, base + 16, epoch, None
 
 
 def tiles_for(n: int, value) -> int:
@@ -57,7 +62,7 @@ def launch_scan(call, x, out, offsets, *, op, exclusive: bool, value) -> int:
     n = x.size
     tiles = tiles_for(n, value)
     fn = get_kernel(KERNEL, FUNCTION, device=call.device, **kernel_defines(x.dtype, op, value, offsets.dtype))
-    counter, status, epoch = status_for(call, tiles, value)
+    counter, status, epoch, own = status_for(call, tiles, value)  # noqa: F841 (own: kept until the launch)
     fn.launch_typed(call.context, call.stream, fn.config(tiles, segments.BLOCK), int(out.gpudata), int(x.gpudata), n,
                     int(offsets.view.gpudata), offsets.segments, int(bool(exclusive)), counter, status, tiles, epoch)
     return 1

@@ -221,3 +221,32 @@ def test_numpy_input_while_torch_captures_is_refused(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     with pytest.raises(CaptureError, match="a NumPy array while torch is capturing"):
         pyscan.scan(np.ones(5, np.float32))
+
+
+class _SegmentsCall:
+    """What pyscan.segments and pyscan.scans.segments read of a Call."""
+    device, stream, context, size = 0, STREAM, 0, 10
+
+
+def test_a_captured_segmented_scan_takes_its_own_status(monkeypatch):
+    from pyscan.scans import segments as seg_scan
+
+    recorder = Recorder(monkeypatch, capturing={STREAM})
+    counter, status, epoch, owner = seg_scan.status_for(_SegmentsCall(), 40, np.dtype(np.int64))
+    assert epoch == 0 and counter == owner.address and status == counter + 16
+    assert recorder.names() == ["allocate", "memset"] and dl._status[8].kept(0, STREAM) is None
+    recorder.capturing.clear()  # eager: the kept words, the next epoch, nothing of its own
+    counter, status, epoch, owner = seg_scan.status_for(_SegmentsCall(), 40, np.dtype(np.int64))
+    assert owner is None and epoch >= 1 and counter == dl._status[8].kept(0, STREAM).address
+
+
+def test_captured_segments_refuse_host_offsets_and_the_device_check(monkeypatch):
+    from pyscan import segments
+
+    Recorder(monkeypatch, capturing={STREAM})
+    host = segments.Offsets(None, np.int32, 2, host=np.array([0, 4, 10], np.int32))
+    with pytest.raises(CaptureError, match="offsets= on the host"):
+        segments.device_offsets(host, _SegmentsCall())
+    on_device = segments.Offsets(object(), np.int32, 2)
+    with pytest.raises(CaptureError, match="check_offsets=False"):
+        segments.check_device_offsets(on_device, _SegmentsCall(), "offsets")
