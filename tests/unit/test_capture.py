@@ -250,3 +250,13 @@ def test_captured_segments_refuse_host_offsets_and_the_device_check(monkeypatch)
     on_device = segments.Offsets(object(), np.int32, 2)
     with pytest.raises(CaptureError, match="check_offsets=False"):
         segments.check_device_offsets(on_device, _SegmentsCall(), "offsets")
+
+
+def test_the_legacy_stream_while_another_captures_raises_on_the_kept_buffer_paths(monkeypatch):
+    """cuStreamIsCapturing's error for the legacy stream (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) reaches the kept-buffer
+    paths as a non-zero code: they raise CaptureError before allocating or enqueuing anything."""
+    recorder = Recorder(monkeypatch)
+    monkeypatch.setattr(driver, "_capturing", lambda handle: -906)
+    with pytest.raises(CaptureError, match="legacy default stream"):
+        axis_scan._next_status(40, 8, 0, 0)
+    assert recorder.events == []
