@@ -354,24 +354,27 @@ def _normalize_dim(axis, ndim: int, what: str) -> int:
 
 
 def scan(x: Tensor, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
-         identity=None, initial=None) -> Tensor:
+         identity=None, initial=None, offsets=None, check_offsets=True) -> Tensor:
     """pyscan.scan for a torch tensor through the custom operator (differentiable, traceable, CPU or CUDA)."""
-    if _eager_only(x, "pyscan.scan", algorithm, out=out, stream=stream, identity=identity, initial=initial):
+    if _eager_only(x, "pyscan.scan", algorithm, out=out, stream=stream, identity=identity, initial=initial,
+                   offsets=offsets):
         with _Eager():
             return _scans.scan(x.detach(), axis, dtype, out, op=op, exclusive=exclusive, algorithm=algorithm,
-                               stream=stream, identity=identity, initial=initial)
+                               stream=stream, identity=identity, initial=initial, offsets=offsets,
+                               check_offsets=check_offsets)
     dim = None if axis is None else _normalize_dim(axis, x.dim(), "scan: axis")
     return torch.ops.pyscan.scan(x, dim, op, bool(exclusive), _torch_dtype(dtype))
 
 
 def reduce(x: Tensor, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None,
-           identity=None, initial=None, map=None) -> Tensor:
+           identity=None, initial=None, map=None, offsets=None, check_offsets=True) -> Tensor:
     """pyscan.reduce for a torch tensor through the custom operator (differentiable, traceable, CPU or CUDA)."""
     if _eager_only(x, "pyscan.reduce", algorithm, out=out, stream=stream, identity=identity, initial=initial,
-                   map=map):
+                   map=map, offsets=offsets):
         with _Eager():
             return _reductions.reduce(x.detach(), axis, dtype, out, keepdims, op=op, algorithm=algorithm,
-                                      stream=stream, identity=identity, initial=initial, map=map)
+                                      stream=stream, identity=identity, initial=initial, map=map, offsets=offsets,
+                                      check_offsets=check_offsets)
     if axis is None:
         dim = None
     else:

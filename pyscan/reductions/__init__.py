@@ -199,7 +199,8 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
         torch_ops = arrays.torch_route(x, kind)  # requires grad, CPU, traced: the custom operator
         if torch_ops is not None:
             return torch_ops.reduce(x, axis, dtype, out, keepdims, op=op, algorithm=algorithm, stream=stream,
-                                    identity=identity, initial=initial, map=map)
+                                    identity=identity, initial=initial, map=map, offsets=offsets,
+                                    check_offsets=check_offsets)
     given = identity
     if op not in OPERATOR_NAMES or given is not None:
         op = operator(op, given)  # a CustomOperator for a C expression (ExpressionError quoting it)

@@ -164,7 +164,7 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
         torch_ops = arrays.torch_route(x, kind)  # requires grad, CPU, traced: the custom operator
         if torch_ops is not None:
             return torch_ops.scan(x, axis, dtype, out, op=op, exclusive=exclusive, algorithm=algorithm, stream=stream,
-                                  identity=identity, initial=initial)
+                                  identity=identity, initial=initial, offsets=offsets, check_offsets=check_offsets)
     given = identity
     if op not in OPERATOR_NAMES or given is not None:
         op = operator(op, given)  # a CustomOperator for a C expression (ExpressionError quoting it)

@@ -136,6 +136,11 @@ def test_eager_only_arguments_are_refused_on_the_routed_path():
         pyscan.reduce(x, map="x*x")
     with pytest.raises(ValueError, match="algorithm= runs only eagerly"):
         pyscan.scan(x, algorithm="blelloch")
+    for call in (pyscan.scan, pyscan.reduce):  # segments are not the operator's: never dropped in silence
+        with pytest.raises(ValueError, match="offsets= runs only eagerly"):
+            call(x, offsets=[0, 1, 4])
+        with pytest.raises(ValueError, match="offsets= runs only eagerly"):
+            call(torch.ones(4), offsets=[0, 1, 4])  # a CPU tensor
     with pytest.raises(np.exceptions.AxisError):
         pyscan.scan(torch.ones(2, 3), axis=2)
 
