@@ -20,6 +20,13 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 fi
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+# pycuda's compile cache carried between device calls (each call starts a fresh machine): .kcache/kcache.tar.xz
+# (ignored by git; carry it) is unpacked into PYCUDA_CACHE_DIR, and the cache goes back out as $out/kcache.tar.xz
+# (a few MB) for the next call.  Each test's time is logged as it ends (tests/conftest.py) under $out/durations.
+export PYCUDA_CACHE_DIR=${PYCUDA_CACHE_DIR:-/tmp/pycuda-cache} PYSCAN_TEST_DURATIONS=$out/durations
+mkdir -p "$PYCUDA_CACHE_DIR" "$PYSCAN_TEST_DURATIONS"
+[ -f .kcache/kcache.tar.xz ] && tar -xJf .kcache/kcache.tar.xz -C "$PYCUDA_CACHE_DIR"
+trap 'tar -cf - -C "$PYCUDA_CACHE_DIR" . | xz -T0 -3 > "$out/kcache.tar.xz"; cat "$PYSCAN_TEST_DURATIONS"/*.txt 2>/dev/null | sort -rn | head -300 > "$out/slowest_tests.txt"; rm -rf "$PYSCAN_TEST_DURATIONS"' EXIT
 for stage in "$@"; do
   case $stage in
     tests)    python3 -m pyscan info > "$out/info.txt" 2>&1

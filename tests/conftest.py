@@ -4,6 +4,7 @@ part of the reason; `load_script` loads a demo or script of the repository as a 
 main() and checks its pictures, and `no_gpu` (tests/helpers/bad_input_checks.py) blocks every path to the GPU."""
 
 import importlib.util
+import os
 import re
 import zlib
 from pathlib import Path
@@ -40,6 +41,18 @@ def pytest_runtest_setup(item):
     # skipif markers (a gpu test that also needs torchrun is skipped for the missing GPU, on the same line).
     if _skip_reason is not None and item.get_closest_marker("gpu") is not None:
         pytest.skip(_skip_reason)
+
+
+_durations = os.environ.get("PYSCAN_TEST_DURATIONS")  # a folder: each worker appends "seconds phase outcome nodeid"
+
+
+def pytest_runtest_logreport(report):
+    # Written as each test ends, so a run stopped at a time limit still says where its time went (pytest's own
+    # --durations prints only at the end).
+    if _durations and report.duration >= 0.01:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(os.path.join(_durations, f"durations-{worker}.txt"), "a") as log:
+            log.write(f"{report.duration:.3f} {report.when} {report.outcome} {report.nodeid}\n")
 
 
 @pytest.fixture
