@@ -113,6 +113,14 @@ def begin_offsets(offsets, call, what: str) -> Offsets:
     return Offsets(ocall.x, ocall.dtype, ocall.size - 1, keep=offsets)
 
 
+def ready_offsets(o: Offsets, call, what: str, check: bool) -> None:
+    """The offsets on the device for the call's kernels (device_offsets), checked there first unless `check` is
+    off or they came from the host (checked by begin_offsets already)."""
+    device_offsets(o, call)
+    if check and o.host is None:
+        check_device_offsets(o, call, what)
+
+
 def device_offsets(o: Offsets, call):
     """The offsets on the device (uploading host ones on the call's stream): the address the kernels take."""
     if o.view is None:

@@ -54,9 +54,7 @@ def reduce_segments(call, offsets, out, *, op, value, start=None, empty_value=No
         if o.segments and call.size == 0:  # every segment empty: no kernel
             _fill(call, result, o.segments, identity(op, value) if empty_value is None else empty_value, value)
         elif o.segments:
-            segments.device_offsets(o, call)
-            if check and o.host is None:
-                segments.check_device_offsets(o, call, what)
+            segments.ready_offsets(o, call, what, check)
             source = arrays.DeviceView(int(call.x.gpudata), (call.size,), call.dtype, call.x)
             target = arrays.DeviceView(int(result.gpudata), shape, value, result)
             launch_reduce(call, source, target, o, op=op, value=value)

@@ -18,6 +18,12 @@ from ..types import ELEMENT_TYPES as READY_DTYPES
 from . import driver
 
 
+def overlaps(a, b) -> bool:
+    """Whether two device arrays as the drivers see them (.gpudata, .size, .dtype) share a byte of memory."""
+    a0, b0 = int(a.gpudata), int(b.gpudata)
+    return a0 < b0 + b.size * np.dtype(b.dtype).itemsize and b0 < a0 + a.size * np.dtype(a.dtype).itemsize
+
+
 class DeviceView:
     """Contiguous device memory as the drivers see it: an address (`gpudata`), shape, dtype and size, and what owns
     the memory (`native`: the caller's array or pyscan's Allocation, kept alive with the view)."""

@@ -81,11 +81,6 @@ def max_length(name: str):
     return entry.max_length if entry.fast else MAX_LENGTH
 
 
-def _overlaps(a, b) -> bool:
-    a0, b0 = int(a.gpudata), int(b.gpudata)
-    return a0 < b0 + b.size * b.dtype.itemsize and b0 < a0 + a.size * a.dtype.itemsize
-
-
 def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
          identity=None, initial=None, offsets=None, check_offsets=True):
     """Inclusive (or exclusive) prefix scan with `op`, like np.cumsum / np.cumprod / ufunc.accumulate: "add", "mul",
@@ -210,7 +205,7 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
             target = result if len(result_shape) == 1 else arrays.DeviceView(int(result.gpudata), flat, value, result)
             scratch = None
             # in place only where the kernels read a tile before writing it in the same dtype
-            if out is not None and (name not in IN_PLACE or value != call.dtype) and _overlaps(source, target):
+            if out is not None and (name not in IN_PLACE or value != call.dtype) and arrays.overlaps(source, target):
                 scratch = call.empty(flat, value)
             driver(source, scratch if scratch is not None else target, op=op, exclusive=bool(exclusive), call=call)
             if scratch is not None:

@@ -68,11 +68,6 @@ def launch_scan(call, x, out, offsets, *, op, exclusive: bool, value) -> int:
     return 1
 
 
-def _overlaps(a, b) -> bool:
-    a0, b0 = int(a.gpudata), int(b.gpudata)
-    return a0 < b0 + b.size * np.dtype(b.dtype).itemsize and b0 < a0 + a.size * np.dtype(a.dtype).itemsize
-
-
 def scan_segments(call, offsets, out, *, op, exclusive: bool, value, start=None, check: bool = True):
     """pyscan.scan's path for offsets=: x (the call's, flattened) scanned per segment into a 1-D result of x.size
     elements of the result dtype `value`, in the caller's kind.  start: initial= as the kernels take it (every
@@ -85,14 +80,12 @@ def scan_segments(call, offsets, out, *, op, exclusive: bool, value, start=None,
     with call:
         result = call.result(shape, value)
         if call.size:
-            segments.device_offsets(o, call)
-            if check and o.host is None:
-                segments.check_device_offsets(o, call, what)
+            segments.ready_offsets(o, call, what, check)
             source = arrays.DeviceView(int(call.x.gpudata), shape, call.dtype, call.x)
             target = arrays.DeviceView(int(result.gpudata), shape, value, result)
             # a tile is read whole before it is written; where the result's element size differs, out may not be x
             scratch = None
-            if out is not None and value != call.dtype and _overlaps(source, target):
+            if out is not None and value != call.dtype and arrays.overlaps(source, target):
                 scratch = call.empty(shape, value)
             launch_scan(call, source, scratch if scratch is not None else target, o, op=op, exclusive=exclusive,
                         value=value)
