@@ -28,7 +28,7 @@ from .. import axes
 from ..runtime import arrays, driver
 from ..runtime.loader import get_kernel
 from ..types import COMPUTE_TYPES, ELEMENT_TYPES, Types, as_dtype, check_dtype, defines, load
-from .axis import BLOCK, MAX_GRID, NOMINAL_SMS, column_plan, row_plan
+from .axis import BLOCK, MAX_GRID, NOMINAL_SMS, column_plan, pass_plan, row_plan
 
 KERNEL = "reduction/arg_extreme.cu"
 NO_INDEX = np.iinfo(np.int64).max  # the identity pair's index: every element's index is lower
@@ -158,6 +158,10 @@ def _plan(shape, axis, keepdims, what):
 # ---------------------------------------------------------------------------------------------------------------
 # GPU.
 
+FUNCTIONS = {"rows_short": "arg_extreme_rows_thread", "rows_warp": "arg_extreme_rows_warp",
+             "rows_block": "arg_extreme_rows_block", "columns": "arg_extreme_columns"}  # axis.pass_plan's kernels
+
+
 def _launch(function, dtype, largest, call, grid, *args):
     fn = get_kernel(KERNEL, function, device=call.device, **macros(dtype, largest))
     if grid > MAX_GRID:
@@ -176,12 +180,7 @@ def arg_along(x, out, outer: int, n: int, inner: int, *, largest: bool, call) ->
     source, in_value, in_index, launches = int(x.gpudata), 0, 0, 0
     keep = []  # the partials' buffers, alive until the launches that read them are queued
     while True:
-        if inner == 1:
-            mode, grid, splits, seg = row_plan(outer, n, sms)
-            chunks = splits
-        else:
-            lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
-            grid = outer * lane_chunks * chunks
+        kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms)
         last = chunks == 1
         if last:
             out_index, out_value = int(out.gpudata), 0
@@ -190,18 +189,8 @@ def arg_along(x, out, outer: int, n: int, inner: int, *, largest: bool, call) ->
             index_table = call.scratch(outer * chunks * inner * 8)
             keep += [value_table, index_table]
             out_index, out_value = int(index_table.gpudata), int(value_table.gpudata)
-        if inner == 1 and mode == "short":
-            _launch("arg_extreme_rows_thread", dtype, largest, call, grid,
-                    out_index, out_value, source, in_value, in_index, outer, n)
-        elif inner == 1 and mode == "warp":
-            _launch("arg_extreme_rows_warp", dtype, largest, call, grid,
-                    out_index, out_value, source, in_value, in_index, outer, n)
-        elif inner == 1:
-            _launch("arg_extreme_rows_block", dtype, largest, call, grid,
-                    out_index, out_value, source, in_value, in_index, n, splits, seg)
-        else:
-            _launch("arg_extreme_columns", dtype, largest, call, grid, out_index, out_value, source, in_value,
-                    in_index, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks)
+        _launch(FUNCTIONS[kind], dtype, largest, call, grid, out_index, out_value, source, in_value, in_index,
+                *geometry)
         launches += 1
         if last:
             return launches

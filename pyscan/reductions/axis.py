@@ -56,6 +56,18 @@ def row_plan(rows: int, n: int, sms: int) -> tuple:
     return "block", rows * splits, splits, seg
 
 
+def pass_plan(outer: int, n: int, inner: int, sms: int) -> tuple:
+    """One pass of the axis kernels over an (outer, n, inner) view (n > 0): (kernel, grid, chunks, geometry), kernel
+    one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan) or "columns" (column_plan); chunks the
+    partials per output (1: the pass gives the result; more: the next pass reduces the (outer, chunks, inner)
+    partials); geometry the kernel's arguments after its pointers.  The reductions and argmax/argmin run it."""
+    if inner == 1:
+        mode, grid, splits, seg = row_plan(outer, n, sms)
+        return "rows_" + mode, grid, splits, ((n, splits, seg) if mode == "block" else (outer, n))
+    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
+    return "columns", outer * lane_chunks * chunks, chunks, (n, inner, lanes, rows, chunk_rows, lane_chunks, chunks)
+
+
 def column_plan(outer: int, n: int, inner: int, sms: int) -> tuple:
     """(lanes, rows, chunk_rows, lane_chunks, chunks) of axis_columns.cu for an (outer, n, inner) view, inner > 1."""
     if inner < 32:
@@ -262,6 +274,12 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS) 
 # ---------------------------------------------------------------------------------------------------------------
 # GPU.
 
+REDUCE_FUNCTIONS = {"rows_short": (ROWS_KERNEL, "axis_rows_reduce_short"),
+                    "rows_warp": (ROWS_KERNEL, "axis_rows_reduce_warp"),
+                    "rows_block": (ROWS_KERNEL, "axis_rows_reduce_block"),
+                    "columns": (COLUMNS_KERNEL, "axis_columns_reduce")}  # pass_plan's kernels
+
+
 def _launch_pass(fn_name, kernel, macros, call, grid, *args):
     fn = get_kernel(kernel, fn_name, device=call.device, **macros)
     if grid > MAX_GRID:
@@ -283,28 +301,13 @@ def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_d
     source, launches = int(x.gpudata), 0
     keep = []  # the partials' buffers, alive until the launches that read them are queued
     while True:
-        if inner == 1:
-            mode, grid, splits, seg = row_plan(outer, n, sms)
-            chunks = splits
-        else:
-            lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
-            grid = outer * lane_chunks * chunks
+        kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms)
         last = chunks == 1
         target = out if last else call.scratch(outer * chunks * inner * compute.itemsize)
         keep.append(target)
         macros = kernel_macros(in_dtype, value, out_dtype if last else compute, op, partials_in=partials_in)
-        if inner == 1 and mode == "short":
-            _launch_pass("axis_rows_reduce_short", ROWS_KERNEL, macros, call, grid,
-                         int(target.gpudata), source, outer, n)
-        elif inner == 1 and mode == "warp":
-            _launch_pass("axis_rows_reduce_warp", ROWS_KERNEL, macros, call, grid,
-                         int(target.gpudata), source, outer, n)
-        elif inner == 1:
-            _launch_pass("axis_rows_reduce_block", ROWS_KERNEL, macros, call, grid,
-                         int(target.gpudata), source, n, splits, seg)
-        else:
-            _launch_pass("axis_columns_reduce", COLUMNS_KERNEL, macros, call, grid,
-                         int(target.gpudata), source, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks)
+        kernel, function = REDUCE_FUNCTIONS[kind]
+        _launch_pass(function, kernel, macros, call, grid, int(target.gpudata), source, *geometry)
         launches += 1
         if last:
             return launches
