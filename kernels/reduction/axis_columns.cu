@@ -12,27 +12,10 @@
 // are partials, an (outer, chunks, inner) array that the host reduces again with this same kernel (a second pass,
 // as in PMPP §10.7 without its atomics).  No atomics: every output is a fixed tree of the inputs, so float sums are
 // reproducible run to run and bounded (pyscan/reductions/axis.py, error_depth).
-#include "../common/operators.cuh"
+#include "../common/partials.cuh"  // load_element: x or an earlier pass's partials; op_store keeps partials as T
 
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
-
-// Loads and stores: operators.cuh's op_load converts an element of x to the result dtype (VALUE_TYPE) and widens it
-// to T, NumPy's conversion to the accumulator, done in the load (no extra pass); a later pass reads partials that
-// an earlier pass wrote in T itself (PARTIALS_IN = 1: no second rounding through VALUE_TYPE, float16 sums stay
-// float32 until the last store).  Stores: OUT_TYPE == T is a partial, kept as it is; anything else is the result,
-// op_store (rounded to nearest for __half / __nv_bfloat16, cut to the width for narrow integers, nonzero for bool).
-#ifndef PARTIALS_IN
-#define PARTIALS_IN 0
-#endif
-__device__ __forceinline__ T load_element(InT v) {
-    if constexpr (PARTIALS_IN) return convert<T>(v);
-    else return op_load(v);
-}
-__device__ __forceinline__ OutT store_value(T v) {
-    if constexpr (cuda::std::is_same<OutT, T>::value) return v;
-    else return op_store(v);
-}
 constexpr int BLOCK = 256;
 
 // out[(o * chunks + c) * inner + l] = op over rows [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer
@@ -72,5 +55,5 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
         if (used && ty < half && ty + half < rows) totals[t] = op_combine(totals[t], totals[t + half * lanes]);
         __syncthreads();
     }
-    if (ty == 0 && l < inner) out[(o * chunks + c) * inner + l] = store_value(totals[t]);
+    if (ty == 0 && l < inner) out[(o * chunks + c) * inner + l] = op_store(totals[t]);
 }

@@ -12,30 +12,13 @@
 //   one shared-memory tree of the warp results (fast.cu's block), one result per segment.  With splits > 1 the
 //   results are per-segment partials, a (rows, splits) table the host reduces again with these same kernels.
 // No atomics: each output is a fixed tree of the inputs, so float sums are reproducible run to run.
-#include "../common/operators.cuh"
+#include "../common/partials.cuh"  // load_element: x or an earlier pass's partials; op_store keeps partials as T
 
 #ifndef SHORT_ROW
 #define SHORT_ROW 16
 #endif
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
-
-// Loads and stores: operators.cuh's op_load converts an element of x to the result dtype (VALUE_TYPE) and widens it
-// to T, NumPy's conversion to the accumulator, done in the load (no extra pass); a later pass reads partials that
-// an earlier pass wrote in T itself (PARTIALS_IN = 1: no second rounding through VALUE_TYPE, float16 sums stay
-// float32 until the last store).  Stores: OUT_TYPE == T is a partial, kept as it is; anything else is the result,
-// op_store (rounded to nearest for __half / __nv_bfloat16, cut to the width for narrow integers, nonzero for bool).
-#ifndef PARTIALS_IN
-#define PARTIALS_IN 0
-#endif
-__device__ __forceinline__ T load_element(InT v) {
-    if constexpr (PARTIALS_IN) return convert<T>(v);
-    else return op_load(v);
-}
-__device__ __forceinline__ OutT store_value(T v) {
-    if constexpr (cuda::std::is_same<OutT, T>::value) return v;
-    else return op_store(v);
-}
 
 constexpr int BLOCK = 256;  // threads per block, every kernel here
 constexpr unsigned FULL = 0xffffffffu;
@@ -62,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     if (row0 + t < rows) {
         T acc = op_identity();
         for (int j = 0; j < n; ++j) acc = op_combine(acc, smem[pad(t * n + j)]);
-        out[row0 + t] = store_value(acc);
+        out[row0 + t] = op_store(acc);
     }
 }
 
@@ -85,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     }
     for (; j < n; j += 32) a0 = op_combine(a0, load_element(x[j]));
     const T v = warp_reduce(op_combine(op_combine(a0, a1), op_combine(a2, a3)));
-    if (lane == 0) out[row] = store_value(v);
+    if (lane == 0) out[row] = op_store(v);
 }
 
 // Long rows: block b reduces elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
@@ -116,6 +99,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     __syncthreads();
     if (warp == 0) {
         v = warp_reduce(lane < BLOCK / 32 ? warp_results[lane] : op_identity());
-        if (lane == 0) out[b] = store_value(v);
+        if (lane == 0) out[b] = op_store(v);
     }
 }
