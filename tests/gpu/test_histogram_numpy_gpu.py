@@ -6,6 +6,7 @@ bound of tests/unit/test_histogram_numpy.py."""
 
 import numpy as np
 import pytest
+from test_interop_gpu import to_kind, to_numpy
 
 import pyscan
 from pyscan.histograms import numpy_histogram as nh
@@ -16,48 +17,6 @@ DTYPES = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8,
                                 np.float16, np.float32, np.float64)]
 INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
 DEVICE_KINDS = ["cupy", "torch", "pycuda", "numba"]
-
-
-def _library(kind):
-    if kind == "pycuda":
-        pyscan.pycuda_context()
-        import pycuda.gpuarray as ga
-
-        return ga
-    if kind == "numba":
-        numba_cuda = pytest.importorskip("numba.cuda")
-        if not numba_cuda.is_available():
-            pytest.skip("numba.cuda sees no GPU")
-        return numba_cuda
-    return pytest.importorskip(kind) if kind != "numpy" else np
-
-
-def to_kind(host, kind):
-    lib = _library(kind)
-    if kind == "numpy":
-        return host.copy()
-    if kind == "pycuda":
-        return lib.to_gpu(host)
-    if kind == "cupy":
-        return lib.asarray(host)
-    if kind == "torch":
-        if host.dtype in (np.uint16, np.uint32, np.uint64) and not hasattr(lib, "uint32"):
-            pytest.skip("this torch has no unsigned types beyond uint8")
-        return lib.from_numpy(host.copy()).cuda()
-    return lib.to_device(host)
-
-
-def to_numpy(x):
-    if isinstance(x, (np.ndarray, np.generic)):
-        return np.asarray(x)
-    module = type(x).__module__.split(".")[0]
-    if module == "cupy":
-        return x.get()
-    if module == "torch":
-        return x.cpu().numpy()
-    if module == "numba":
-        return x.copy_to_host()
-    return x.get()
 
 
 def _module(x):
