@@ -30,6 +30,7 @@ rounding where the model has two: float results of such expressions can differ i
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -461,11 +462,18 @@ class Expression:
 
 
 def parse(source, variables: tuple = OPERATOR_VARIABLES, what: str = "op") -> Expression:
-    """`source` checked and parsed (ExpressionError: what is wrong, quoted and marked; TypeError: not a str)."""
+    """`source` checked and parsed (ExpressionError: what is wrong, quoted and marked; TypeError: not a str).
+    Parsed once per (source, variables, what): a call that names the same expression again looks it up (an
+    Expression is immutable), as its kernels are."""
     if not isinstance(source, str):
         raise TypeError(f"{what}: expected a str (a name or a C expression), got {type(source).__name__} {source!r}")
-    tree = _Parser(source, tuple(variables), what).parse()
-    return Expression(_to_c(tree), tuple(variables), source, what, tree)
+    return _parse(source, tuple(variables), what)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(source: str, variables: tuple, what: str) -> Expression:
+    tree = _Parser(source, variables, what).parse()
+    return Expression(_to_c(tree), variables, source, what, tree)
 
 
 # ---------------------------------------------------------------------------------------------------------------
