@@ -384,7 +384,31 @@ def result_dtype(dtype, op: str, requested=None) -> np.dtype:
     if op in LOGICAL and result != np.bool_:
         raise TypeError(f"op {op!r} gives bool (as np.{op}.accumulate does), got dtype={dtype_name(result)}")
     _check_op_dtype(result, op, "dtype=")
+    if (dtype, op) not in _results and len(_results) < 4096:  # (dtype, op) seen: the next call with dtype= is hot
+        try:
+            _check_op_dtype(dtype, op, "x of dtype")
+            _results[(dtype, op)] = _default_result(dtype, op)
+        except TypeError:
+            pass
     return result
+
+
+_requested: dict = {}  # (dtype, op, dtype= as the caller gave it) -> result dtype: the hot path's look-up
+
+
+def requested_result(dtype, op: str, requested) -> np.dtype:
+    """result_dtype(dtype, op, requested), cached per (dtype, op, requested) where `requested` is hashable: the commonest
+    call with dtype= (the like-for-like call beside torch.sum(x, dtype=x.dtype)) looks it up instead of checking it."""
+    key = (dtype, op, requested)
+    try:
+        found = _requested.get(key)
+    except TypeError:  # an unhashable dtype= (checked, not kept)
+        return result_dtype(dtype, op, requested)
+    if found is None:
+        found = result_dtype(dtype, op, requested)
+        if len(_requested) < 4096:
+            _requested[key] = found
+    return found
 
 
 def compute_dtype(value) -> np.dtype:

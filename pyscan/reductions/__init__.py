@@ -66,6 +66,7 @@ from ..types import (
     mapped_types,
     operator,
     parse_map,
+    requested_result,
     result_dtype,
     scalar_of,
     to_value,
@@ -189,12 +190,19 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
       reproducible.
     """
     kind = arrays.READY.get(type(x))
-    if kind is not None and axis is None and dtype is None and out is None and keepdims is False and (
+    if kind is not None and axis is None and out is None and keepdims is False and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
             identity is None and initial is None and map is None and offsets is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and read[1] and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid
-            return AUTO_READY(kind, x, *read, op)
+            if dtype is None:
+                return AUTO_READY(kind, x, *read, op)
+            try:
+                result = requested_result(read[2], op, dtype)
+            except (TypeError, ValueError):  # a bad dtype=: refused below, in the call's words
+                result = None
+            if result is not None:
+                return AUTO_READY(kind, x, *read, op, result)
     if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:
         torch_ops = arrays.torch_route(x, kind)  # requires grad, CPU, traced: the custom operator
         if torch_ops is not None:

@@ -175,7 +175,8 @@ def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
     if blocks == 1:
         fn.launch_typed(context, stream, fn.config(1, FAST_BLOCK), out, 0, 0, x, n)
         return
-    if driver._capturing(stream):  # a CUDA graph: the call's own buffer, its counter zeroed (runtime.capture)
+    if driver._capturing(stream) and driver.capturing(stream, device):
+        # a CUDA graph: the call's own buffer, its counter zeroed (runtime.capture)
         kept = capture.status(PARTIALS_OFFSET + blocks * partial_size, device, stream, zero_bytes=PARTIALS_OFFSET)
     else:
         kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)
@@ -194,11 +195,17 @@ def launch(x, *, op, call, blocks=None, out=None, dtype=None, map=None):
     return out
 
 
-def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str):
+def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, result=None):
     """The commonest call, pyscan.reduce(x) of a non-empty 1-D C-contiguous device array on its library's stream,
-    made whole: the 0-d result allocated by x's library (kind), one launch in the device's primary context."""
-    native, out = kind.new(x, (), RESULTS.get((dtype, op)) or result_dtype(dtype, op), device, stream)
-    p = _plans.get((dtype, op, device, None)) or plan(dtype, op, device)
+    made whole: the 0-d result allocated by x's library (kind), one launch in the device's primary context.
+    result: dtype= checked (pyscan.types.requested_result); None: NumPy's accumulator rule."""
+    default = RESULTS.get((dtype, op)) or result_dtype(dtype, op)
+    if result is None or result == default:
+        native, out = kind.new(x, (), default, device, stream)
+        p = _plans.get((dtype, op, device, None)) or plan(dtype, op, device)
+    else:  # dtype= other than NumPy's rule (int32 summed in int32): the plan of that result
+        native, out = kind.new(x, (), result, device, stream)
+        p = _plans.get((dtype, op, device, result)) or plan(dtype, op, device, result)
     if n <= p.per_block:  # one block: no workspace (launch_into's rule, without its look-ups)
         p.small.launch_typed(p.context, stream, p.one_block, out, 0, 0, address, n)
     else:

@@ -304,7 +304,6 @@ class _Torch(Kind):
     _to_numpy: dict = {}
     _to_torch: dict = {}
     _devices: dict = {}
-    _zero_d: dict = {}  # (dtype, device) -> a 0-d tensor that 0-d results are made like (empty_like is cheapest)
     _current = None  # torch's current raw stream of a device
     _compiling = None  # torch.compiler.is_compiling
 
@@ -358,21 +357,20 @@ class _Torch(Kind):
 
     def new(self, x, shape, dtype, device, stream):
         # empty_like's rule, inlined: the hot call; like x only where the result has x's dtype (int32 add -> int64)
-        like = self._zero_d.get((dtype, device)) if shape == () else x if self._to_numpy.get(x.dtype) == dtype else None
-        native = sys.modules["torch"].empty_like(like) if like is not None else self.empty_like(x, shape, dtype,
-                                                                                                  device, stream)
+        native = (sys.modules["torch"].empty_like(x) if shape != () and self._to_numpy.get(x.dtype) == dtype else
+                  self.empty_like(x, shape, dtype, device, stream))
         return native, native.data_ptr()
 
     def empty_like(self, x, shape, dtype, device, stream, on_default=True):
-        """torch.empty_like: half the host time of torch.empty's dtype and device arguments (a scan's result is
-        like x; a reduction's like a 0-d tensor kept per dtype and device)."""
+        """torch.empty_like / Tensor.new_empty: half the host time of torch.empty's dtype and device arguments (a
+        scan's result is like x; a reduction's is x.new_empty(())).  No tensor is kept to be made like: one made
+        while torch.compile's CUDA-graph trees record would stay in their pool, untracked (they refuse that)."""
         if not on_default:
             return self.empty(shape, dtype, device, stream, on_default)
         if shape == ():
-            like = self._zero_d.get((dtype, device))
-            if like is None:
-                like = self._zero_d[(dtype, device)] = self.empty((), dtype, device, stream)
-            return sys.modules["torch"].empty_like(like)
+            if self._to_numpy.get(x.dtype) == dtype:
+                return x.new_empty(())
+            return x.new_empty((), dtype=self._to_torch[dtype])
         if self._to_numpy.get(x.dtype) != dtype:  # a scan whose result dtype is not x's (int32 add -> int64)
             return sys.modules["torch"].empty_like(x, dtype=self._to_torch[dtype])
         return sys.modules["torch"].empty_like(x)

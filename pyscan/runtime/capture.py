@@ -67,8 +67,6 @@ def scratch(nbytes: int, device: int, stream: int) -> Scratch:
 def status(nbytes: int, device: int, stream: int, zero_bytes: int | None = None) -> Scratch:
     """A captured call's own kept-state buffer: scratch() zeroed on the stream (a memset node, run on every replay)
     over its first zero_bytes (default: all of it).  The kernel then runs with epoch 0."""
-    driver.capturing(stream)  # the hot paths came here on any non-zero code: an error code raises (CaptureError
-    # for the legacy stream while another stream captures) before anything is enqueued
     buffer = scratch(nbytes, device, stream)
     words = -(-(nbytes if zero_bytes is None else zero_bytes) // 4)
     previous = driver.enter(device)

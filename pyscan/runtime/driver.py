@@ -238,13 +238,22 @@ def handle_of(stream_object) -> int:
                     f"(int), got {type(stream_object).__module__}.{type(stream_object).__name__}")
 
 
-def capturing(handle: int) -> bool:
+def capturing(handle: int, device: int | None = None) -> bool:
     """Whether stream `handle` is being captured into a CUDA graph (cuStreamIsCapturing from C: the check the calls
-    that keep state between launches make before they pick their path; docs/runtime.md, "CUDA graphs").  The legacy
-    stream while a blocking stream is capturing raises CaptureError: nothing may run on it then."""
+    that keep state between launches make before they pick their path; docs/runtime.md, "CUDA graphs").  The hot
+    paths ask `_capturing(handle)` first and come here on any non-zero code.  The legacy stream while a blocking
+    stream is capturing raises CaptureError: nothing may run on it then.  The legacy stream asked from a thread with
+    no current context (a worker thread's first call) answers CUDA_ERROR_INVALID_CONTEXT: asked again in `device`'s
+    primary context (tests/gpu/test_interop_gpu.py, the thread pool)."""
     if _capturing is None:  # not set up: nothing has run on a GPU
         return False
     code = _capturing(handle)
+    if code == -201 and device is not None:  # CUDA_ERROR_INVALID_CONTEXT
+        previous = enter(device)
+        try:
+            code = _capturing(handle)
+        finally:
+            leave(previous)
     if code < 0:
         if code == -906:  # CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
             raise CaptureError("pyscan: the legacy default stream cannot be used while a stream is capturing a CUDA "

@@ -36,6 +36,7 @@ from ..types import (
     check_identity,
     initial_compute,
     operator,
+    requested_result,
     result_dtype,
 )
 from ..types import _results as _RESULTS
@@ -149,12 +150,19 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     call returns without waiting for the GPU unless the result goes to NumPy.
     """
     kind = arrays.READY.get(type(x))
-    if kind is not None and axis is None and dtype is None and algorithm == "auto" and out is None and (
+    if kind is not None and axis is None and algorithm == "auto" and out is None and (
             stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)) and (
             identity is None and initial is None and offsets is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
         if read is not None and (read[2], op) in _RESULTS:  # (dtype, op) seen and valid: result_dtype's cache
-            return AUTO_READY(kind, x, *read, op, exclusive)
+            if dtype is None:
+                return AUTO_READY(kind, x, *read, op, exclusive)
+            try:
+                result = requested_result(read[2], op, dtype)
+            except (TypeError, ValueError):  # a bad dtype=: refused below, in the call's words
+                result = None
+            if result is not None:
+                return AUTO_READY(kind, x, *read, op, exclusive, result)
     if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:
         torch_ops = arrays.torch_route(x, kind)  # requires grad, CPU, traced: the custom operator
         if torch_ops is not None:

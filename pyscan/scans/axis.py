@@ -263,7 +263,7 @@ def _next_status(slots: int, itemsize: int, device: int, stream: int) -> tuple:
     epoch, or while the stream captures a CUDA graph a zeroed buffer of the call's own and epoch 0
     (pyscan.runtime.capture)."""
     nbytes = 8 * (2 + slots * (1 if itemsize == 4 else 4))
-    if driver._capturing(stream):
+    if driver._capturing(stream) and driver.capturing(stream, device):
         own = capture.status(nbytes, device, stream)
         return own.address, 0, own
     workspace = _status[itemsize]

@@ -354,7 +354,8 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
     if tiles == 1:  # no look-back: no status words, no epoch
         p.kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)
         return
-    if driver._capturing(stream):  # a CUDA graph: the call's own zeroed status, epoch 0 (pyscan.runtime.capture)
+    if driver._capturing(stream) and driver.capturing(stream, device):
+        # a CUDA graph: the call's own zeroed status, epoch 0 (pyscan.runtime.capture)
         own = capture.status(8 * (2 + status_words(tiles, p.status_size)), device, stream)
         base, epoch = own.address, 0
     else:
@@ -363,14 +364,16 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
                           exclusive, base, base + 16, tiles, epoch)
 
 
-def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, exclusive: bool):
+def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, exclusive: bool, result=None):
     """The commonest call, pyscan.scan(x) of a 1-D C-contiguous device array on its library's stream, made whole:
-    the result allocated by x's library (kind), one launch in the device's primary context.  Nothing is entered."""
-    result = RESULTS.get((dtype, op)) or result_dtype(dtype, op)  # NumPy's accumulator rule (pyscan.types)
+    the result allocated by x's library (kind), one launch in the device's primary context.  Nothing is entered.
+    result: dtype= checked (pyscan.types.requested_result); None: NumPy's accumulator rule."""
+    if result is None:
+        result = RESULTS.get((dtype, op)) or result_dtype(dtype, op)  # NumPy's accumulator rule (pyscan.types)
     native, out = kind.new(x, (n,), result, device, stream)
     if n:
         launch(out, address, n, dtype, op, exclusive, device, stream, driver._primary.get(device) or
-               driver.primary(device), None if result is dtype else result)
+               driver.primary(device), None if result == dtype else result)
     return native
 
 

@@ -42,7 +42,7 @@ def status_for(call, tiles: int, value) -> tuple:
     if tiles == 1:
         return 0, 0, 0, None
     itemsize = COMPUTE_TYPES[np.dtype(value)].itemsize
-    if driver._capturing(call.stream):
+    if driver._capturing(call.stream) and driver.capturing(call.stream, call.device):
         own = capture.status(8 * (2 + status_words(tiles, itemsize)), call.device, call.stream)
         return own.address, own.address + 16, 0, own
     base, epoch = next_status(tiles, itemsize, call.device, call.stream)

@@ -182,9 +182,15 @@ def test_two_threads_capture_on_two_streams_at_once(n):
                     pyscan.scan(x), pyscan.reduce(x)
                 stream.synchronize()
                 barrier.wait()
+                # torch.cuda.graph() synchronizes the device on entry, which fails while the other thread captures
+                # (cudaErrorStreamCaptureUnsupported): begin and end the captures directly, overlapping
                 graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
+                graph.capture_begin(capture_error_mode="thread_local")
+                try:
                     s, r = pyscan.scan(x), pyscan.reduce(x)
+                    barrier.wait()  # both captures are open here
+                finally:
+                    graph.capture_end()
                 barrier.wait()
                 for _ in range(REPLAYS):
                     _fill(x, generator)
@@ -308,7 +314,11 @@ def test_scan_gradcheck_cuda(op, exclusive, n):
         return y[1:] if exclusive and op in ("max", "min") else y
 
     fast = n > 100  # the full Jacobian of 9000 elements is slow: fast mode projects it
-    assert torch.autograd.gradcheck(f, (x,), fast_mode=fast)
+    # The backward of add and mul is a float64 scan by decoupled look-back, which is not bitwise the same from run to
+    # run (how far a tile looks back changes the association of its prefix; README, "Floating point"): two runs of
+    # n sums of at most n terms of size <= 1 differ by at most 2 * n * eps * n.  max and min are exact.
+    tolerance = 2 * n * n * np.finfo(np.float64).eps if op in ("add", "mul") else 0.0
+    assert torch.autograd.gradcheck(f, (x,), fast_mode=fast, nondet_tol=tolerance)
 
 
 @pytest.mark.parametrize("op", ["add", "mul", "max", "min"])

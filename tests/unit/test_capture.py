@@ -204,6 +204,19 @@ def test_the_legacy_stream_during_a_blocking_capture_is_refused(monkeypatch):
         driver.capturing(0)
 
 
+def test_a_thread_with_no_current_context_asks_again_in_the_devices(monkeypatch):
+    # cuStreamIsCapturing of the legacy stream from a worker thread's first call: CUDA_ERROR_INVALID_CONTEXT, then the
+    # answer once the device's primary context is current (tests/gpu/test_interop_gpu.py, the thread pool)
+    current = []
+    monkeypatch.setattr(driver, "_capturing", lambda handle: 0 if current else -201)
+    monkeypatch.setattr(driver, "enter", lambda ordinal, keep_any_on_device=False: current.append(ordinal) or -1)
+    monkeypatch.setattr(driver, "leave", lambda previous: current.clear())
+    assert driver.capturing(0, 0) is False and current == []
+    monkeypatch.setattr(driver, "_cu", pytest.importorskip("cuda.bindings.driver"))  # names the error's code
+    with pytest.raises(driver.CudaError, match="INVALID_CONTEXT"):
+        driver.capturing(0)  # no device to ask in: the error, not a guess
+
+
 def test_a_histograms_first_upload_under_capture_says_to_warm_up(monkeypatch):
     from pyscan.histograms import numpy_histogram as nh
 

@@ -252,3 +252,35 @@ def test_threads_see_their_own_stream_and_device(fake_gpu):
         np.testing.assert_array_equal(result.host, np.cumsum(np.arange(100) * i))
         assert result.device == i % 3
     assert sorted((device, stream) for _, device, stream in seen) == sorted((i % 3, 1000 + i) for i in range(16))
+
+
+def test_dtype_takes_the_commonest_calls_path_with_the_checked_result(monkeypatch):
+    # scan(x, dtype=...) and reduce(x, dtype=...) of a ready 1-D device array go to the auto algorithm's ready() with
+    # the checked result dtype (the like-for-like call beside torch.sum(x, dtype=x.dtype)); a bad dtype= does not,
+    # and is refused by the general path
+    import pyscan.reductions as reductions_module
+    import pyscan.scans as scans_module
+
+    class Ready:  # a device array of 8 int32 elements that the commonest call takes as it is
+        pass
+
+    class Kind:
+        def ready(self, x):
+            return 0x1000, 8, np.dtype(np.int32), 0, 0
+
+    monkeypatch.setitem(arrays.READY, Ready, Kind())
+    seen = []
+    monkeypatch.setattr(scans_module, "AUTO_READY", lambda *args: seen.append(("scan", args[-1])) or "scanned")
+    monkeypatch.setattr(reductions_module, "AUTO_READY", lambda *args: seen.append(("reduce", args[-1])) or "reduced")
+    result_dtype(np.dtype(np.int32), "add")  # a (dtype, op) seen before, as after a first call
+    x = Ready()
+    assert pyscan.scan(x) == "scanned" and seen.pop() == ("scan", False)  # no dtype=: NumPy's rule, in ready()
+    assert pyscan.scan(x, dtype=np.int32) == "scanned" and seen.pop() == ("scan", np.dtype(np.int32))
+    assert pyscan.scan(x, dtype="int8", exclusive=True) == "scanned" and seen.pop() == ("scan", np.dtype(np.int8))
+    assert pyscan.reduce(x, dtype=np.int32) == "reduced" and seen.pop() == ("reduce", np.dtype(np.int32))
+    assert pyscan.reduce(x, dtype=np.float64) == "reduced" and seen.pop() == ("reduce", np.dtype(np.float64))
+    with pytest.raises(TypeError):
+        pyscan.scan(x, dtype="not a dtype")
+    with pytest.raises(TypeError):
+        pyscan.reduce(x, op="logical_or", dtype=np.int32)  # logical operators give bool
+    assert seen == []
