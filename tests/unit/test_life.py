@@ -186,7 +186,7 @@ def test_zero_generations_needs_no_gpu():
 # ---- Registry ----
 
 def test_registry_and_names():
-    assert life.LIFE_KERNELS == ("global", "iterative_block", "shared", "tiled", "fast")
+    assert life.LIFE_KERNELS == ("global", "iterative_block", "shared", "tiled", "fast", "temporal")
     assert pyscan.LIFE_KERNELS == life.LIFE_KERNELS
     assert pyscan.REGISTRIES["life"] is life.LIFE
     files = set(kernel_files())
@@ -195,5 +195,144 @@ def test_registry_and_names():
         assert algorithm.model is life.reference_step
         assert algorithm.source and algorithm.summary
         assert algorithm.max_length == (1024 if algorithm.name in ("iterative_block", "shared") else None)
-    assert [a.name for a in life.LIFE if a.fast] == ["fast"]
+    assert [a.name for a in life.LIFE if a.fast] == ["fast"]  # temporal: not until measured on the GPU
     assert life.choose_auto((16384, 16384)) == "fast"
+    assert life.choose_auto((65536, 65536)) == "fast"
+
+
+# ---- The NumPy model of kernels/life/temporal.cu: k generations a pass, tile by tile, with the kernel's indices ----
+
+from pyscan.life import reference as R  # noqa: E402
+
+GOSPER_GUN = ["........................O...........",
+              "......................O.O...........",
+              "............OO......OO............OO",
+              "...........O...O....OO............OO",
+              "OO........O.....O...OO..............",
+              "OO........O...O.OO....O.O...........",
+              "..........O.....O.......O...........",
+              "...........O...O....................",
+              "............OO......................"]
+PULSAR_QUADRANT = ["..OOO", ".....", "O....O", "O....O", "O....O", "..OOO"]
+
+
+def pattern(rows):
+    width = max(len(r) for r in rows)
+    return np.array([[c == "O" for c in r.ljust(width, ".")] for r in rows], dtype=np.uint8)
+
+
+def pulsar():
+    """The period-3 pulsar (13x13), built from its quadrant by reflection."""
+    p = np.zeros((13, 13), np.uint8)
+    for y, x in [(0, 2), (0, 3), (0, 4), (2, 0), (3, 0), (4, 0), (5, 2), (5, 3), (5, 4), (2, 5), (3, 5), (4, 5)]:
+        for yy, xx in [(y, x), (y, 12 - x), (12 - y, x), (12 - y, 12 - x)]:
+            p[yy, xx] = 1
+    return p
+
+
+def test_tiling_constants_are_the_kernels_defaults():
+    """The driver passes reference.TEMPORAL_* as #defines; the .cu's own defaults (what nvcc and the sanitizer
+    checks compile) are the same numbers."""
+    import re
+
+    from pyscan.life.drivers import TemporalDriver
+    from pyscan.runtime.loader import KERNEL_ROOT
+
+    source = (KERNEL_ROOT / "life" / "temporal.cu").read_text()
+    defaults = {m[0]: int(m[1]) for m in re.findall(r"#define (\w+) (\d+)", source)}
+    assert defaults == {"TILE_WORDS": R.TEMPORAL_TILE_WORDS, "TILE_ROWS": R.TEMPORAL_TILE_ROWS,
+                        "MAX_K": R.TEMPORAL_MAX_K, "BLOCK": R.TEMPORAL_BLOCK}
+    assert (TemporalDriver.tile_words, TemporalDriver.tile_rows, TemporalDriver.max_k, TemporalDriver.block) == (
+        R.TEMPORAL_TILE_WORDS, R.TEMPORAL_TILE_ROWS, R.TEMPORAL_MAX_K, R.TEMPORAL_BLOCK)
+    assert 1 <= R.TEMPORAL_DEFAULT_K <= R.TEMPORAL_MAX_K <= 32
+
+
+@pytest.mark.parametrize("n, k, plan", [(0, None, []), (1, None, [1]), (5, None, [5]), (8, None, [8]),
+                                        (21, None, [8, 8, 5]), (16, None, [8, 8]), (21, 16, [16, 5]),
+                                        (3, 16, [3]), (7, 1, [1] * 7), (33, 16, [16, 16, 1])])
+def test_pass_plan(n, k, plan):
+    assert R.TEMPORAL_DEFAULT_K == 8  # the plans below are written for it
+    assert life.pass_plan(n, k) == plan
+    assert sum(plan) == n
+
+
+@pytest.mark.parametrize("k", [0, 17, -1])
+def test_pass_plan_refuses_k_out_of_range(k):
+    with pytest.raises(ValueError, match="1..16"):
+        life.pass_plan(10, k)
+
+
+# odd shapes: 1 x n, n x 1, primes, narrower / lower than a tile, wider than a tile (30 words = 960 columns), and
+# several tiles each way with small tiles
+@pytest.mark.parametrize("shape", [(1, 1), (1, 97), (97, 1), (2, 3), (31, 37), (67, 61), (13, 1009), (5, 961),
+                                   (3, 993), (70, 33)])
+def test_temporal_model_equals_reference(shape, rng):
+    lattice = (rng.random(shape) < 0.3).astype(np.uint8)
+    generations = 37  # passes of 8, 8, 8, 8, 5
+    np.testing.assert_array_equal(life.temporal_model(lattice, generations), life.reference_step(lattice, generations))
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 16])
+@pytest.mark.parametrize("shape", [(29, 67), (64, 64), (65, 1000)])
+def test_temporal_model_every_k(shape, k, rng):
+    lattice = (rng.random(shape) < 0.35).astype(np.uint8)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 2 * k + 1, k),
+                                  life.reference_step(lattice, 2 * k + 1))
+
+
+@pytest.mark.parametrize("tile_rows, k", [(4, 16), (1, 3), (7, 5)])
+def test_temporal_model_small_tiles(tile_rows, k, rng):
+    """Tiles lower than the halo (k > TILE_ROWS): each tile reads rows of several tiles above and below."""
+    lattice = (rng.random((23, 70)) < 0.3).astype(np.uint8)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 3 * k + 2, k, tile_rows=tile_rows),
+                                  life.reference_step(lattice, 3 * k + 2))
+
+
+def test_temporal_model_32_generations_a_pass_is_the_halo_words_limit(rng):
+    """k = 32 (the one-word halo's bound, MAX_K's limit) is still exact."""
+    lattice = (rng.random((20, 1500)) < 0.35).astype(np.uint8)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 32, 32, max_k=32, tile_rows=8),
+                                  life.reference_step(lattice, 32))
+
+
+def test_temporal_hundreds_of_generations_odd_shapes(rng):
+    for shape in [(1, 45), (45, 1), (17, 19), (11, 41)]:
+        lattice = (rng.random(shape) < 0.3).astype(np.uint8)
+        np.testing.assert_array_equal(life.temporal_model(lattice, 300), life.reference_step(lattice, 300))
+
+
+@pytest.mark.parametrize("shape", [(9, 37), (41, 43)])
+def test_temporal_glider_crosses_the_seam(shape):
+    """A glider placed across the right and bottom edges (the periodic extension's seam), 4 generations at a time
+    in passes of 8, 8, ..., 4: it moves one cell diagonally every 4 generations all the way round."""
+    start = np.roll(place(GLIDER, shape), (shape[0] - 1, shape[1] - 2), axis=(0, 1))
+    state = start
+    for k in range(1, max(shape) + 2, 5):
+        state = life.temporal_model(start, 4 * k)
+        np.testing.assert_array_equal(state, np.roll(start, (k, k), axis=(0, 1)))
+
+
+def test_temporal_pulsar_has_period_three_over_a_long_run():
+    lattice = place(pulsar(), (31, 67), at=(9, 40))
+    np.testing.assert_array_equal(life.reference_step(lattice, 3), lattice)
+    assert not np.array_equal(life.reference_step(lattice, 1), lattice)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 300), lattice)   # 37 passes of 8 and one of 4
+    np.testing.assert_array_equal(life.temporal_model(lattice, 301), life.reference_step(lattice, 1))
+
+
+def test_temporal_gosper_gun():
+    """The Gosper glider gun on a lattice wider than a tile row of the model's small tiles: 120 generations, the
+    gliders it fires cross tile edges; equal to the reference, and the gun has fired (population grew)."""
+    lattice = place(pattern(GOSPER_GUN), (50, 80), at=(2, 2))
+    out = life.temporal_model(lattice, 120, tile_rows=8)
+    np.testing.assert_array_equal(out, life.reference_step(lattice, 120))
+    assert out.sum() > lattice.sum() + 10
+
+
+def test_temporal_model_keeps_padding_zero(rng):
+    lattice = (rng.random((12, 45)) < 0.5).astype(np.uint8)
+    words = R.pack_bits(lattice)
+    for k in (1, 5, 16):
+        out = R.temporal_pass(words, 45, k)
+        assert (out[:, -1] >> np.uint32(13) == 0).all()  # 45 = 32 + 13: bits 13..31 of the last word are padding
+        np.testing.assert_array_equal(R.unpack_bits(out, 45), life.reference_step(lattice, k))
