@@ -3,9 +3,11 @@ validation (all of which must fail before any GPU is touched), and the registry.
 
 import numpy as np
 import pytest
+from life_patterns import GOSPER_GUN, pattern, pulsar  # tests/helpers
 
 import pyscan
 from pyscan import life
+from pyscan.life import reference as R
 from pyscan.runtime.loader import kernel_files
 
 GLIDER = np.array([[0, 1, 0],
@@ -201,33 +203,6 @@ def test_registry_and_names():
 
 
 # ---- The NumPy model of kernels/life/temporal.cu: k generations a pass, tile by tile, with the kernel's indices ----
-
-from pyscan.life import reference as R  # noqa: E402
-
-GOSPER_GUN = ["........................O...........",
-              "......................O.O...........",
-              "............OO......OO............OO",
-              "...........O...O....OO............OO",
-              "OO........O.....O...OO..............",
-              "OO........O...O.OO....O.O...........",
-              "..........O.....O.......O...........",
-              "...........O...O....................",
-              "............OO......................"]
-PULSAR_QUADRANT = ["..OOO", ".....", "O....O", "O....O", "O....O", "..OOO"]
-
-
-def pattern(rows):
-    width = max(len(r) for r in rows)
-    return np.array([[c == "O" for c in r.ljust(width, ".")] for r in rows], dtype=np.uint8)
-
-
-def pulsar():
-    """The period-3 pulsar (13x13), built from its quadrant by reflection."""
-    p = np.zeros((13, 13), np.uint8)
-    for y, x in [(0, 2), (0, 3), (0, 4), (2, 0), (3, 0), (4, 0), (5, 2), (5, 3), (5, 4), (2, 5), (3, 5), (4, 5)]:
-        for yy, xx in [(y, x), (y, 12 - x), (12 - y, x), (12 - y, 12 - x)]:
-            p[yy, xx] = 1
-    return p
 
 
 def test_tiling_constants_are_the_kernels_defaults():
