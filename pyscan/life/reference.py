@@ -163,8 +163,9 @@ def temporal_tile(words: np.ndarray, width: int, k: int, tx: int, ty: int, *, ti
                   tile_rows=TEMPORAL_TILE_ROWS, block=TEMPORAL_BLOCK, history=None) -> dict:
     """One block of life_temporal: {(y, w): word} it stores, with the kernel's indices (shared rows, lanes, warp
     strips, zero edge bits past the shared tile, the last generation straight to the output).  `history`, a list,
-    receives the shared tile after the load and after each generation (rows not computed there hold -1 markers),
-    for the picture in docs/life.md."""
+    receives (g, the shared tile's words after generation g, (first, end): the rows computed in it) for the load
+    (g = 0) and each generation (g = k: the words the kernel computes in registers and stores), for the picture in
+    docs/life.md."""
     height, words_per_row = words.shape
     sw = tile_words + 2
     warps = block // 32
@@ -185,6 +186,7 @@ def temporal_tile(words: np.ndarray, width: int, k: int, tx: int, ty: int, *, ti
     mask = np.where((w == words_per_row - 1) & (r < 32), np.uint32((1 << r) - 1) if r < 32 else 0,
                     np.uint32(0xFFFFFFFF)).astype(np.uint32)
     out = {}
+    last = np.zeros((sh, sw), np.uint32)  # the last generation, for `history` only (the kernel stores it directly)
 
     def row_sum(src, i):
         centre = src[i]
@@ -211,14 +213,15 @@ def temporal_tile(words: np.ndarray, width: int, k: int, tx: int, ty: int, *, ti
                 if g < k:
                     dst[i] = nxt
                 else:
+                    if history is not None:
+                        last[i] = nxt
                     y = y0 + i - k
                     if y < height:
                         for lane in np.flatnonzero(stores):
                             out[(y, int(w[lane]))] = np.uint32(nxt[lane] & mask[lane])
         assert covered == list(range(first, first + count)), "the warps' strips partition the rows of generation g"
         if history is not None:
-            if g < k:
-                history.append((g, dst.copy(), (first, first + count)))
+            history.append((g, dst.copy() if g < k else last, (first, first + count)))
     return out
 
 
