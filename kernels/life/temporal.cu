@@ -1,8 +1,8 @@
 // temporal.cu -- beyond the book: the bit-packed Life of fast.cu (32 cells a 32-bit word, the bit-sliced rule of
 // rule.cuh) with temporal blocking: one launch advances the lattice k generations (1 <= k <= MAX_K), reading and
-// writing each word of the lattice about once for the k of them instead of k times.  This is the temporal (and
-// register) tiling of stencil sweeps in PMPP's stencil chapter (4th ed., ch. 8: "thread coarsening" and "register
-// tiling" of 3-D stencils, the halo cells of fig. 8.6-8.8), applied in time rather than in z.
+// writing each word of the lattice about once for the k of them instead of k times.  PMPP's stencil chapter (4th
+// ed., ch. 8) tiles a stencil sweep in shared memory with its halo cells (§8.3) and reuses the loaded planes for
+// several outputs along z (thread coarsening and register tiling, §8.4-8.5); here the reuse is along time.
 //
 // Each block owns one output tile of TILE_ROWS rows x TILE_WORDS words (32 * TILE_WORDS columns).  It loads the
 // tile with a halo of k rows above and below and of ONE word (32 columns) left and right into shared memory:
