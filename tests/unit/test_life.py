@@ -311,3 +311,68 @@ def test_temporal_model_keeps_padding_zero(rng):
         out = R.temporal_pass(words, 45, k)
         assert (out[:, -1] >> np.uint32(13) == 0).all()  # 45 = 32 + 13: bits 13..31 of the last word are padding
         np.testing.assert_array_equal(R.unpack_bits(out, 45), life.reference_step(lattice, k))
+
+
+class _Buffer:
+    """A host array standing for a device buffer: the fake kernels below read and write .gpudata."""
+
+    def __init__(self, array):
+        self.gpudata = array
+        self.shape, self.dtype = array.shape, array.dtype
+
+
+class _FakeCall:
+    device = None
+    stream = None
+
+    def scratch(self, shape, dtype):
+        return _Buffer(np.full(shape, 0xA5A5A5A5, dtype))  # not zeroed, as on the GPU
+
+
+def _fake_kernels(launches):
+    """get_kernel for the temporal driver on the CPU: temporal.cu as the model's pass, pack.cu as pack_bits."""
+    class Kernel:
+        def __init__(self, function, defines):
+            self.function, self.defines = function, defines
+
+        def prepared_async_call(self, grid, block, stream, out, src, height, width, words_per_row, *rest):
+            if self.function == "life_temporal":
+                (k,) = rest
+                assert self.defines == {"TILE_WORDS": 30, "TILE_ROWS": 64, "MAX_K": 16, "BLOCK": 256}
+                tiles = -(-int(words_per_row) // 30) * -(-int(height) // 64)
+                assert grid == (tiles, 1, 1) and block == (256, 1, 1)
+                assert all(isinstance(v, np.int32) for v in (height, width, words_per_row, k))
+                out[...] = R.temporal_pass(src, int(width), int(k))
+                launches.append(int(k))
+            elif self.function == "pack_cells":
+                out[...] = R.pack_bits(src)
+            elif self.function == "unpack_cells":
+                out[...] = R.unpack_bits(src, int(width), out.dtype)
+            else:
+                raise AssertionError(self.function)
+
+    def get_kernel(relpath, function, *, device=None, **defines):
+        defines.pop("ELEM_TYPE", None)
+        return Kernel(function, defines)
+    return get_kernel
+
+
+@pytest.mark.parametrize("k, generations", [(None, 21), (None, 3), (16, 40), (1, 4), (5, 0)])
+def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, generations):
+    """TemporalDriver on the CPU, its launches going to the model: the grid, the arguments' order and types, the
+    pass plan, the ping-pong of the two packed buffers."""
+    from pyscan.life import drivers
+
+    launches = []
+    monkeypatch.setattr(drivers, "get_kernel", _fake_kernels(launches))
+    monkeypatch.setattr(drivers.driver, "multiprocessor_count", lambda device: 132)
+    lattice = (rng.random((70, 1001)) < 0.3).astype(np.uint8)
+    d = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=k)
+    total = 0
+    for n in (generations, 1):
+        assert d.advance(n) == len(life.pass_plan(n, k))
+        total += n
+        np.testing.assert_array_equal(d.cells().gpudata, life.reference_step(lattice, total))
+    assert launches == life.pass_plan(generations, k) + [1]
+    with pytest.raises(ValueError, match="1..16"):
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=17)
