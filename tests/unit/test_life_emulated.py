@@ -2,8 +2,9 @@
 tests/emulate/cuda_on_cpu.h: a block's threads as std::threads, warp shuffles through barriers, blocks one after the
 other), compiled by the host C++ compiler with AddressSanitizer, against the NumPy model of the kernel word for word
 (padding bits included) and the np.roll reference -- with the shipped tiling (the .cu's defaults) and with small
-tiles, so that small lattices span many tiles and k exceeds the tile's height.  No GPU; skipped where there is no
-g++ or no CUDA headers."""
+tiles, so that small lattices span many tiles and k exceeds the tile's height.  fast.cu, which shares rule.cuh's
+bit-sliced rule, runs the same way against its own model.  No GPU; skipped where there is no g++ or no CUDA
+headers."""
 
 import os
 import shutil
@@ -99,3 +100,18 @@ def test_glider_across_the_seam_on_the_cpu(build):
     start = np.roll(start, (shape[0] - 1, shape[1] - 2), axis=(0, 1))
     got = _run(build, R.pack_bits(start), shape[1], R.pass_plan(4 * 45))  # 45 cells diagonally: once round in x
     np.testing.assert_array_equal(R.unpack_bits(got, shape[1]), np.roll(start, (45, 45), axis=(0, 1)))
+
+
+@pytest.mark.parametrize("rows", [1, 3, 16])
+@pytest.mark.parametrize("shape", [(1, 1), (23, 1), (19, 37), (40, 64), (9, 100)])
+def test_fast_on_the_cpu_is_the_bitpacked_model(build, shape, rows):
+    """fast.cu with the rule now in rule.cuh: word for word the NumPy model of fast.cu (and the reference)."""
+    rng = np.random.default_rng(shape[0] + shape[1] + rows)
+    lattice = (rng.random(shape) < 0.35).astype(np.uint8)
+    words = R.pack_bits(lattice)
+    got = _run(build, words, shape[1], ["fast", rows, 9])
+    want = words
+    for _ in range(9):
+        want = R.bitpacked_generation(want, shape[1])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(R.unpack_bits(got, shape[1]), life.reference_step(lattice, 9))
