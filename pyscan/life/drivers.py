@@ -195,20 +195,33 @@ class FastDriver:
 
 class TemporalDriver(FastDriver):
     """The bit-packed lattice of `fast` advanced k generations a launch (temporal blocking, kernels/life/temporal.cu):
-    advance(n) runs pass_plan(n): floor(n / k) launches of k generations and one of n mod k, with k = choose_k(n)
-    unless `generations_per_pass` fixes it (1..max_k; for the lab's k sweeps).  The tiling (reference.TEMPORAL_*)
-    is passed to the kernel as its #defines, so the driver, the kernel and the NumPy model agree."""
+    advance(n) runs pass_plan(n): floor(n / k) launches of k generations and one of n mod k, with k = choose_k(n,
+    cells) unless `generations_per_pass` fixes it (1..max_k).  The tiling (reference.TEMPORAL_*) is passed to the
+    kernel as its #defines, so the driver, the kernel and the NumPy model agree; `tile_rows` and `block` override
+    it for the lab's sweeps (pyscan_tools/lab/time_life.py --sweep-k)."""
 
     block = reference.TEMPORAL_BLOCK
     tile_words = reference.TEMPORAL_TILE_WORDS
     tile_rows = reference.TEMPORAL_TILE_ROWS
     max_k = reference.TEMPORAL_MAX_K
+    static_shared = 48 * 1024  # the most static __shared__ memory a block may declare
 
-    def __init__(self, cells, call, *, generations_per_pass: int | None = None):
+    def __init__(self, cells, call, *, generations_per_pass: int | None = None, tile_rows: int | None = None,
+                 block: int | None = None):
         if generations_per_pass is not None and not 1 <= int(generations_per_pass) <= self.max_k:
             raise ValueError(f"TemporalDriver: generations_per_pass must be in 1..{self.max_k}, got "
                              f"{generations_per_pass}")
         self.generations_per_pass = None if generations_per_pass is None else int(generations_per_pass)
+        if tile_rows is not None:
+            self.tile_rows = int(tile_rows)
+        if block is not None:
+            self.block = int(block)
+        shared = 2 * (self.tile_rows + 2 * self.max_k) * 4 * (self.tile_words + 2)
+        if self.tile_rows < 1 or shared > self.static_shared:
+            raise ValueError(f"TemporalDriver: tile_rows={self.tile_rows} needs {shared} bytes of shared memory with "
+                             f"max_k={self.max_k}; at most {self.static_shared}")
+        if self.block % 32 or not 32 <= self.block <= 1024:
+            raise ValueError(f"TemporalDriver: block must be a multiple of 32 in 32..1024, got {self.block}")
         super().__init__(cells, call, rows=1)  # rows: unused by temporal.cu (fast.cu's strips)
         tiles = -(-self.words_per_row // self.tile_words) * -(-self.height // self.tile_rows)
         self._grid = (tiles, 1, 1)
@@ -218,7 +231,7 @@ class TemporalDriver(FastDriver):
                           TILE_ROWS=self.tile_rows, MAX_K=self.max_k, BLOCK=self.block)
 
     def plan(self, generations: int) -> list:
-        return reference.pass_plan(generations, self.generations_per_pass, self.max_k)
+        return reference.pass_plan(generations, self.generations_per_pass, self.max_k, self.height * self.width)
 
     def advance(self, generations: int) -> int:
         if generations == 0:

@@ -133,18 +133,25 @@ TEMPORAL_TILE_WORDS = 30  # output words of a tile row (+ 2 halo words = 32, one
 TEMPORAL_TILE_ROWS = 64   # output rows of a tile
 TEMPORAL_MAX_K = 16       # the most generations a pass (shared tile of TILE_ROWS + 2 * MAX_K rows); <= 32
 TEMPORAL_BLOCK = 256      # threads a block: BLOCK / 32 warps, each a strip of shared rows
-TEMPORAL_DEFAULT_K = 8    # generations a pass that advance() aims for, until measured (docs/life.md)
+TEMPORAL_DEFAULT_K = 8    # generations a pass that advance() aims for on large lattices, until measured (docs/life.md)
+TEMPORAL_SMALL_CELLS = 1 << 22  # up to 2048^2 cells a launch costs about its launch overhead: as few launches as can be
 
 
-def choose_k(generations: int, max_k: int = TEMPORAL_MAX_K, default_k: int = TEMPORAL_DEFAULT_K) -> int:
-    """Generations per pass for advance(generations): default_k (at most max_k), or fewer if fewer are asked for."""
-    return max(1, min(int(generations), default_k, max_k))
+def choose_k(generations: int, cells: int | None = None, max_k: int = TEMPORAL_MAX_K,
+             default_k: int = TEMPORAL_DEFAULT_K) -> int:
+    """Generations per pass for advance(generations) on a lattice of `cells` cells: on small lattices (at most
+    TEMPORAL_SMALL_CELLS, where a launch costs its overhead whatever it does) max_k, else default_k -- a guess
+    between less traffic (larger k) and less recomputation of the halo (smaller k) until the k sweep is
+    measured; never more than asked for."""
+    k = max_k if cells is not None and cells <= TEMPORAL_SMALL_CELLS else min(default_k, max_k)
+    return max(1, min(int(generations), k))
 
 
-def pass_plan(generations: int, k: int | None = None, max_k: int = TEMPORAL_MAX_K) -> list[int]:
-    """The k of each launch for advance(generations): floor(n / k) passes of k, then one of n mod k if any."""
+def pass_plan(generations: int, k: int | None = None, max_k: int = TEMPORAL_MAX_K, cells: int | None = None) -> list:
+    """The k of each launch for advance(generations): floor(n / k) passes of k, then one of n mod k if any; k as
+    given, else choose_k(n, cells)."""
     n = check_generations(generations, "pass_plan: generations")
-    k = choose_k(n, max_k) if k is None else int(k)
+    k = choose_k(n, cells, max_k) if k is None else int(k)
     if not 1 <= k <= max_k:
         raise ValueError(f"pass_plan: generations per pass must be in 1..{max_k}, got {k}")
     return [k] * (n // k) + ([n % k] if n % k else [])
@@ -262,6 +269,6 @@ def temporal_model(lattice, generations=1, k=None, **tiling) -> np.ndarray:
     cells = check_lattice(lattice, "temporal_model: lattice")
     n = check_generations(generations, "temporal_model: generations")
     words = pack_bits(cells)
-    for kk in pass_plan(n, k, tiling.get("max_k", TEMPORAL_MAX_K)):
+    for kk in pass_plan(n, k, tiling.get("max_k", TEMPORAL_MAX_K), cells.size):
         words = temporal_pass(words, cells.shape[1], kk, **tiling)
     return unpack_bits(words, cells.shape[1], cells.dtype)

@@ -5,7 +5,9 @@ warm-up, the median of the timed runs).
     python pyscan_tools/lab/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
     python pyscan_tools/lab/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
     python pyscan_tools/lab/time_life.py --sweep-k [--sizes 16384 65536] [--ks 1 2 4 8 12 16] [--json k.json]
+                                         [--tile-rows 32 64 128] [--blocks 128 256 512]
                                          # temporal (k generations a launch) against fast: Tcell/s against k
+                                         # (and the tilings given; default the shipped one)
 
 Each row times `driver.advance(1)` -- one generation, the lattice staying on the device (for `fast`, on its
 packed words: packing happens once, outside the timing) -- in batches of BATCH launches between two CUDA events.
@@ -155,7 +157,7 @@ def smoke(generations=30) -> bool:
     return ok
 
 
-def sweep_k(sizes, ks, *, repeats=20, warmup=3, progress=print):
+def sweep_k(sizes, ks, *, tilings=((None, None),), repeats=20, warmup=3, progress=print):
     """temporal.cu with k generations a launch, for each k, against fast.cu (one a launch): seconds per
     generation (a launch of k generations timed as fast's are, divided by k), Tcell/s, and whether the packed
     lattice after all the timed generations equals fast's after as many.  uint8 lattices, 25 % alive (generated
@@ -174,9 +176,10 @@ def sweep_k(sizes, ks, *, repeats=20, warmup=3, progress=print):
                      "tcells_per_s": cells / seconds / 1e12, "vs_fast": 1.0, "equal_to_fast": None,
                      "copy_packed_ms": copy * 1e3})
         fast_seconds = seconds
-        for k in ks:
-            progress(f"  {size}x{size}: temporal k={k}", file=sys.stderr)
-            driver = TemporalDriver(_upload(lattice, call), call, generations_per_pass=k)
+        for (tile_rows, block), k in [(t, k) for t in tilings for k in ks]:
+            progress(f"  {size}x{size}: temporal k={k} tile_rows={tile_rows} block={block}", file=sys.stderr)
+            driver = TemporalDriver(_upload(lattice, call), call, generations_per_pass=k, tile_rows=tile_rows,
+                                    block=block)
             launches = [0]
 
             def launch(driver=driver, k=k, launches=launches):
@@ -187,10 +190,11 @@ def sweep_k(sizes, ks, *, repeats=20, warmup=3, progress=print):
             check = FastDriver(_upload(lattice, call), call)
             check.advance(launches[0] * k)
             equal = bool(np.array_equal(driver._current.get(), check._current.get()))
-            rows.append({"size": size, "kernel": "temporal", "k": k, "ms_per_generation": seconds * 1e3,
+            rows.append({"size": size, "kernel": f"temporal {driver.tile_rows}r/{driver.block}t", "k": k,
+                         "tile_rows": driver.tile_rows, "block": driver.block, "ms_per_generation": seconds * 1e3,
                          "tcells_per_s": cells / seconds / 1e12, "vs_fast": fast_seconds / seconds,
                          "equal_to_fast": equal, "copy_packed_ms": copy * 1e3})
-            del driver, check
+            del driver, check  # the next k's buffers
     return {"device": device_attributes(device)["name"], "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "repeats": repeats, "warmup": warmup, "rows": rows,
             "tiling": {"tile_rows": TemporalDriver.tile_rows, "tile_words": TemporalDriver.tile_words,
@@ -200,12 +204,12 @@ def sweep_k(sizes, ks, *, repeats=20, warmup=3, progress=print):
 def format_k_table(result) -> str:
     t = result["tiling"]
     lines = [f"Game of Life, temporal blocking: Tcell/s against k, {result['device']}, {result['date']}, median of "
-             f"{result['repeats']} after {result['warmup']} warm-up; tile {t['tile_rows']} rows x "
+             f"{result['repeats']} after {result['warmup']} warm-up; shipped tiling {t['tile_rows']} rows x "
              f"{32 * t['tile_words']} columns, {t['block']} threads",
-             f"{'size':>7} {'kernel':<9} {'k':>3} {'ms/gen':>9} {'Tcell/s':>8} {'x fast':>7} {'== fast':>8}"]
+             f"{'size':>7} {'kernel':<20} {'k':>3} {'ms/gen':>9} {'Tcell/s':>8} {'x fast':>7} {'== fast':>8}"]
     for r in result["rows"]:
         ok = {None: "-", True: "yes", False: "NO"}[r["equal_to_fast"]]
-        lines.append(f"{r['size']:>7} {r['kernel']:<9} {r['k']:>3} {r['ms_per_generation']:>9.4f} "
+        lines.append(f"{r['size']:>7} {r['kernel']:<20} {r['k']:>3} {r['ms_per_generation']:>9.4f} "
                      f"{r['tcells_per_s']:>8.2f} {r['vs_fast']:>7.2f} {ok:>8}")
     return "\n".join(lines)
 
@@ -220,6 +224,8 @@ def main(argv=None):
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--sweep-k", action="store_true", help="temporal with k generations a launch, against fast")
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 6, 8, 12, 16])
+    parser.add_argument("--tile-rows", type=int, nargs="+", default=[None], help="with --sweep-k: TILE_ROWS values")
+    parser.add_argument("--blocks", type=int, nargs="+", default=[None], help="with --sweep-k: BLOCK values")
     args = parser.parse_args(argv)
     if args.smoke:
         return 0 if smoke() else 1
@@ -228,7 +234,8 @@ def main(argv=None):
     if args.sweep_k:
         if not all(1 <= k <= TemporalDriver.max_k for k in args.ks):
             parser.error(f"--ks: each in 1..{TemporalDriver.max_k}")
-        result = sweep_k(args.sizes, args.ks, repeats=args.repeats, warmup=args.warmup)
+        tilings = [(t, b) for t in args.tile_rows for b in args.blocks]
+        result = sweep_k(args.sizes, args.ks, tilings=tilings, repeats=args.repeats, warmup=args.warmup)
         print(format_k_table(result))
         if args.json:
             with open(args.json, "w") as f:

@@ -156,7 +156,7 @@ def test_temporal_every_k_odd_shapes(k, shape, rng):
     driver = _temporal(lattice, k)
     np.testing.assert_array_equal(driver._current.get(), life.pack_bits(lattice))
     generations = 200 + k // 2
-    assert driver.advance(generations) == len(life.pass_plan(generations, k))
+    assert driver.advance(generations) == len(life.pass_plan(generations, k, cells=lattice.size))
     expected = life.reference_step(lattice, generations)
     np.testing.assert_array_equal(driver._current.get(), life.pack_bits(expected))
     np.testing.assert_array_equal(driver.cells().get(), expected)
@@ -186,6 +186,19 @@ def test_temporal_pulsar_and_gun_long_runs():
     np.testing.assert_array_equal(game.get(), life.reference_step(gun, 600))
 
 
+@pytest.mark.parametrize("tile_rows, block", [(32, 128), (128, 512), (160, 1024), (1, 32)])
+def test_temporal_other_tilings(tile_rows, block, rng):
+    """The lab's tiling overrides (the sweep in time_life.py): still exact, on a shape no tile divides."""
+    from pyscan.life.drivers import TemporalDriver
+    from pyscan.runtime.arrays import Call
+
+    lattice = (rng.random((333, 2111)) < 0.3).astype(np.uint8)
+    call = Call.tool()
+    driver = TemporalDriver(life._upload(lattice, call), call, tile_rows=tile_rows, block=block)
+    driver.advance(77)
+    np.testing.assert_array_equal(driver.cells().get(), life.reference_step(lattice, 77))
+
+
 def test_temporal_equals_fast_large(rng):
     lattice = (rng.random((4099, 8191)) < 0.25).astype(np.uint8)
     fast, temporal = life.Life(lattice, kernel="fast"), life.Life(lattice, kernel="temporal")
@@ -193,3 +206,17 @@ def test_temporal_equals_fast_large(rng):
     temporal.advance(101)
     assert temporal.population == fast.population
     np.testing.assert_array_equal(temporal.get(), fast.get())
+
+
+def test_sweep_k_script_smoke():
+    """pyscan_tools/lab/time_life.py --sweep-k on a small lattice: every temporal row equal to fast."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "pyscan_tools" / "lab" / "time_life.py"
+    result = subprocess.run([sys.executable, str(script), "--sweep-k", "--sizes", "512", "--ks", "1", "8", "16",
+                             "--tile-rows", "32", "64", "--repeats", "10", "--warmup", "1"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count(" yes") == 6 and " NO" not in result.stdout

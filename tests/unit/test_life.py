@@ -228,7 +228,16 @@ def test_tiling_constants_are_the_kernels_defaults():
 def test_pass_plan(n, k, plan):
     assert R.TEMPORAL_DEFAULT_K == 8  # the plans below are written for it
     assert life.pass_plan(n, k) == plan
+    assert life.pass_plan(n, k, cells=16384 ** 2) == plan
     assert sum(plan) == n
+
+
+def test_choose_k_by_generations_and_lattice():
+    large, small = 16384 ** 2, 1000 * 1000
+    assert [R.choose_k(n, large) for n in (1, 5, 8, 100)] == [1, 5, 8, 8]
+    assert [R.choose_k(n, small) for n in (1, 5, 8, 100)] == [1, 5, 8, 16]  # launch-bound: fewest launches
+    assert R.choose_k(100, R.TEMPORAL_SMALL_CELLS) == 16 and R.choose_k(100, R.TEMPORAL_SMALL_CELLS + 1) == 8
+    assert life.pass_plan(40, cells=small) == [16, 16, 8] and life.pass_plan(40, cells=large) == [8] * 5
 
 
 @pytest.mark.parametrize("k", [0, 17, -1])
@@ -243,7 +252,7 @@ def test_pass_plan_refuses_k_out_of_range(k):
                                    (3, 993), (70, 33)])
 def test_temporal_model_equals_reference(shape, rng):
     lattice = (rng.random(shape) < 0.3).astype(np.uint8)
-    generations = 37  # passes of 8, 8, 8, 8, 5
+    generations = 37  # small lattices: passes of 16, 16, 5
     np.testing.assert_array_equal(life.temporal_model(lattice, generations), life.reference_step(lattice, generations))
 
 
@@ -291,7 +300,8 @@ def test_temporal_pulsar_has_period_three_over_a_long_run():
     lattice = place(pulsar(), (31, 67), at=(9, 40))
     np.testing.assert_array_equal(life.reference_step(lattice, 3), lattice)
     assert not np.array_equal(life.reference_step(lattice, 1), lattice)
-    np.testing.assert_array_equal(life.temporal_model(lattice, 300), lattice)   # 37 passes of 8 and one of 4
+    np.testing.assert_array_equal(life.temporal_model(lattice, 300), lattice)   # 18 passes of 16 and one of 12
+    np.testing.assert_array_equal(life.temporal_model(lattice, 300, 8), lattice)   # 37 passes of 8 and one of 4
     np.testing.assert_array_equal(life.temporal_model(lattice, 301), life.reference_step(lattice, 1))
 
 
@@ -338,11 +348,12 @@ def _fake_kernels(launches):
         def prepared_async_call(self, grid, block, stream, out, src, height, width, words_per_row, *rest):
             if self.function == "life_temporal":
                 (k,) = rest
-                assert self.defines == {"TILE_WORDS": 30, "TILE_ROWS": 64, "MAX_K": 16, "BLOCK": 256}
-                tiles = -(-int(words_per_row) // 30) * -(-int(height) // 64)
-                assert grid == (tiles, 1, 1) and block == (256, 1, 1)
+                d = self.defines
+                assert (d["TILE_WORDS"], d["MAX_K"]) == (30, 16)
+                tiles = -(-int(words_per_row) // 30) * -(-int(height) // d["TILE_ROWS"])
+                assert grid == (tiles, 1, 1) and block == (d["BLOCK"], 1, 1)
                 assert all(isinstance(v, np.int32) for v in (height, width, words_per_row, k))
-                out[...] = R.temporal_pass(src, int(width), int(k))
+                out[...] = R.temporal_pass(src, int(width), int(k), tile_rows=d["TILE_ROWS"], block=d["BLOCK"])
                 launches.append(int(k))
             elif self.function == "pack_cells":
                 out[...] = R.pack_bits(src)
@@ -357,8 +368,10 @@ def _fake_kernels(launches):
     return get_kernel
 
 
-@pytest.mark.parametrize("k, generations", [(None, 21), (None, 3), (16, 40), (1, 4), (5, 0)])
-def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, generations):
+@pytest.mark.parametrize("k, generations, tiling", [(None, 21, {}), (None, 3, {}), (16, 40, {}), (1, 4, {}),
+                                                    (5, 0, {}), (None, 19, {"tile_rows": 32, "block": 128}),
+                                                    (7, 15, {"tile_rows": 160, "block": 1024})])
+def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, generations, tiling):
     """TemporalDriver on the CPU, its launches going to the model: the grid, the arguments' order and types, the
     pass plan, the ping-pong of the two packed buffers."""
     from pyscan.life import drivers
@@ -367,12 +380,16 @@ def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, gener
     monkeypatch.setattr(drivers, "get_kernel", _fake_kernels(launches))
     monkeypatch.setattr(drivers.driver, "multiprocessor_count", lambda device: 132)
     lattice = (rng.random((70, 1001)) < 0.3).astype(np.uint8)
-    d = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=k)
+    d = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=k, **tiling)
     total = 0
     for n in (generations, 1):
-        assert d.advance(n) == len(life.pass_plan(n, k))
+        assert d.advance(n) == len(life.pass_plan(n, k, cells=lattice.size))
         total += n
         np.testing.assert_array_equal(d.cells().gpudata, life.reference_step(lattice, total))
-    assert launches == life.pass_plan(generations, k) + [1]
+    assert launches == life.pass_plan(generations, k, cells=lattice.size) + [1]
     with pytest.raises(ValueError, match="1..16"):
         drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=17)
+    with pytest.raises(ValueError, match="shared memory"):  # 2 x (161 + 32) rows x 128 B > 48 KiB, as ptxas says
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), tile_rows=161)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), block=100)
