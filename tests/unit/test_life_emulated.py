@@ -115,3 +115,23 @@ def test_fast_on_the_cpu_is_the_bitpacked_model(build, shape, rows):
         want = R.bitpacked_generation(want, shape[1])
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(R.unpack_bits(got, shape[1]), life.reference_step(lattice, 9))
+
+
+def test_pulsar_and_gun_long_runs_on_the_cpu(build):
+    """The period-3 pulsar across a tile edge for 150 generations, and the Gosper gun for 300 (its gliders
+    wrapping round the torus), in the driver's passes for these lattices; the shipped tiling only (the small one
+    takes a minute of threads)."""
+    from life_patterns import GOSPER_GUN, pattern, pulsar
+
+    if build[1]:
+        pytest.skip("the shipped tiling only")
+    lattice = np.zeros((70, 1000), np.uint8)
+    lattice[57:70, 950:963] = pulsar()  # across the rows 64 and the columns 960 where the shipped tiles meet
+    got = _run(build, R.pack_bits(lattice), 1000, R.pass_plan(150, cells=lattice.size))
+    np.testing.assert_array_equal(R.unpack_bits(got, 1000), lattice)
+    gun = np.zeros((60, 90), np.uint8)
+    gun[2:11, 2:38] = pattern(GOSPER_GUN)
+    got = _run(build, R.pack_bits(gun), 90, R.pass_plan(300, cells=gun.size))
+    want = life.reference_step(gun, 300)
+    np.testing.assert_array_equal(R.unpack_bits(got, 90), want)
+    assert want.sum() > gun.sum() + 20  # the gun has fired
