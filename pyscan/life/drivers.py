@@ -197,8 +197,8 @@ class TemporalDriver(FastDriver):
     """The bit-packed lattice of `fast` advanced k generations a launch (temporal blocking, kernels/life/temporal.cu):
     advance(n) runs pass_plan(n): floor(n / k) launches of k generations and one of n mod k, with k = choose_k(n,
     cells) unless `generations_per_pass` fixes it (1..max_k).  The tiling (reference.TEMPORAL_*) is passed to the
-    kernel as its #defines, so the driver, the kernel and the NumPy model agree; `tile_rows` and `block` override
-    it for the lab's sweeps (pyscan_tools/lab/time_life.py --sweep-k)."""
+    kernel as its #defines, so the driver, the kernel and the NumPy model agree; `tile_rows`, `block` and `max_k`
+    override it for the lab's sweeps (pyscan_tools/lab/time_life.py --sweep-k)."""
 
     block = reference.TEMPORAL_BLOCK
     tile_words = reference.TEMPORAL_TILE_WORDS
@@ -207,7 +207,11 @@ class TemporalDriver(FastDriver):
     static_shared = 48 * 1024  # the most static __shared__ memory a block may declare
 
     def __init__(self, cells, call, *, generations_per_pass: int | None = None, tile_rows: int | None = None,
-                 block: int | None = None):
+                 block: int | None = None, max_k: int | None = None):
+        if max_k is not None:
+            if not 1 <= int(max_k) <= 32:
+                raise ValueError(f"TemporalDriver: max_k must be in 1..32 (a one-word halo), got {max_k}")
+            self.max_k = int(max_k)
         if generations_per_pass is not None and not 1 <= int(generations_per_pass) <= self.max_k:
             raise ValueError(f"TemporalDriver: generations_per_pass must be in 1..{self.max_k}, got "
                              f"{generations_per_pass}")

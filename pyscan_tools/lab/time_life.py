@@ -5,7 +5,7 @@ warm-up, the median of the timed runs).
     python pyscan_tools/lab/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
     python pyscan_tools/lab/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
     python pyscan_tools/lab/time_life.py --sweep-k [--sizes 16384 65536] [--ks 1 2 4 8 12 16] [--json k.json]
-                                         [--tile-rows 32 64 128] [--blocks 128 256 512]
+                                         [--tile-rows 32 64 128] [--blocks 128 256 512] [--max-k 32]
                                          # temporal (k generations a launch) against fast: Tcell/s against k
                                          # (and the tilings given; default the shipped one)
 
@@ -157,7 +157,7 @@ def smoke(generations=30) -> bool:
     return ok
 
 
-def sweep_k(sizes, ks, *, tilings=((None, None),), repeats=20, warmup=3, progress=print):
+def sweep_k(sizes, ks, *, tilings=((None, None),), max_k=None, repeats=20, warmup=3, progress=print):
     """temporal.cu with k generations a launch, for each k, against fast.cu (one a launch): seconds per
     generation (a launch of k generations timed as fast's are, divided by k), Tcell/s, and whether the packed
     lattice after all the timed generations equals fast's after as many.  uint8 lattices, 25 % alive (generated
@@ -179,7 +179,7 @@ def sweep_k(sizes, ks, *, tilings=((None, None),), repeats=20, warmup=3, progres
         for (tile_rows, block), k in [(t, k) for t in tilings for k in ks]:
             progress(f"  {size}x{size}: temporal k={k} tile_rows={tile_rows} block={block}", file=sys.stderr)
             driver = TemporalDriver(_upload(lattice, call), call, generations_per_pass=k, tile_rows=tile_rows,
-                                    block=block)
+                                    block=block, max_k=max_k)
             launches = [0]
 
             def launch(driver=driver, k=k, launches=launches):
@@ -226,16 +226,19 @@ def main(argv=None):
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 6, 8, 12, 16])
     parser.add_argument("--tile-rows", type=int, nargs="+", default=[None], help="with --sweep-k: TILE_ROWS values")
     parser.add_argument("--blocks", type=int, nargs="+", default=[None], help="with --sweep-k: BLOCK values")
+    parser.add_argument("--max-k", type=int, help="with --sweep-k: MAX_K (shared tile size), up to 32; --ks up to it")
     args = parser.parse_args(argv)
     if args.smoke:
         return 0 if smoke() else 1
     if args.repeats < 10:
         parser.error("--repeats: at least 10")
     if args.sweep_k:
-        if not all(1 <= k <= TemporalDriver.max_k for k in args.ks):
-            parser.error(f"--ks: each in 1..{TemporalDriver.max_k}")
+        max_k = args.max_k or TemporalDriver.max_k
+        if not all(1 <= k <= max_k for k in args.ks):
+            parser.error(f"--ks: each in 1..{max_k} (--max-k)")
         tilings = [(t, b) for t in args.tile_rows for b in args.blocks]
-        result = sweep_k(args.sizes, args.ks, tilings=tilings, repeats=args.repeats, warmup=args.warmup)
+        result = sweep_k(args.sizes, args.ks, tilings=tilings, max_k=args.max_k, repeats=args.repeats,
+                         warmup=args.warmup)
         print(format_k_table(result))
         if args.json:
             with open(args.json, "w") as f:

@@ -186,16 +186,17 @@ def test_temporal_pulsar_and_gun_long_runs():
     np.testing.assert_array_equal(game.get(), life.reference_step(gun, 600))
 
 
-@pytest.mark.parametrize("tile_rows, block", [(32, 128), (128, 512), (160, 1024), (1, 32)])
-def test_temporal_other_tilings(tile_rows, block, rng):
+@pytest.mark.parametrize("tile_rows, block, max_k", [(32, 128, None), (128, 512, None), (160, 1024, None),
+                                                     (1, 32, None), (64, 256, 32)])
+def test_temporal_other_tilings(tile_rows, block, max_k, rng):
     """The lab's tiling overrides (the sweep in time_life.py): still exact, on a shape no tile divides."""
     from pyscan.life.drivers import TemporalDriver
     from pyscan.runtime.arrays import Call
 
     lattice = (rng.random((333, 2111)) < 0.3).astype(np.uint8)
     call = Call.tool()
-    driver = TemporalDriver(life._upload(lattice, call), call, tile_rows=tile_rows, block=block)
-    driver.advance(77)
+    driver = TemporalDriver(life._upload(lattice, call), call, tile_rows=tile_rows, block=block, max_k=max_k)
+    driver.advance(77)  # the largest k for the lattice: 16 (or 32) a pass and a remainder
     np.testing.assert_array_equal(driver.cells().get(), life.reference_step(lattice, 77))
 
 

@@ -349,11 +349,12 @@ def _fake_kernels(launches):
             if self.function == "life_temporal":
                 (k,) = rest
                 d = self.defines
-                assert (d["TILE_WORDS"], d["MAX_K"]) == (30, 16)
+                assert d["TILE_WORDS"] == 30 and 1 <= k <= d["MAX_K"]
                 tiles = -(-int(words_per_row) // 30) * -(-int(height) // d["TILE_ROWS"])
                 assert grid == (tiles, 1, 1) and block == (d["BLOCK"], 1, 1)
                 assert all(isinstance(v, np.int32) for v in (height, width, words_per_row, k))
-                out[...] = R.temporal_pass(src, int(width), int(k), tile_rows=d["TILE_ROWS"], block=d["BLOCK"])
+                out[...] = R.temporal_pass(src, int(width), int(k), tile_rows=d["TILE_ROWS"], block=d["BLOCK"],
+                                           max_k=d["MAX_K"])
                 launches.append(int(k))
             elif self.function == "pack_cells":
                 out[...] = R.pack_bits(src)
@@ -370,7 +371,8 @@ def _fake_kernels(launches):
 
 @pytest.mark.parametrize("k, generations, tiling", [(None, 21, {}), (None, 3, {}), (16, 40, {}), (1, 4, {}),
                                                     (5, 0, {}), (None, 19, {"tile_rows": 32, "block": 128}),
-                                                    (7, 15, {"tile_rows": 160, "block": 1024})])
+                                                    (7, 15, {"tile_rows": 160, "block": 1024}),
+                                                    (32, 70, {"tile_rows": 32, "max_k": 32})])
 def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, generations, tiling):
     """TemporalDriver on the CPU, its launches going to the model: the grid, the arguments' order and types, the
     pass plan, the ping-pong of the two packed buffers."""
@@ -383,13 +385,17 @@ def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, gener
     d = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=k, **tiling)
     total = 0
     for n in (generations, 1):
-        assert d.advance(n) == len(life.pass_plan(n, k, cells=lattice.size))
+        assert d.advance(n) == len(life.pass_plan(n, k, d.max_k, cells=lattice.size))
         total += n
         np.testing.assert_array_equal(d.cells().gpudata, life.reference_step(lattice, total))
-    assert launches == life.pass_plan(generations, k, cells=lattice.size) + [1]
+    assert launches == life.pass_plan(generations, k, d.max_k, cells=lattice.size) + [1]
     with pytest.raises(ValueError, match="1..16"):
         drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=17)
     with pytest.raises(ValueError, match="shared memory"):  # 2 x (161 + 32) rows x 128 B > 48 KiB, as ptxas says
         drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), tile_rows=161)
     with pytest.raises(ValueError, match="multiple of 32"):
         drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), block=100)
+    with pytest.raises(ValueError, match="1..32"):
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), max_k=33)
+    with pytest.raises(ValueError, match="shared memory"):  # 2 x (64 + 64) rows x 128 B = 32 KiB fits; 160 rows not
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), max_k=32, tile_rows=160)
