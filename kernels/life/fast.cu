@@ -26,17 +26,11 @@
 //   - the west vector of the last word carries bit r-1 into padding position r: the garbage only reaches padding
 //     outputs, which are masked to 0 before the store.
 //   This also covers widths 1..32 (one word: its own last and first word).  Rows wrap by the real height.
+#include "rule.cuh"  // full_add, life_rule_bitsliced: the rule shared with the other Life kernels
 #ifndef BLOCK
 #define BLOCK 128
 #endif
 typedef unsigned int word_t;
-
-// Full adder, bit-parallel: a + b + c = 2 * carry + sum, for 32 independent bit positions.
-__device__ __forceinline__ void full_add(word_t a, word_t b, word_t c, word_t& sum, word_t& carry) {
-    const word_t t = a ^ b;
-    sum = t ^ c;
-    carry = (a & b) | (t & c);
-}
 
 // Launch: 1-D grid of BLOCK threads covering ceil(height / rows) * words_per_row threads.
 extern "C" __global__ void __launch_bounds__(BLOCK)
@@ -66,7 +60,7 @@ life_bitpacked(word_t* __restrict__ out, const word_t* __restrict__ in, int heig
         c = p[k];
         const word_t west = (c << 1) | ((p[k_west] >> bit_west) & 1u);
         const word_t east = (c >> 1) | ((p[k_east] & 1u) << pos_east);
-        full_add(west, c, east, h0, h1);
+        life_row_sum(west, c, east, h0, h1);
     };
 
     word_t c_up, up0, up1, c_mid, mid0, mid1, c_down, down0, down1;
@@ -74,14 +68,7 @@ life_bitpacked(word_t* __restrict__ out, const word_t* __restrict__ in, int heig
     row_sum(y_begin, c_mid, mid0, mid1);
     for (int y = y_begin; y < y_end; y++) {
         row_sum(y + 1, c_down, down0, down1);
-        // s = (up1 up0) + (mid1 mid0) + (down1 down0) = x0 + 2 * (x1 + z0 + 2 * z1)
-        word_t x0, x1, z0, z1;
-        full_add(up0, mid0, down0, x0, x1);  // ones:  x0 (weight 1), carry x1 (weight 2)
-        full_add(up1, mid1, down1, z0, z1);  // twos:  z0 (weight 2), carry z1 (weight 4)
-        // With q = x1 + z0 + 2*z1 (so s = x0 + 2q):  s == 3 <=> x0 and q == 1;  s == 4 <=> !x0 and q == 2.
-        const word_t q_is_1 = ~z1 & (x1 ^ z0);
-        const word_t q_is_2 = (z1 & ~(x1 | z0)) | (~z1 & x1 & z0);
-        const word_t next = (x0 & q_is_1) | (~x0 & c_mid & q_is_2);
+        const word_t next = life_rule_bitsliced(up0, up1, mid0, mid1, down0, down1, c_mid);
         out[(long long)y * words_per_row + k] = next & mask;
         up0 = mid0; up1 = mid1;
         mid0 = down0; mid1 = down1; c_mid = c_down;

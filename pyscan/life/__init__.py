@@ -14,6 +14,8 @@ Kernels (LIFE_KERNELS, in the registry's order: the book's (Hands-On ch. 4), the
   shared           the book's conway_ker_shared: the iterative kernel in shared memory, ONE block (<= 1024 cells)
   tiled            beyond the book: many blocks, a shared-memory tile with a one-cell halo, any H x W
   fast             beyond the book: 32 cells per word, bit-parallel adders (kernels/life/fast.cu), any H x W
+  temporal         beyond the book: fast's packed lattice, k generations a launch in a shared tile (temporal
+                   blocking, kernels/life/temporal.cu), any H x W; not auto's choice until measured
 `auto` picks the fastest registered kernel (fast=True), else `tiled`.
 
 Each kernel is registered in LIFE (pyscan.registry) with a *driver*: a class owning the device state of one lattice,
@@ -35,19 +37,21 @@ import numpy as np
 
 from ..registry import Registry
 from ..runtime import arrays
-from .drivers import FastDriver, GlobalDriver, IterativeBlockDriver, SharedDriver, TiledDriver
+from .drivers import FastDriver, GlobalDriver, IterativeBlockDriver, SharedDriver, TemporalDriver, TiledDriver
 from .reference import (
     LATTICE_DTYPES,
     bitpacked_model,
     check_generations,
     check_lattice,
     pack_bits,
+    pass_plan,
     reference_step,
+    temporal_model,
     unpack_bits,
 )
 
 LIFE = Registry(
-    "life", order=("global", "iterative_block", "shared", "tiled", "fast"),
+    "life", order=("global", "iterative_block", "shared", "tiled", "fast", "temporal"),
     # the bit-packed kernel wins at every size (fewest bytes per cell) and takes any H x W; then the tiled one
     auto=("fast", "tiled"),
 )
@@ -72,6 +76,15 @@ LIFE.register("fast", FastDriver, kernels=("life/fast.cu", "life/pack.cu", "life
               source="beyond the book: bit-sliced Life (32 cells per word, bitwise full adders)",
               summary="bit-packed lattice, one thread per 32 cells x a strip of rows, bit-parallel neighbour counts",
               model=reference_step, fast=True, max_length=None)
+# Not fast=True and not in auto: temporal blocking should beat `fast` on large lattices (k times less memory
+# traffic for a little recomputation), but it has not been measured yet; auto stays `fast` until it has been
+# (docs/life.md: the Tcell/s against k table to fill on the GPU).
+LIFE.register("temporal", TemporalDriver, kernels=("life/temporal.cu", "life/pack.cu", "life/population.cu"),
+              source="beyond the book: fast's bit-sliced Life with PMPP's temporal (register) tiling of stencils",
+              summary=(f"bit-packed lattice, k <= {TemporalDriver.max_k} generations a launch in a "
+                       f"{TemporalDriver.tile_rows}-row x {32 * TemporalDriver.tile_words}-column shared tile with a "
+                       "k-row / one-word halo"),
+              model=reference_step, max_length=None)
 
 LIFE_KERNELS = LIFE.names()
 
@@ -227,5 +240,5 @@ class Life:
 
 __all__ = [
     "LATTICE_DTYPES", "LIFE", "LIFE_KERNELS", "Life", "bitpacked_model", "check_generations", "check_lattice",
-    "choose_auto", "pack_bits", "reference_step", "step", "unpack_bits",
+    "choose_auto", "pack_bits", "pass_plan", "reference_step", "step", "temporal_model", "unpack_bits",
 ]

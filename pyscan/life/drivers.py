@@ -2,7 +2,7 @@
 
 Every driver owns the device state of one lattice: two cell buffers swapped between launches for the multi-block
 kernels (double buffering), one buffer updated in place for the single-block kernels, two bit-packed buffers for
-`fast`.  Nothing goes through the host between generations.
+`fast` and `temporal`.  Nothing goes through the host between generations.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 
 from ..runtime import driver
 from ..runtime.loader import get_kernel
+from . import reference
 
 # dtype of the device cells -> the C type injected as ELEM_TYPE.  bool lattices travel as uint8 (same bytes).
 CELL_TYPES = {np.dtype(np.int32): "int", np.dtype(np.uint8): "unsigned char", np.dtype(np.bool_): "unsigned char"}
@@ -148,11 +149,14 @@ class FastDriver:
         self._other = call.scratch((self.height, self.words_per_row), np.uint32)
         self._cells_valid = True  # _cells holds the current generation
         self._counter = None
-        self._step_fn = get_kernel("life/fast.cu", "life_bitpacked", device=call.device)
+        self._step_fn = self._step_kernel()
         self._unpack_fn = get_kernel("life/pack.cu", "unpack_cells", ELEM_TYPE=self.cell_type, device=call.device)
         fn = get_kernel("life/pack.cu", "pack_cells", ELEM_TYPE=self.cell_type, device=call.device)
         fn.prepared_async_call(self._pack_grid, (self.pack_block, 1, 1), self.call.stream, self._current.gpudata, cells.gpudata,
                          *self._dims())
+
+    def _step_kernel(self):
+        return get_kernel("life/fast.cu", "life_bitpacked", device=self.call.device)
 
     @staticmethod
     def default_rows(height: int, words_per_row: int, sms: int) -> int:
@@ -187,3 +191,61 @@ class FastDriver:
         if self._counter is None:
             self._counter = _Counter(self.call)
         return self._counter.count("count_bits", self._current, self.height * self.words_per_row)
+
+
+class TemporalDriver(FastDriver):
+    """The bit-packed lattice of `fast` advanced k generations a launch (temporal blocking, kernels/life/temporal.cu):
+    advance(n) runs pass_plan(n): floor(n / k) launches of k generations and one of n mod k, with k = choose_k(n,
+    cells) unless `generations_per_pass` fixes it (1..max_k).  The tiling (reference.TEMPORAL_*) is passed to the
+    kernel as its #defines, so the driver, the kernel and the NumPy model agree; `tile_rows`, `block` and `max_k`
+    override it for the lab's sweeps (pyscan_tools/lab/time_life.py --sweep-k)."""
+
+    block = reference.TEMPORAL_BLOCK
+    tile_words = reference.TEMPORAL_TILE_WORDS
+    tile_rows = reference.TEMPORAL_TILE_ROWS
+    max_k = reference.TEMPORAL_MAX_K
+    static_shared = 48 * 1024  # the most static __shared__ memory a block may declare
+
+    def __init__(self, cells, call, *, generations_per_pass: int | None = None, tile_rows: int | None = None,
+                 block: int | None = None, max_k: int | None = None):
+        if max_k is not None:
+            if not 1 <= int(max_k) <= 32:
+                raise ValueError(f"TemporalDriver: max_k must be in 1..32 (a one-word halo), got {max_k}")
+            self.max_k = int(max_k)
+        if generations_per_pass is not None and not 1 <= int(generations_per_pass) <= self.max_k:
+            raise ValueError(f"TemporalDriver: generations_per_pass must be in 1..{self.max_k}, got "
+                             f"{generations_per_pass}")
+        self.generations_per_pass = None if generations_per_pass is None else int(generations_per_pass)
+        if tile_rows is not None:
+            self.tile_rows = int(tile_rows)
+        if block is not None:
+            self.block = int(block)
+        shared = 2 * (self.tile_rows + 2 * self.max_k) * 4 * (self.tile_words + 2)
+        if self.tile_rows < 1 or shared > self.static_shared:
+            raise ValueError(f"TemporalDriver: tile_rows={self.tile_rows} needs {shared} bytes of shared memory with "
+                             f"max_k={self.max_k}; at most {self.static_shared}")
+        if self.block % 32 or not 32 <= self.block <= 1024:
+            raise ValueError(f"TemporalDriver: block must be a multiple of 32 in 32..1024, got {self.block}")
+        super().__init__(cells, call, rows=1)  # rows: unused by temporal.cu (fast.cu's strips)
+        tiles = -(-self.words_per_row // self.tile_words) * -(-self.height // self.tile_rows)
+        self._grid = (tiles, 1, 1)
+
+    def _step_kernel(self):
+        return get_kernel("life/temporal.cu", "life_temporal", device=self.call.device, TILE_WORDS=self.tile_words,
+                          TILE_ROWS=self.tile_rows, MAX_K=self.max_k, BLOCK=self.block)
+
+    def plan(self, generations: int) -> list:
+        return reference.pass_plan(generations, self.generations_per_pass, self.max_k, self.height * self.width)
+
+    def advance(self, generations: int) -> int:
+        if generations == 0:
+            return 0
+        fn = self._step_fn
+        dims = self._dims()
+        plan = self.plan(generations)
+        for k in plan:
+            fn.prepared_async_call(self._grid, (self.block, 1, 1), self.call.stream, self._other.gpudata,
+                                   self._current.gpudata, *dims, np.int32(k))
+            self._current, self._other = self._other, self._current
+        self._cells_valid = False
+        return len(plan)

@@ -123,3 +123,152 @@ def bitpacked_model(lattice, generations=1) -> np.ndarray:
     for _ in range(n):
         words = bitpacked_generation(words, cells.shape[1])
     return unpack_bits(words, cells.shape[1], cells.dtype)
+
+
+# ---- A NumPy model of kernels/life/temporal.cu: k generations a pass, tile by tile, with the kernel's indices ----
+
+# The tiling of temporal.cu, stated once: the driver passes these as the kernel's #defines (their defaults in the
+# .cu are the same numbers; a unit test reads them back), the model and the picture in docs/life.md use them.
+TEMPORAL_TILE_WORDS = 30  # output words of a tile row (+ 2 halo words = 32, one warp lane per shared word)
+TEMPORAL_TILE_ROWS = 64   # output rows of a tile
+TEMPORAL_MAX_K = 16       # the most generations a pass (shared tile of TILE_ROWS + 2 * MAX_K rows); <= 32
+TEMPORAL_BLOCK = 256      # threads a block: BLOCK / 32 warps, each a strip of shared rows
+TEMPORAL_DEFAULT_K = 8    # generations a pass that advance() aims for on large lattices, until measured (docs/life.md)
+TEMPORAL_SMALL_CELLS = 1 << 22  # up to 2048^2 cells a launch costs about its launch overhead: as few launches as can be
+
+
+def choose_k(generations: int, cells: int | None = None, max_k: int = TEMPORAL_MAX_K,
+             default_k: int = TEMPORAL_DEFAULT_K) -> int:
+    """Generations per pass for advance(generations) on a lattice of `cells` cells: on small lattices (at most
+    TEMPORAL_SMALL_CELLS, where a launch costs its overhead whatever it does) max_k, else default_k -- a guess
+    between less traffic (larger k) and less recomputation of the halo (smaller k) until the k sweep is
+    measured; never more than asked for."""
+    k = max_k if cells is not None and cells <= TEMPORAL_SMALL_CELLS else min(default_k, max_k)
+    return max(1, min(int(generations), k))
+
+
+def pass_plan(generations: int, k: int | None = None, max_k: int = TEMPORAL_MAX_K, cells: int | None = None) -> list:
+    """The k of each launch for advance(generations): floor(n / k) passes of k, then one of n mod k if any; k as
+    given, else choose_k(n, cells)."""
+    n = check_generations(generations, "pass_plan: generations")
+    k = choose_k(n, cells, max_k) if k is None else int(k)
+    if not 1 <= k <= max_k:
+        raise ValueError(f"pass_plan: generations per pass must be in 1..{max_k}, got {k}")
+    return [k] * (n // k) + ([n % k] if n % k else [])
+
+
+def _load_columns(row: np.ndarray, c: int, width: int) -> np.uint32:
+    """temporal.cu's load_columns: the 32 columns [c, c + 32) of a packed row, each modulo the width."""
+    if c >= 0 and c + 32 <= width:
+        return row[c >> 5]
+    x = (c + np.arange(32)) % width
+    bits = (row[x >> 5] >> (x & 31).astype(np.uint32)) & np.uint32(1)
+    return np.uint32((bits.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum())
+
+
+def temporal_tile(words: np.ndarray, width: int, k: int, tx: int, ty: int, *, tile_words=TEMPORAL_TILE_WORDS,
+                  tile_rows=TEMPORAL_TILE_ROWS, block=TEMPORAL_BLOCK, history=None) -> dict:
+    """One block of life_temporal: {(y, w): word} it stores, with the kernel's indices (shared rows, lanes, warp
+    strips, zero edge bits past the shared tile, the last generation straight to the output).  `history`, a list,
+    receives (g, the shared tile's words after generation g, (first, end): the rows computed in it) for the load
+    (g = 0) and each generation (g = k: the words the kernel computes in registers and stores), for the picture in
+    docs/life.md."""
+    height, words_per_row = words.shape
+    sw = tile_words + 2
+    warps = block // 32
+    w0, y0 = tx * tile_words, ty * tile_rows
+    sh = tile_rows + 2 * k
+    garbage = np.uint32(0xDEADBEEF)  # the second shared buffer is never initialised on the GPU
+    tile = [np.zeros((sh, sw), np.uint32), np.full((sh, sw), garbage, np.uint32)]
+    for i in range(sh):
+        row = words[(y0 - k + i) % height]
+        for lane in range(sw):
+            tile[0][i, lane] = _load_columns(row, 32 * (w0 - 1 + lane), width)
+    if history is not None:
+        history.append((0, tile[0].copy(), (0, sh)))
+    r = width - 32 * (words_per_row - 1)
+    lanes = np.arange(sw)
+    w = w0 - 1 + lanes
+    stores = (lanes >= 1) & (lanes <= tile_words) & (w < words_per_row)
+    mask = np.where((w == words_per_row - 1) & (r < 32), np.uint32((1 << r) - 1) if r < 32 else 0,
+                    np.uint32(0xFFFFFFFF)).astype(np.uint32)
+    out = {}
+    last = np.zeros((sh, sw), np.uint32)  # the last generation, for `history` only (the kernel stores it directly)
+
+    def row_sum(src, i):
+        centre = src[i]
+        left = np.concatenate([[np.uint32(0)], centre[:-1] >> np.uint32(31)]).astype(np.uint32)
+        right = np.concatenate([(centre[1:] << np.uint32(31)), [np.uint32(0)]]).astype(np.uint32)
+        west, east = (centre << np.uint32(1)) | left, (centre >> np.uint32(1)) | right
+        t = west ^ centre
+        return centre, t ^ east, (west & centre) | (t & east)
+
+    for g in range(1, k + 1):
+        src, dst = tile[(g - 1) & 1], tile[g & 1]
+        first, count = g, sh - 2 * g
+        strip = -(-count // warps)
+        covered = []
+        for warp in range(warps):
+            begin = first + warp * strip
+            end = min(begin + strip, first + count)
+            for i in range(begin, end):
+                covered.append(i)
+                _, up0, up1 = row_sum(src, i - 1)
+                c_mid, mid0, mid1 = row_sum(src, i)
+                _, down0, down1 = row_sum(src, i + 1)
+                nxt = _rule_bitsliced(up0, up1, mid0, mid1, down0, down1, c_mid)
+                if g < k:
+                    dst[i] = nxt
+                else:
+                    if history is not None:
+                        last[i] = nxt
+                    y = y0 + i - k
+                    if y < height:
+                        for lane in np.flatnonzero(stores):
+                            out[(y, int(w[lane]))] = np.uint32(nxt[lane] & mask[lane])
+        assert covered == list(range(first, first + count)), "the warps' strips partition the rows of generation g"
+        if history is not None:
+            history.append((g, dst.copy() if g < k else last, (first, first + count)))
+    return out
+
+
+def _rule_bitsliced(up0, up1, mid0, mid1, down0, down1, centre):
+    """rule.cuh's life_rule_bitsliced."""
+    def full_add(a, b, c):
+        t = a ^ b
+        return t ^ c, (a & b) | (t & c)
+    x0, x1 = full_add(up0, mid0, down0)
+    z0, z1 = full_add(up1, mid1, down1)
+    q_is_1 = ~z1 & (x1 ^ z0)
+    q_is_2 = (z1 & ~(x1 | z0)) | (~z1 & x1 & z0)
+    return (x0 & q_is_1) | (~x0 & centre & q_is_2)
+
+
+def temporal_pass(words: np.ndarray, width: int, k: int, **tiling) -> np.ndarray:
+    """One launch of life_temporal on packed words: every tile of the 1-D grid; checks each output word is
+    stored exactly once."""
+    height, words_per_row = words.shape
+    tile_words = tiling.get("tile_words", TEMPORAL_TILE_WORDS)
+    tile_rows = tiling.get("tile_rows", TEMPORAL_TILE_ROWS)
+    if not 1 <= k <= tiling.pop("max_k", TEMPORAL_MAX_K):
+        raise ValueError(f"k = {k} out of range")
+    tiles_x, tiles_y = -(-words_per_row // tile_words), -(-height // tile_rows)
+    out = np.full(words.shape, 0xFFFFFFFF, np.uint32)
+    seen = np.zeros(words.shape, np.int32)
+    for b in range(tiles_x * tiles_y):
+        for (y, w), value in temporal_tile(words, width, k, b % tiles_x, b // tiles_x, **tiling).items():
+            out[y, w] = value
+            seen[y, w] += 1
+    assert (seen == 1).all(), "every output word is stored by exactly one block"
+    return out
+
+
+def temporal_model(lattice, generations=1, k=None, **tiling) -> np.ndarray:
+    """reference_step computed the way the temporal driver and kernel do it: pass_plan's launches of temporal.cu,
+    each k generations tile by tile; same result."""
+    cells = check_lattice(lattice, "temporal_model: lattice")
+    n = check_generations(generations, "temporal_model: generations")
+    words = pack_bits(cells)
+    for kk in pass_plan(n, k, tiling.get("max_k", TEMPORAL_MAX_K), cells.size):
+        words = temporal_pass(words, cells.shape[1], kk, **tiling)
+    return unpack_bits(words, cells.shape[1], cells.dtype)

@@ -4,6 +4,10 @@ warm-up, the median of the timed runs).
 
     python pyscan_tools/lab/time_life.py [--sizes 4096 16384] [--repeats 20] [--warmup 3] [--json out.json] [--sweep-rows]
     python pyscan_tools/lab/time_life.py --smoke     # every kernel on small odd sizes against the reference (for sanitizers)
+    python pyscan_tools/lab/time_life.py --sweep-k [--sizes 16384 65536] [--ks 1 2 4 8 12 16] [--json k.json]
+                                         [--tile-rows 32 64 128] [--blocks 128 256 512] [--max-k 32]
+                                         # temporal (k generations a launch) against fast: Tcell/s against k
+                                         # (and the tilings given; default the shipped one)
 
 Each row times `driver.advance(1)` -- one generation, the lattice staying on the device (for `fast`, on its
 packed words: packing happens once, outside the timing) -- in batches of BATCH launches between two CUDA events.
@@ -26,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pyscan.life import LIFE, LIFE_KERNELS, _upload, reference_step  # noqa: E402
-from pyscan.life.drivers import FastDriver  # noqa: E402
+from pyscan.life.drivers import FastDriver, TemporalDriver  # noqa: E402
 from pyscan.runtime.arrays import Call  # noqa: E402
 from pyscan.runtime.driver import device_attributes, multiprocessor_count  # noqa: E402
 from pyscan.runtime.loader import get_kernel  # noqa: E402
@@ -153,6 +157,63 @@ def smoke(generations=30) -> bool:
     return ok
 
 
+def sweep_k(sizes, ks, *, tilings=((None, None),), max_k=None, repeats=20, warmup=3, progress=print):
+    """temporal.cu with k generations a launch, for each k, against fast.cu (one a launch): seconds per
+    generation (a launch of k generations timed as fast's are, divided by k), Tcell/s, and whether the packed
+    lattice after all the timed generations equals fast's after as many.  uint8 lattices, 25 % alive (generated
+    as bytes: a 65536^2 lattice is 4 GiB on the host)."""
+    device = Call.tool().device
+    rows = []
+    for size in sizes:
+        cells = size * size
+        lattice = (np.random.default_rng(0).integers(0, 4, size=(size, size), dtype=np.uint8) == 0).astype(np.uint8)
+        call = Call.tool()
+        copy = time_copy(cells // 8, repeats=repeats, warmup=warmup)  # the packed lattice's bytes, one way
+        progress(f"  {size}x{size}: fast", file=sys.stderr)
+        fast = FastDriver(_upload(lattice, call), call)
+        seconds = time_launches(lambda fast=fast: fast.advance(1), repeats=repeats, warmup=warmup)
+        rows.append({"size": size, "kernel": "fast", "k": 1, "ms_per_generation": seconds * 1e3,
+                     "tcells_per_s": cells / seconds / 1e12, "vs_fast": 1.0, "equal_to_fast": None,
+                     "copy_packed_ms": copy * 1e3})
+        fast_seconds = seconds
+        for (tile_rows, block), k in [(t, k) for t in tilings for k in ks]:
+            progress(f"  {size}x{size}: temporal k={k} tile_rows={tile_rows} block={block}", file=sys.stderr)
+            driver = TemporalDriver(_upload(lattice, call), call, generations_per_pass=k, tile_rows=tile_rows,
+                                    block=block, max_k=max_k)
+            launches = [0]
+
+            def launch(driver=driver, k=k, launches=launches):
+                driver.advance(k)
+                launches[0] += 1
+
+            seconds = time_launches(launch, repeats=repeats, warmup=warmup) / k
+            check = FastDriver(_upload(lattice, call), call)
+            check.advance(launches[0] * k)
+            equal = bool(np.array_equal(driver._current.get(), check._current.get()))
+            rows.append({"size": size, "kernel": f"temporal {driver.tile_rows}r/{driver.block}t", "k": k,
+                         "tile_rows": driver.tile_rows, "block": driver.block, "ms_per_generation": seconds * 1e3,
+                         "tcells_per_s": cells / seconds / 1e12, "vs_fast": fast_seconds / seconds,
+                         "equal_to_fast": equal, "copy_packed_ms": copy * 1e3})
+            del driver, check  # the next k's buffers
+    return {"device": device_attributes(device)["name"], "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "repeats": repeats, "warmup": warmup, "rows": rows,
+            "tiling": {"tile_rows": TemporalDriver.tile_rows, "tile_words": TemporalDriver.tile_words,
+                       "max_k": TemporalDriver.max_k, "block": TemporalDriver.block}}
+
+
+def format_k_table(result) -> str:
+    t = result["tiling"]
+    lines = [f"Game of Life, temporal blocking: Tcell/s against k, {result['device']}, {result['date']}, median of "
+             f"{result['repeats']} after {result['warmup']} warm-up; shipped tiling {t['tile_rows']} rows x "
+             f"{32 * t['tile_words']} columns, {t['block']} threads",
+             f"{'size':>7} {'kernel':<20} {'k':>3} {'ms/gen':>9} {'Tcell/s':>8} {'x fast':>7} {'== fast':>8}"]
+    for r in result["rows"]:
+        ok = {None: "-", True: "yes", False: "NO"}[r["equal_to_fast"]]
+        lines.append(f"{r['size']:>7} {r['kernel']:<20} {r['k']:>3} {r['ms_per_generation']:>9.4f} "
+                     f"{r['tcells_per_s']:>8.2f} {r['vs_fast']:>7.2f} {ok:>8}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 16384])
@@ -161,11 +222,28 @@ def main(argv=None):
     parser.add_argument("--json")
     parser.add_argument("--sweep-rows", action="store_true", help="also time fast with 1..32 rows per thread")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--sweep-k", action="store_true", help="temporal with k generations a launch, against fast")
+    parser.add_argument("--ks", type=int, nargs="+", default=[1, 2, 4, 6, 8, 12, 16])
+    parser.add_argument("--tile-rows", type=int, nargs="+", default=[None], help="with --sweep-k: TILE_ROWS values")
+    parser.add_argument("--blocks", type=int, nargs="+", default=[None], help="with --sweep-k: BLOCK values")
+    parser.add_argument("--max-k", type=int, help="with --sweep-k: MAX_K (shared tile size), up to 32; --ks up to it")
     args = parser.parse_args(argv)
     if args.smoke:
         return 0 if smoke() else 1
     if args.repeats < 10:
         parser.error("--repeats: at least 10")
+    if args.sweep_k:
+        max_k = args.max_k or TemporalDriver.max_k
+        if not all(1 <= k <= max_k for k in args.ks):
+            parser.error(f"--ks: each in 1..{max_k} (--max-k)")
+        tilings = [(t, b) for t in args.tile_rows for b in args.blocks]
+        result = sweep_k(args.sizes, args.ks, tilings=tilings, max_k=args.max_k, repeats=args.repeats,
+                         warmup=args.warmup)
+        print(format_k_table(result))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=1)
+        return 0 if all(r["equal_to_fast"] is not False for r in result["rows"]) else 1
     result = run(args.sizes, repeats=args.repeats, warmup=args.warmup, sweep_rows=args.sweep_rows)
     print(format_table(result))
     if args.json:

@@ -17,6 +17,10 @@ SIDES = (1024, 2048, 4096, 8192, 16384)
 SIZES = {"default": [(s, s) for s in SIDES], "full": [(s, s) for s in SIDES],
          "quick": [(1024, 1024), (4096, 4096), (16384, 16384)], "small": [(32, 32), (100, 37)]}
 SHAPES = ((32, 32), (7, 13), (100, 37))
+# temporal (k generations a launch): shapes not multiples of its 64-row x 960-column tile, 1 x n and n x 1, and the
+# k of each pass fixed through the driver (1, the default 8, a remainder, the largest)
+TEMPORAL_SHAPES = ((67, 1001), (1, 97), (97, 1))
+TEMPORAL_KS = (1, 5, 8, 16)
 
 
 def make_input(size, dtype, op, rng) -> np.ndarray:
@@ -42,6 +46,10 @@ def check_cases(name: str, quick: bool) -> list:
     cases.append(case("life", name, api="Life", shape=(32, 32), dtype="uint8", generations=5))
     if not quick:
         cases.append(case("life", name, api="Life", shape=(7, 13), dtype="bool", generations=3))
+    if name == "temporal":
+        for shape in TEMPORAL_SHAPES[:1] if quick else TEMPORAL_SHAPES:
+            cases += [case("life", name, api="passes", shape=shape, dtype="uint8", generations=2 * k + 3, k=k)
+                      for k in TEMPORAL_KS]
     return cases
 
 
@@ -60,6 +68,14 @@ def run_case(c, rng) -> tuple:
     try:
         if p["api"] == "step":
             out = pyscan.life.step(lattice, p["generations"], kernel=c.algorithm)
+        elif p["api"] == "passes":  # the temporal driver with k generations a pass (and a remainder pass)
+            from pyscan.life import LIFE, _upload
+            from pyscan.runtime.arrays import Call
+
+            call = Call.tool()
+            driver = LIFE.get(c.algorithm).driver(_upload(lattice, call), call, generations_per_pass=p["k"])
+            driver.advance(p["generations"])
+            out = driver.cells().get()
         else:
             game = pyscan.life.Life(lattice, kernel=c.algorithm)
             game.advance(p["generations"])

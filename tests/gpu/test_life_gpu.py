@@ -4,6 +4,7 @@ import functools
 
 import numpy as np
 import pytest
+from life_patterns import GOSPER_GUN, pattern, pulsar  # tests/helpers
 
 from pyscan import life
 
@@ -134,3 +135,89 @@ def test_tuning_script_smoke():
     result = subprocess.run([sys.executable, str(script), "--smoke"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "MISMATCH" not in result.stdout and "smoke" in result.stdout
+
+
+# ---- temporal: k generations a launch (kernels/life/temporal.cu) ----
+
+def _temporal(lattice, k=None):
+    from pyscan.life.drivers import TemporalDriver
+    from pyscan.runtime.arrays import Call
+
+    call = Call.tool()
+    return TemporalDriver(life._upload(lattice, call), call, generations_per_pass=k)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 8, 13, 16])
+@pytest.mark.parametrize("shape", [(1, 97), (97, 1), (61, 67), (127, 1009), (64, 960), (65, 961), (300, 2000)])
+def test_temporal_every_k_odd_shapes(k, shape, rng):
+    """Hundreds of generations in passes of k (and a remainder pass), on shapes that are not multiples of the tile
+    (64 rows x 960 columns): the packed words equal the model's, padding included."""
+    lattice = (rng.random(shape) < 0.3).astype(np.uint8)
+    driver = _temporal(lattice, k)
+    np.testing.assert_array_equal(driver._current.get(), life.pack_bits(lattice))
+    generations = 200 + k // 2
+    assert driver.advance(generations) == len(life.pass_plan(generations, k, cells=lattice.size))
+    expected = life.reference_step(lattice, generations)
+    np.testing.assert_array_equal(driver._current.get(), life.pack_bits(expected))
+    np.testing.assert_array_equal(driver.cells().get(), expected)
+    assert driver.population() == int(expected.sum())
+
+
+def test_temporal_glider_across_the_seam():
+    shape = (67, 1001)  # a prime-ish height, a width past one tile and not a multiple of 32
+    start = np.zeros(shape, np.uint8)
+    start[:3, :3] = [[0, 1, 0], [0, 0, 1], [1, 1, 1]]
+    start = np.roll(start, (shape[0] - 1, shape[1] - 2), axis=(0, 1))
+    game = life.Life(start, kernel="temporal")
+    game.advance(4 * 67)  # once round vertically
+    np.testing.assert_array_equal(game.get(), np.roll(start, (67, 67), axis=(0, 1)))
+
+
+def test_temporal_pulsar_and_gun_long_runs():
+    lattice = np.zeros((129, 1000), np.uint8)
+    lattice[60:73, 950:963] = pulsar()  # across the tile edge at column 960
+    game = life.Life(lattice, kernel="temporal")
+    game.advance(3 * 333)
+    np.testing.assert_array_equal(game.get(), lattice)
+    gun = np.zeros((200, 1500), np.uint8)
+    gun[5:14, 940:976] = pattern(GOSPER_GUN)
+    game = life.Life(gun, kernel="temporal")
+    game.advance(600)
+    np.testing.assert_array_equal(game.get(), life.reference_step(gun, 600))
+
+
+@pytest.mark.parametrize("tile_rows, block, max_k", [(32, 128, None), (128, 512, None), (160, 1024, None),
+                                                     (1, 32, None), (64, 256, 32)])
+def test_temporal_other_tilings(tile_rows, block, max_k, rng):
+    """The lab's tiling overrides (the sweep in time_life.py): still exact, on a shape no tile divides."""
+    from pyscan.life.drivers import TemporalDriver
+    from pyscan.runtime.arrays import Call
+
+    lattice = (rng.random((333, 2111)) < 0.3).astype(np.uint8)
+    call = Call.tool()
+    driver = TemporalDriver(life._upload(lattice, call), call, tile_rows=tile_rows, block=block, max_k=max_k)
+    driver.advance(77)  # the largest k for the lattice: 16 (or 32) a pass and a remainder
+    np.testing.assert_array_equal(driver.cells().get(), life.reference_step(lattice, 77))
+
+
+def test_temporal_equals_fast_large(rng):
+    lattice = (rng.random((4099, 8191)) < 0.25).astype(np.uint8)
+    fast, temporal = life.Life(lattice, kernel="fast"), life.Life(lattice, kernel="temporal")
+    fast.advance(101)
+    temporal.advance(101)
+    assert temporal.population == fast.population
+    np.testing.assert_array_equal(temporal.get(), fast.get())
+
+
+def test_sweep_k_script_smoke():
+    """pyscan_tools/lab/time_life.py --sweep-k on a small lattice: every temporal row equal to fast."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "pyscan_tools" / "lab" / "time_life.py"
+    result = subprocess.run([sys.executable, str(script), "--sweep-k", "--sizes", "512", "--ks", "1", "8", "16",
+                             "--tile-rows", "32", "64", "--repeats", "10", "--warmup", "1"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count(" yes") == 6 and " NO" not in result.stdout

@@ -3,9 +3,11 @@ validation (all of which must fail before any GPU is touched), and the registry.
 
 import numpy as np
 import pytest
+from life_patterns import GOSPER_GUN, pattern, pulsar  # tests/helpers
 
 import pyscan
 from pyscan import life
+from pyscan.life import reference as R
 from pyscan.runtime.loader import kernel_files
 
 GLIDER = np.array([[0, 1, 0],
@@ -186,7 +188,7 @@ def test_zero_generations_needs_no_gpu():
 # ---- Registry ----
 
 def test_registry_and_names():
-    assert life.LIFE_KERNELS == ("global", "iterative_block", "shared", "tiled", "fast")
+    assert life.LIFE_KERNELS == ("global", "iterative_block", "shared", "tiled", "fast", "temporal")
     assert pyscan.LIFE_KERNELS == life.LIFE_KERNELS
     assert pyscan.REGISTRIES["life"] is life.LIFE
     files = set(kernel_files())
@@ -195,5 +197,205 @@ def test_registry_and_names():
         assert algorithm.model is life.reference_step
         assert algorithm.source and algorithm.summary
         assert algorithm.max_length == (1024 if algorithm.name in ("iterative_block", "shared") else None)
-    assert [a.name for a in life.LIFE if a.fast] == ["fast"]
+    assert [a.name for a in life.LIFE if a.fast] == ["fast"]  # temporal: not until measured on the GPU
     assert life.choose_auto((16384, 16384)) == "fast"
+    assert life.choose_auto((65536, 65536)) == "fast"
+
+
+# ---- The NumPy model of kernels/life/temporal.cu: k generations a pass, tile by tile, with the kernel's indices ----
+
+
+def test_tiling_constants_are_the_kernels_defaults():
+    """The driver passes reference.TEMPORAL_* as #defines; the .cu's own defaults (what nvcc and the sanitizer
+    checks compile) are the same numbers."""
+    import re
+
+    from pyscan.life.drivers import TemporalDriver
+    from pyscan.runtime.loader import KERNEL_ROOT
+
+    source = (KERNEL_ROOT / "life" / "temporal.cu").read_text()
+    defaults = {m[0]: int(m[1]) for m in re.findall(r"#define (\w+) (\d+)", source)}
+    assert defaults == {"TILE_WORDS": R.TEMPORAL_TILE_WORDS, "TILE_ROWS": R.TEMPORAL_TILE_ROWS,
+                        "MAX_K": R.TEMPORAL_MAX_K, "BLOCK": R.TEMPORAL_BLOCK}
+    assert (TemporalDriver.tile_words, TemporalDriver.tile_rows, TemporalDriver.max_k, TemporalDriver.block) == (
+        R.TEMPORAL_TILE_WORDS, R.TEMPORAL_TILE_ROWS, R.TEMPORAL_MAX_K, R.TEMPORAL_BLOCK)
+    assert 1 <= R.TEMPORAL_DEFAULT_K <= R.TEMPORAL_MAX_K <= 32
+
+
+@pytest.mark.parametrize("n, k, plan", [(0, None, []), (1, None, [1]), (5, None, [5]), (8, None, [8]),
+                                        (21, None, [8, 8, 5]), (16, None, [8, 8]), (21, 16, [16, 5]),
+                                        (3, 16, [3]), (7, 1, [1] * 7), (33, 16, [16, 16, 1])])
+def test_pass_plan(n, k, plan):
+    assert R.TEMPORAL_DEFAULT_K == 8  # the plans below are written for it
+    assert life.pass_plan(n, k) == plan
+    assert life.pass_plan(n, k, cells=16384 ** 2) == plan
+    assert sum(plan) == n
+
+
+def test_choose_k_by_generations_and_lattice():
+    large, small = 16384 ** 2, 1000 * 1000
+    assert [R.choose_k(n, large) for n in (1, 5, 8, 100)] == [1, 5, 8, 8]
+    assert [R.choose_k(n, small) for n in (1, 5, 8, 100)] == [1, 5, 8, 16]  # launch-bound: fewest launches
+    assert R.choose_k(100, R.TEMPORAL_SMALL_CELLS) == 16 and R.choose_k(100, R.TEMPORAL_SMALL_CELLS + 1) == 8
+    assert life.pass_plan(40, cells=small) == [16, 16, 8] and life.pass_plan(40, cells=large) == [8] * 5
+
+
+@pytest.mark.parametrize("k", [0, 17, -1])
+def test_pass_plan_refuses_k_out_of_range(k):
+    with pytest.raises(ValueError, match="1..16"):
+        life.pass_plan(10, k)
+
+
+# odd shapes: 1 x n, n x 1, primes, narrower / lower than a tile, wider than a tile (30 words = 960 columns), and
+# several tiles each way with small tiles
+@pytest.mark.parametrize("shape", [(1, 1), (1, 97), (97, 1), (2, 3), (31, 37), (67, 61), (13, 1009), (5, 961),
+                                   (3, 993), (70, 33)])
+def test_temporal_model_equals_reference(shape, rng):
+    lattice = (rng.random(shape) < 0.3).astype(np.uint8)
+    generations = 37  # small lattices: passes of 16, 16, 5
+    np.testing.assert_array_equal(life.temporal_model(lattice, generations), life.reference_step(lattice, generations))
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 16])
+@pytest.mark.parametrize("shape", [(29, 67), (64, 64), (65, 1000)])
+def test_temporal_model_every_k(shape, k, rng):
+    lattice = (rng.random(shape) < 0.35).astype(np.uint8)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 2 * k + 1, k),
+                                  life.reference_step(lattice, 2 * k + 1))
+
+
+@pytest.mark.parametrize("tile_rows, k", [(4, 16), (1, 3), (7, 5)])
+def test_temporal_model_small_tiles(tile_rows, k, rng):
+    """Tiles lower than the halo (k > TILE_ROWS): each tile reads rows of several tiles above and below."""
+    lattice = (rng.random((23, 70)) < 0.3).astype(np.uint8)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 3 * k + 2, k, tile_rows=tile_rows),
+                                  life.reference_step(lattice, 3 * k + 2))
+
+
+def test_temporal_model_32_generations_a_pass_is_the_halo_words_limit(rng):
+    """k = 32 (the one-word halo's bound, MAX_K's limit) is still exact."""
+    lattice = (rng.random((20, 1500)) < 0.35).astype(np.uint8)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 32, 32, max_k=32, tile_rows=8),
+                                  life.reference_step(lattice, 32))
+
+
+def test_temporal_hundreds_of_generations_odd_shapes(rng):
+    for shape in [(1, 45), (45, 1), (17, 19), (11, 41)]:
+        lattice = (rng.random(shape) < 0.3).astype(np.uint8)
+        np.testing.assert_array_equal(life.temporal_model(lattice, 300), life.reference_step(lattice, 300))
+
+
+@pytest.mark.parametrize("shape", [(9, 37), (41, 43)])
+def test_temporal_glider_crosses_the_seam(shape):
+    """A glider placed across the right and bottom edges (the periodic extension's seam), 4 generations at a time
+    in passes of 8, 8, ..., 4: it moves one cell diagonally every 4 generations all the way round."""
+    start = np.roll(place(GLIDER, shape), (shape[0] - 1, shape[1] - 2), axis=(0, 1))
+    state = start
+    for k in range(1, max(shape) + 2, 5):
+        state = life.temporal_model(start, 4 * k)
+        np.testing.assert_array_equal(state, np.roll(start, (k, k), axis=(0, 1)))
+
+
+def test_temporal_pulsar_has_period_three_over_a_long_run():
+    lattice = place(pulsar(), (31, 67), at=(9, 40))
+    np.testing.assert_array_equal(life.reference_step(lattice, 3), lattice)
+    assert not np.array_equal(life.reference_step(lattice, 1), lattice)
+    np.testing.assert_array_equal(life.temporal_model(lattice, 300), lattice)   # 18 passes of 16 and one of 12
+    np.testing.assert_array_equal(life.temporal_model(lattice, 300, 8), lattice)   # 37 passes of 8 and one of 4
+    np.testing.assert_array_equal(life.temporal_model(lattice, 301), life.reference_step(lattice, 1))
+
+
+def test_temporal_gosper_gun():
+    """The Gosper glider gun on a lattice wider than a tile row of the model's small tiles: 120 generations, the
+    gliders it fires cross tile edges; equal to the reference, and the gun has fired (population grew)."""
+    lattice = place(pattern(GOSPER_GUN), (50, 80), at=(2, 2))
+    out = life.temporal_model(lattice, 120, tile_rows=8)
+    np.testing.assert_array_equal(out, life.reference_step(lattice, 120))
+    assert out.sum() > lattice.sum() + 10
+
+
+def test_temporal_model_keeps_padding_zero(rng):
+    lattice = (rng.random((12, 45)) < 0.5).astype(np.uint8)
+    words = R.pack_bits(lattice)
+    for k in (1, 5, 16):
+        out = R.temporal_pass(words, 45, k)
+        assert (out[:, -1] >> np.uint32(13) == 0).all()  # 45 = 32 + 13: bits 13..31 of the last word are padding
+        np.testing.assert_array_equal(R.unpack_bits(out, 45), life.reference_step(lattice, k))
+
+
+class _Buffer:
+    """A host array standing for a device buffer: the fake kernels below read and write .gpudata."""
+
+    def __init__(self, array):
+        self.gpudata = array
+        self.shape, self.dtype = array.shape, array.dtype
+
+
+class _FakeCall:
+    device = None
+    stream = None
+
+    def scratch(self, shape, dtype):
+        return _Buffer(np.full(shape, 0xA5A5A5A5, dtype))  # not zeroed, as on the GPU
+
+
+def _fake_kernels(launches):
+    """get_kernel for the temporal driver on the CPU: temporal.cu as the model's pass, pack.cu as pack_bits."""
+    class Kernel:
+        def __init__(self, function, defines):
+            self.function, self.defines = function, defines
+
+        def prepared_async_call(self, grid, block, stream, out, src, height, width, words_per_row, *rest):
+            if self.function == "life_temporal":
+                (k,) = rest
+                d = self.defines
+                assert d["TILE_WORDS"] == 30 and 1 <= k <= d["MAX_K"]
+                tiles = -(-int(words_per_row) // 30) * -(-int(height) // d["TILE_ROWS"])
+                assert grid == (tiles, 1, 1) and block == (d["BLOCK"], 1, 1)
+                assert all(isinstance(v, np.int32) for v in (height, width, words_per_row, k))
+                out[...] = R.temporal_pass(src, int(width), int(k), tile_rows=d["TILE_ROWS"], block=d["BLOCK"],
+                                           max_k=d["MAX_K"])
+                launches.append(int(k))
+            elif self.function == "pack_cells":
+                out[...] = R.pack_bits(src)
+            elif self.function == "unpack_cells":
+                out[...] = R.unpack_bits(src, int(width), out.dtype)
+            else:
+                raise AssertionError(self.function)
+
+    def get_kernel(relpath, function, *, device=None, **defines):
+        defines.pop("ELEM_TYPE", None)
+        return Kernel(function, defines)
+    return get_kernel
+
+
+@pytest.mark.parametrize("k, generations, tiling", [(None, 21, {}), (None, 3, {}), (16, 40, {}), (1, 4, {}),
+                                                    (5, 0, {}), (None, 19, {"tile_rows": 32, "block": 128}),
+                                                    (7, 15, {"tile_rows": 160, "block": 1024}),
+                                                    (32, 70, {"tile_rows": 32, "max_k": 32})])
+def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, generations, tiling):
+    """TemporalDriver on the CPU, its launches going to the model: the grid, the arguments' order and types, the
+    pass plan, the ping-pong of the two packed buffers."""
+    from pyscan.life import drivers
+
+    launches = []
+    monkeypatch.setattr(drivers, "get_kernel", _fake_kernels(launches))
+    monkeypatch.setattr(drivers.driver, "multiprocessor_count", lambda device: 132)
+    lattice = (rng.random((70, 1001)) < 0.3).astype(np.uint8)
+    d = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=k, **tiling)
+    total = 0
+    for n in (generations, 1):
+        assert d.advance(n) == len(life.pass_plan(n, k, d.max_k, cells=lattice.size))
+        total += n
+        np.testing.assert_array_equal(d.cells().gpudata, life.reference_step(lattice, total))
+    assert launches == life.pass_plan(generations, k, d.max_k, cells=lattice.size) + [1]
+    with pytest.raises(ValueError, match="1..16"):
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=17)
+    with pytest.raises(ValueError, match="shared memory"):  # 2 x (161 + 32) rows x 128 B > 48 KiB, as ptxas says
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), tile_rows=161)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), block=100)
+    with pytest.raises(ValueError, match="1..32"):
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), max_k=33)
+    with pytest.raises(ValueError, match="shared memory"):  # 2 x (64 + 64) rows x 128 B = 32 KiB fits; 160 rows not
+        drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), max_k=32, tile_rows=160)
