@@ -25,6 +25,10 @@ if "torch" in sys.modules:  # torch first: register the custom operators now, be
     from .runtime.arrays import _import_torch_ops
 
     _import_torch_ops()
+else:  # pyscan first: register them as soon as torch is imported, still before anything can trace a call
+    from .runtime.arrays import register_after_torch_import
+
+    register_after_torch_import()
 
 
 def device_name() -> str | None:

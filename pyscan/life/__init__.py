@@ -15,8 +15,8 @@ Kernels (LIFE_KERNELS, in the registry's order: the book's (Hands-On ch. 4), the
   tiled            beyond the book: many blocks, a shared-memory tile with a one-cell halo, any H x W
   fast             beyond the book: 32 cells per word, bit-parallel adders (kernels/life/fast.cu), any H x W
   temporal         beyond the book: fast's packed lattice, k generations a launch in a shared tile (temporal
-                   blocking, kernels/life/temporal.cu), any H x W; not auto's choice until measured
-`auto` picks the fastest registered kernel (fast=True), else `tiled`.
+                   blocking, kernels/life/temporal.cu), any H x W; passes of 1-2 generations on fast.cu
+`auto` picks temporal, else fast, else `tiled`.
 
 Each kernel is registered in LIFE (pyscan.registry) with a *driver*: a class owning the device state of one lattice,
 
@@ -52,8 +52,9 @@ from .reference import (
 
 LIFE = Registry(
     "life", order=("global", "iterative_block", "shared", "tiled", "fast", "temporal"),
-    # the bit-packed kernel wins at every size (fewest bytes per cell) and takes any H x W; then the tiled one
-    auto=("fast", "tiled"),
+    # temporal blocking over the bit-packed lattice (fewest bytes per cell and generation) takes any H x W and wins
+    # from k = 3 generations a pass (its short passes run on fast.cu); then fast alone, then the tiled kernel
+    auto=("temporal", "fast", "tiled"),
 )
 
 LIFE.register("global", GlobalDriver, kernels=("life/global.cu", "life/population.cu"),
@@ -76,22 +77,21 @@ LIFE.register("fast", FastDriver, kernels=("life/fast.cu", "life/pack.cu", "life
               source="beyond the book: bit-sliced Life (32 cells per word, bitwise full adders)",
               summary="bit-packed lattice, one thread per 32 cells x a strip of rows, bit-parallel neighbour counts",
               model=reference_step, fast=True, max_length=None)
-# Not fast=True and not in auto: temporal blocking should beat `fast` on large lattices (k times less memory
-# traffic for a little recomputation), but it has not been measured yet; auto stays `fast` until it has been
-# (docs/life.md: the Tcell/s against k table to fill on the GPU).
+# auto's choice: k generations a launch, 1.75x fast's Tcell/s at 16384^2 and 1.80x at 65536^2 (k = 16, H100,
+# docs/life.md).
 LIFE.register("temporal", TemporalDriver, kernels=("life/temporal.cu", "life/pack.cu", "life/population.cu"),
               source="beyond the book: fast's bit-sliced Life with PMPP's temporal (register) tiling of stencils",
               summary=(f"bit-packed lattice, k <= {TemporalDriver.max_k} generations a launch in a "
                        f"{TemporalDriver.tile_rows}-row x {32 * TemporalDriver.tile_words}-column shared tile with a "
                        "k-row / one-word halo"),
-              model=reference_step, max_length=None)
+              model=reference_step, fast=True, max_length=None)
 
 LIFE_KERNELS = LIFE.names()
 
 
 def choose_auto(shape) -> str:
-    """The kernel `auto` runs: the fast one where registered (it wins at every size: fewest bytes per cell, and
-    it takes any H x W), else the tiled kernel."""
+    """The kernel `auto` runs: temporal where registered (k generations a launch over fast's packed lattice; it
+    takes any H x W), else fast, else the tiled kernel."""
     return LIFE.choose(int(np.prod(shape)))
 
 

@@ -226,7 +226,8 @@ class TemporalDriver(FastDriver):
                              f"max_k={self.max_k}; at most {self.static_shared}")
         if self.block % 32 or not 32 <= self.block <= 1024:
             raise ValueError(f"TemporalDriver: block must be a multiple of 32 in 32..1024, got {self.block}")
-        super().__init__(cells, call, rows=1)  # rows: unused by temporal.cu (fast.cu's strips)
+        super().__init__(cells, call)  # the packed buffers, and fast.cu's strips for the short passes
+        self._fast_fn, self._fast_grid = get_kernel("life/fast.cu", "life_bitpacked", device=call.device), self._grid
         tiles = -(-self.words_per_row // self.tile_words) * -(-self.height // self.tile_rows)
         self._grid = (tiles, 1, 1)
 
@@ -238,14 +239,25 @@ class TemporalDriver(FastDriver):
         return reference.pass_plan(generations, self.generations_per_pass, self.max_k, self.height * self.width)
 
     def advance(self, generations: int) -> int:
+        """Run the pass plan; returns the launches.  A pass of fewer than TEMPORAL_MIN_K generations on a lattice
+        above TEMPORAL_SMALL_CELLS runs as fast.cu's one-generation launches, unless generations_per_pass fixes k."""
         if generations == 0:
             return 0
-        fn = self._step_fn
-        dims = self._dims()
-        plan = self.plan(generations)
-        for k in plan:
-            fn.prepared_async_call(self._grid, (self.block, 1, 1), self.call.stream, self._other.gpudata,
-                                   self._current.gpudata, *dims, np.int32(k))
+        dims, launches = self._dims(), 0
+        short = (0 if self.generations_per_pass is not None or self.height * self.width <= reference.TEMPORAL_SMALL_CELLS
+                 else reference.TEMPORAL_MIN_K)
+        for k in self.plan(generations):
+            if k < short:
+                for _ in range(k):
+                    self._fast_fn.prepared_async_call(self._fast_grid, (FastDriver.block, 1, 1), self.call.stream,
+                                                      self._other.gpudata, self._current.gpudata, *dims,
+                                                      np.int32(self.rows))
+                    self._current, self._other = self._other, self._current
+                launches += k
+                continue
+            self._step_fn.prepared_async_call(self._grid, (self.block, 1, 1), self.call.stream, self._other.gpudata,
+                                              self._current.gpudata, *dims, np.int32(k))
             self._current, self._other = self._other, self._current
+            launches += 1
         self._cells_valid = False
-        return len(plan)
+        return launches

@@ -133,8 +133,14 @@ TEMPORAL_TILE_WORDS = 30  # output words of a tile row (+ 2 halo words = 32, one
 TEMPORAL_TILE_ROWS = 64   # output rows of a tile
 TEMPORAL_MAX_K = 16       # the most generations a pass (shared tile of TILE_ROWS + 2 * MAX_K rows); <= 32
 TEMPORAL_BLOCK = 256      # threads a block: BLOCK / 32 warps, each a strip of shared rows
-TEMPORAL_DEFAULT_K = 8    # generations a pass that advance() aims for on large lattices, until measured (docs/life.md)
+# Generations a pass that advance() aims for on large lattices: measured on an H100 (time_life.py --sweep-k, docs/life.md),
+# Tcell/s at k = 1, 2, 4, 8, 12, 16: 16384^2 3.40 5.69 8.28 10.70 11.63 11.97, 65536^2 6.03 9.40 12.56 14.41 14.78
+# 14.75 (fast: 6.84 and 8.20).
+TEMPORAL_DEFAULT_K = 16
 TEMPORAL_SMALL_CELLS = 1 << 22  # up to 2048^2 cells a launch costs about its launch overhead: as few launches as can be
+# A pass of fewer generations than this on a lattice above TEMPORAL_SMALL_CELLS runs as that many launches of fast.cu
+# (the same packed words): at k = 1 and 2 the halo's recomputation costs more than the traffic saved at 16384^2 (above).
+TEMPORAL_MIN_K = 3
 
 
 def choose_k(generations: int, cells: int | None = None, max_k: int = TEMPORAL_MAX_K,

@@ -43,6 +43,11 @@ FAST_UNROLL = 2
 # (FAST_UNROLL=1): its shorter code costs ~3 us less of device time on an H100 at 2^12-2^20 elements, where a call
 # is latency, not bandwidth (pyscan_tools/lab/kernel_times.py --sweep-reduce: 6.2-8.8 us against 9.0-11.9).
 SMALL_UNROLL = 1
+# Up to ONE_BLOCK_VECTORS vectors per thread of one block, one block takes the whole array (the large build, its loop
+# run once): replayed in a CUDA graph, where a launch costs no host time, 4096 float32 elements took 3.4 us on two
+# blocks (the ticket and the last block's second pass) against torch.sum's 2.6 (pyscan_tools/lab/
+# graph_replay_vs_torch.py on an H100); eagerly both are launch-bound.
+ONE_BLOCK_VECTORS = 2
 FAST_LOAD = 0  # 0: __ldg, 1: __ldcs
 BLOCKS_PER_SM = None
 NOMINAL_MAX_BLOCKS = 132 * 2  # the model's default grid: an H100 SXM (132 SMs) at the kernel's occupancy
@@ -60,7 +65,8 @@ def grid_for(n: int, dtype, max_blocks: int, block: int | None = None, unroll: i
     FAST_UNROLL vectors each (pyscan_tools/lab/kernel_times.py --sweep-reduce on an H100: 2^14-2^20 elements in 6.2-8.8 us
     of device time against 9.7-10.4 us).  `unroll` is accepted for the tuning scripts and does not change the grid."""
     block = block or FAST_BLOCK
-    return max(1, min(max_blocks, ceil_div(n, block * vector_width(dtype))))
+    vectors = ceil_div(n, block * vector_width(dtype))  # per thread of one block
+    return 1 if vectors <= ONE_BLOCK_VECTORS else min(max_blocks, vectors)
 
 
 def head_of(address: int, n: int, dtype) -> int:
@@ -95,7 +101,7 @@ def retune(**knobs) -> None:
     _plans.clear()
 
 
-KNOBS = ("FAST_BLOCK", "FAST_UNROLL", "SMALL_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM")
+KNOBS = ("FAST_BLOCK", "FAST_UNROLL", "SMALL_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM", "ONE_BLOCK_VECTORS")
 
 
 class Plan:
@@ -114,11 +120,15 @@ class Plan:
         self.per_block = FAST_BLOCK * vector_width(dtype)
         self.context = driver.primary(device)
         self.one_block = self.small.config(1, FAST_BLOCK)
+        capture.prepare_counters(device)  # made outside any capture: a captured call's counter without a memset
 
     def choose(self, n: int) -> tuple:
-        """(build, blocks) for n elements: one vector per thread on the small build while the resident blocks hold
-        them (grid_for()), else every resident block of the large build (unroll_for() states the same rule)."""
+        """(build, blocks) for n elements: one block up to ONE_BLOCK_VECTORS vectors a thread (the large build past
+        one), then one vector per thread on the small build while the resident blocks hold them (grid_for()), else
+        every resident block of the large build (unroll_for() states the same rule)."""
         blocks = -(-n // self.per_block) or 1
+        if blocks <= ONE_BLOCK_VECTORS:
+            return (self.small if blocks == 1 else self.large), 1
         return (self.small, blocks) if blocks <= self.most_small else (self.large, self.most_large)
 
 
@@ -176,7 +186,14 @@ def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
         fn.launch_typed(context, stream, fn.config(1, FAST_BLOCK), out, 0, 0, x, n)
         return
     if driver._capturing(stream) and driver.capturing(stream, device):
-        # a CUDA graph: the call's own buffer, its counter zeroed (runtime.capture)
+        # a CUDA graph: a counter word of the graph's own that the kernel puts back to zero, and partials from the
+        # capturing allocator; or, with no such word left, the call's own buffer with its counter zeroed by a memset
+        # node (runtime.capture)
+        word = capture.counter(device)
+        if word is not None:
+            kept = capture.scratch(blocks * partial_size, device, stream)
+            fn.launch_typed(context, stream, fn.config(blocks, FAST_BLOCK), out, kept.address, word, x, n)
+            return
         kept = capture.status(PARTIALS_OFFSET + blocks * partial_size, device, stream, zero_bytes=PARTIALS_OFFSET)
     else:
         kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)

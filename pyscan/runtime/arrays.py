@@ -7,6 +7,7 @@ no copies of device input, results in the caller's kind, the caller's stream and
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import sys
@@ -415,6 +416,38 @@ def torch_route(x, kind):
         return None
     ops = sys.modules.get("pyscan.torch_ops") or _import_torch_ops()
     return ops if ops is not None and ops.routed(x) else None
+
+
+class _AfterTorchImport:
+    """A finder on sys.meta_path that lets the other finders find torch, then has torch's module run
+    _import_torch_ops() right after its own code: the custom operators and the dtype tables are made when torch is
+    imported, not by the first call, which may be one that torch.compile traces (Dynamo cannot trace the tables being
+    filled: tests/gpu/test_graphs_gpu.py, the compile test run alone).  It removes itself at its first use."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run_torch = loader.exec_module
+
+        def exec_module(module):
+            run_torch(module)
+            _import_torch_ops()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def register_after_torch_import() -> None:
+    if not any(isinstance(finder, _AfterTorchImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterTorchImport())
 
 
 def _import_torch_ops():

@@ -19,6 +19,7 @@ kept buffer (more than one tile or block).
 from __future__ import annotations
 
 import sys
+import threading
 
 from . import driver
 
@@ -77,4 +78,41 @@ def status(nbytes: int, device: int, stream: int, zero_bytes: int | None = None)
     return buffer
 
 
-__all__ = ["Scratch", "scratch", "status"]
+# --- counters that put themselves back -----------------------------------------------------------------------------
+# The fast reduction's last block puts its ticket counter back to zero (kernels/reduction/fast.cu), so a captured
+# reduction needs no memset node when its counter is a word that is zero when the graph is made and stays the
+# graph's: one of COUNTER_WORDS words a device keeps, zeroed once outside any capture (prepare_counters(), by the
+# reduction's plan), each given to one captured call for good (a graph's lifetime is not known to pyscan).  When
+# they are all given, or were never made, captured calls zero a counter of their own again (status()).
+COUNTER_WORDS = 4096
+_counters: dict = {}  # device -> [Memory of COUNTER_WORDS 8-byte words, the next word not given]
+_counters_lock = threading.Lock()
+
+
+def prepare_counters(device: int) -> None:
+    """Allocate and zero device's counter words once, on the legacy stream, and wait for it: only while no capture
+    forbids the legacy stream (then captured calls keep the memset)."""
+    if device in _counters or driver._capturing is None or driver._capturing(0) != 0:
+        return
+    previous = driver.enter(device)
+    try:
+        memory = driver.allocate(8 * COUNTER_WORDS, device, 0)
+        driver.memset32(memory.address, 0, 2 * COUNTER_WORDS, 0)
+        driver.synchronize(0)
+    finally:
+        driver.leave(previous)
+    with _counters_lock:
+        _counters.setdefault(device, [memory, 0])
+
+
+def counter(device: int) -> int | None:
+    """The address of a zeroed counter word for one captured call, kept for good; None when none is left."""
+    with _counters_lock:
+        held = _counters.get(device)
+        if held is None or held[1] >= COUNTER_WORDS:
+            return None
+        held[1] += 1
+        return held[0].address + 8 * (held[1] - 1)
+
+
+__all__ = ["COUNTER_WORDS", "Scratch", "counter", "prepare_counters", "scratch", "status"]

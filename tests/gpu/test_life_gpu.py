@@ -98,10 +98,10 @@ def test_life_class(kernel, rng):
         game.advance(-1)
 
 
-def test_life_auto_is_fast_and_population_large(rng):
+def test_life_auto_is_temporal_and_population_large(rng):
     lattice = (rng.random((2000, 3001)) < 0.25).astype(np.uint8)
     game = life.Life(lattice)
-    assert game.kernel == "fast"
+    assert game.kernel == "temporal"
     assert game.population == int(lattice.sum())
     game.advance(10)
     expected = life.reference_step(lattice, 10)

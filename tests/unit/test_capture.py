@@ -129,12 +129,45 @@ def test_a_captured_one_tile_scan_is_one_launch(monkeypatch, scan_plan):
 def test_a_captured_fast_reduction_zeroes_only_its_counter(monkeypatch):
     recorder = Recorder(monkeypatch, capturing={STREAM})
     kernel = recorder.kernel("reduce_fast")
+    monkeypatch.setattr(capture, "_counters", {})  # no kept counter words (a GPU run's plans made some)
     fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
     assert recorder.names() == ["allocate", "memset", "launch", "free"]
     (_, address, nbytes), (_, zeroed, words, _), launch = recorder.events[:3]
     assert nbytes >= fast.PARTIALS_OFFSET + 132 * 8 and zeroed == address and words == fast.PARTIALS_OFFSET // 4
     assert launch[3][1] == address + fast.PARTIALS_OFFSET and launch[3][2] == address
     assert fast._workspace.kept(0, STREAM) is None
+
+
+def test_a_captured_fast_reduction_takes_a_kept_zero_counter_and_no_memset(monkeypatch):
+    # the kernel's last block puts the counter back to zero, so a word zeroed once serves every replay of one graph
+    recorder = Recorder(monkeypatch, capturing={STREAM})
+    kernel = recorder.kernel("reduce_fast")
+    monkeypatch.setattr(capture, "_counters", {0: [type("Words", (), {"address": 0x5000})(), 0]})
+    fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
+    fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
+    assert recorder.names() == ["allocate", "launch", "free"] * 2  # partials only: no memset node
+    first, second = recorder.launches()
+    assert first[3][2] == 0x5000 and second[3][2] == 0x5008  # a word each, for good
+    assert first[3][1] == recorder.events[0][1] and recorder.events[0][2] >= 132 * 8
+    capture._counters[0][1] = capture.COUNTER_WORDS  # every word given: the memset of a counter of its own again
+    recorder.events.clear()
+    fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
+    assert recorder.names() == ["allocate", "memset", "launch", "free"]
+
+
+def test_counter_words_are_made_once_and_not_while_the_legacy_stream_is_forbidden(monkeypatch):
+    recorder = Recorder(monkeypatch)
+    monkeypatch.setattr(driver, "synchronize", lambda stream: recorder.events.append(("synchronize", stream)))
+    monkeypatch.setattr(capture, "_counters", {})
+    monkeypatch.setattr(driver, "_capturing", lambda handle: -906)  # a blocking stream captures: nothing on stream 0
+    capture.prepare_counters(0)
+    assert recorder.events == [] and capture.counter(0) is None
+    monkeypatch.setattr(driver, "_capturing", lambda handle: 0)
+    capture.prepare_counters(0)
+    capture.prepare_counters(0)
+    assert recorder.names() == ["allocate", "memset", "synchronize"]
+    assert recorder.events[1][2] == 2 * capture.COUNTER_WORDS and recorder.events[1][3] == 0
+    assert capture.counter(0) == recorder.events[0][1]
 
 
 def test_a_captured_axis_scan_takes_its_own_status(monkeypatch):

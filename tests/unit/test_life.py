@@ -197,9 +197,9 @@ def test_registry_and_names():
         assert algorithm.model is life.reference_step
         assert algorithm.source and algorithm.summary
         assert algorithm.max_length == (1024 if algorithm.name in ("iterative_block", "shared") else None)
-    assert [a.name for a in life.LIFE if a.fast] == ["fast"]  # temporal: not until measured on the GPU
-    assert life.choose_auto((16384, 16384)) == "fast"
-    assert life.choose_auto((65536, 65536)) == "fast"
+    assert [a.name for a in life.LIFE if a.fast] == ["fast", "temporal"]
+    assert life.choose_auto((16384, 16384)) == "temporal" and life.choose_auto((1, 7)) == "temporal"
+    assert life.choose_auto((65536, 65536)) == "temporal"
 
 
 # ---- The NumPy model of kernels/life/temporal.cu: k generations a pass, tile by tile, with the kernel's indices ----
@@ -222,11 +222,11 @@ def test_tiling_constants_are_the_kernels_defaults():
     assert 1 <= R.TEMPORAL_DEFAULT_K <= R.TEMPORAL_MAX_K <= 32
 
 
-@pytest.mark.parametrize("n, k, plan", [(0, None, []), (1, None, [1]), (5, None, [5]), (8, None, [8]),
-                                        (21, None, [8, 8, 5]), (16, None, [8, 8]), (21, 16, [16, 5]),
+@pytest.mark.parametrize("n, k, plan", [(0, None, []), (1, None, [1]), (5, None, [5]), (16, None, [16]),
+                                        (37, None, [16, 16, 5]), (32, None, [16, 16]), (21, 8, [8, 8, 5]),
                                         (3, 16, [3]), (7, 1, [1] * 7), (33, 16, [16, 16, 1])])
 def test_pass_plan(n, k, plan):
-    assert R.TEMPORAL_DEFAULT_K == 8  # the plans below are written for it
+    assert R.TEMPORAL_DEFAULT_K == 16  # the plans below are written for it
     assert life.pass_plan(n, k) == plan
     assert life.pass_plan(n, k, cells=16384 ** 2) == plan
     assert sum(plan) == n
@@ -234,10 +234,11 @@ def test_pass_plan(n, k, plan):
 
 def test_choose_k_by_generations_and_lattice():
     large, small = 16384 ** 2, 1000 * 1000
-    assert [R.choose_k(n, large) for n in (1, 5, 8, 100)] == [1, 5, 8, 8]
+    assert [R.choose_k(n, large) for n in (1, 5, 8, 100)] == [1, 5, 8, 16]
     assert [R.choose_k(n, small) for n in (1, 5, 8, 100)] == [1, 5, 8, 16]  # launch-bound: fewest launches
-    assert R.choose_k(100, R.TEMPORAL_SMALL_CELLS) == 16 and R.choose_k(100, R.TEMPORAL_SMALL_CELLS + 1) == 8
-    assert life.pass_plan(40, cells=small) == [16, 16, 8] and life.pass_plan(40, cells=large) == [8] * 5
+    assert [R.choose_k(100, large, default_k=k) for k in (4, 8)] == [4, 8]  # the sweep's other defaults
+    assert R.choose_k(100, R.TEMPORAL_SMALL_CELLS, default_k=8) == 16  # small lattices: max_k whatever the default
+    assert life.pass_plan(40, cells=small) == [16, 16, 8] and life.pass_plan(40, cells=large) == [16, 16, 8]
 
 
 @pytest.mark.parametrize("k", [0, 17, -1])
@@ -356,6 +357,11 @@ def _fake_kernels(launches):
                 out[...] = R.temporal_pass(src, int(width), int(k), tile_rows=d["TILE_ROWS"], block=d["BLOCK"],
                                            max_k=d["MAX_K"])
                 launches.append(int(k))
+            elif self.function == "life_bitpacked":  # fast.cu: one generation
+                (rows,) = rest
+                assert isinstance(rows, np.int32) and rows >= 1 and block == (128, 1, 1)
+                out[...] = R.pack_bits(life.reference_step(R.unpack_bits(src, int(width)), 1))
+                launches.append("fast")
             elif self.function == "pack_cells":
                 out[...] = R.pack_bits(src)
             elif self.function == "unpack_cells":
@@ -399,3 +405,32 @@ def test_temporal_driver_with_the_model_as_its_kernel(monkeypatch, rng, k, gener
         drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), max_k=33)
     with pytest.raises(ValueError, match="shared memory"):  # 2 x (64 + 64) rows x 128 B = 32 KiB fits; 160 rows not
         drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), max_k=32, tile_rows=160)
+
+
+def test_temporal_short_passes_on_large_lattices_run_on_fast(monkeypatch, rng):
+    """Above TEMPORAL_SMALL_CELLS a pass of fewer than TEMPORAL_MIN_K generations is that many launches of fast.cu on
+    the same packed words (the halo's recomputation costs more than it saves there); a fixed k is kept as asked."""
+    from pyscan.life import drivers
+
+    launches = []
+    monkeypatch.setattr(drivers, "get_kernel", _fake_kernels(launches))
+    monkeypatch.setattr(drivers.driver, "multiprocessor_count", lambda device: 132)
+    lattice = (rng.random((70, 1001)) < 0.3).astype(np.uint8)
+    monkeypatch.setattr(R, "TEMPORAL_SMALL_CELLS", lattice.size - 1)  # this lattice counts as a large one
+    d = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall())
+    total = 0
+    for n, expected in ((37, [16, 16, 5]), (2, ["fast", "fast"]), (17, [16, "fast"]), (3, [3])):
+        launches.clear()
+        assert d.advance(n) == len(expected)
+        total += n
+        assert launches == expected
+        np.testing.assert_array_equal(d.cells().gpudata, life.reference_step(lattice, total))
+    forced = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall(), generations_per_pass=1)
+    launches.clear()
+    forced.advance(2)
+    assert launches == [1, 1]  # the lab's k = 1 row times temporal.cu itself
+    monkeypatch.setattr(R, "TEMPORAL_SMALL_CELLS", lattice.size)  # small: launch-bound, every pass on temporal.cu
+    small = drivers.TemporalDriver(_Buffer(lattice.copy()), _FakeCall())
+    launches.clear()
+    small.advance(2)
+    assert launches == [2]

@@ -352,9 +352,12 @@ def test_fast_small_arrays_run_the_build_without_the_unrolled_loop(rng):
     edge = most * fast.FAST_BLOCK * vec
     assert fast.grid_for(edge, np.int32, most) == most and fast.unroll_for(edge, np.int32, most) == fast.SMALL_UNROLL
     assert fast.unroll_for(edge + 1, np.int32, most) == fast.FAST_UNROLL
-    assert fast.grid_for(100, np.int32, most) == 1 and fast.grid_for(fast.FAST_BLOCK * vec + 1, np.int32, most) == 2
+    one_block = fast.ONE_BLOCK_VECTORS * fast.FAST_BLOCK * vec  # one block while each thread has at most that many
+    assert fast.grid_for(100, np.int32, most) == 1 and fast.grid_for(one_block, np.int32, most) == 1
+    assert fast.grid_for(one_block + 1, np.int32, most) == fast.ONE_BLOCK_VECTORS + 1
+    assert fast.unroll_for(one_block, np.int32, 1) == fast.FAST_UNROLL
     assert [b[1]["FAST_UNROLL"] for b in fast.kernel_builds(np.int32, "add")] == [fast.SMALL_UNROLL, fast.FAST_UNROLL]
-    for n in (1, 2047, 2048, 2049, 100_003):
+    for n in (1, 2047, 2048, 2049, 4096, 4097, 6145, 100_003):
         x = rng.integers(-1000, 1000, n).astype(np.int32)
         for unroll in (None, fast.SMALL_UNROLL, fast.FAST_UNROLL):
             assert fast.model(x, unroll=unroll) == x.sum(dtype=np.int32), (n, unroll)
