@@ -27,6 +27,7 @@ BLOCK = 256  # BLOCK_THREADS of segmented_tile.cuh
 CHECK_KERNEL = "scan/segment_offsets.cu"
 CHECK_BLOCKS = 1024  # the check's grid-stride loop: enough blocks for any GPU
 OFFSET_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))  # what the kernels read (OFFSET_TYPE)
+INTEGER_DTYPES = tuple(dict.fromkeys(np.dtype(d) for d in np.typecodes["AllInteger"]))  # taken, then checked
 C_OFFSET = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 
 
@@ -96,7 +97,7 @@ def begin_offsets(offsets, call, what: str) -> Offsets:
     if kind is None or kind is arrays.NUMPY:  # lists, tuples, NumPy arrays
         o = check_host_offsets(offsets, call.size, what)
         return Offsets(None, np.int32 if call.size < 2**31 else np.int64, o.size - 1, host=kernel_offsets(o, call.size))
-    ocall = arrays.begin(offsets, what=what, dtypes=tuple(np.dtype(d) for d in np.typecodes["AllInteger"]), ndim=1)
+    ocall = arrays.begin(offsets, what=what, dtypes=INTEGER_DTYPES, ndim=1)
     if ocall.dtype not in OFFSET_DTYPES:
         raise TypeError(f"{what}: device offsets must be int32 or int64, got {ocall.dtype} (convert them on the "
                         f"device, e.g. offsets.astype(int64))")

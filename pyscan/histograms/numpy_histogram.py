@@ -253,6 +253,70 @@ def _finish(call, sums, rule, result_dtype, density: bool):
     return call.finish(out)
 
 
+# ---- the commonest call, made whole -----------------------------------------------------------------------------
+# histogram(x, int bins, range=(lo, hi)) of a 1-D contiguous device array with no weights and no density: after a
+# first call has made its rule, a ReadyHistogram per (dtype, bins, range with its types, device) holds what that
+# call worked out (the kernel, its shared memory, the rule's arguments, the edges on the device), and a call is
+# one look-up, two allocations of x's kind, a memset, a launch and a copy of the edges (the general path's host work
+# is most of a call at 2^20 elements: pyscan_tools/lab/histogram_call_profile.py).
+
+class ReadyHistogram:
+    __slots__ = ("rule", "fn", "shared", "copies", "arguments", "edges", "bin_edges", "sms")
+
+    def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int):
+        self.rule, self.fn, self.shared, self.sms = rule, fn, shared, sms_
+        self.arguments = (np.int32(rule.bins), *rule.arguments())
+        self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
+
+    def __call__(self, kind, x, address: int, n: int, device: int, stream: int):
+        rule = self.rule
+        previous = driver.enter(device)
+        try:
+            hist = kind.empty((rule.bins,), plan.COUNT_DTYPE, device, stream)
+            out = kind.pointer(hist)
+            driver.memset32(out, 0, 2 * rule.bins, stream)
+            grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
+            if n:
+                self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
+                                            *self.arguments, int(self.edges.gpudata), out, shared_size=self.shared)
+            bin_edges = rule.bin_edges
+            edges = kind.empty(bin_edges.shape, bin_edges.dtype, device, stream)
+            driver.copy_dtod(kind.pointer(edges), int(self.bin_edges.gpudata), bin_edges.nbytes, stream)
+        finally:
+            driver.leave(previous)
+        return hist, edges
+
+
+_ready: dict = {}  # (dtype, bins, range's types and values, device) -> ReadyHistogram, the READY_KEPT newest
+READY_KEPT = 16  # as many as the uniform rules kept (_cached_uniform_rule)
+
+
+def _ready_key(dtype, bins: int, range_, device: int):
+    """The look-up key of the commonest call, or None (a range that is not a pair): the range's types go with its
+    values (np.float64(0) and 0 give NumPy different edges dtypes, and are equal)."""
+    try:
+        first, last = range_
+    except (TypeError, ValueError):
+        return None
+    return (dtype, bins, type(first), first, type(last), last, device)
+
+
+def _keep_ready(key, rule: plan.BinRule, call) -> None:
+    """After a general call that the commonest path could have taken: keep what it worked out."""
+    chosen, copies = plan.choose_strategy(rule.bins, False, None, rule.dtype.itemsize)
+    if chosen == plan.BYTES:  # two launches (fast.cu, then the fold): the general path
+        return
+    while len(_ready) >= READY_KEPT:  # the oldest goes (with the device copies of its edges)
+        _ready.pop(next(iter(_ready)), None)
+    fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
+                    WEIGHTED=0, WEIGHT_T=plan.VALUE_C_TYPES[np.dtype(np.float32)], WEIGHT_IS_HALF=0,
+                    SHARED_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.SHARED]],
+                    GLOBAL_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.GLOBAL]], **rule.defines())
+    shared = rule.bins * copies * 4 if chosen == plan.SHARED else 0
+    _ready[key] = ReadyHistogram(rule, fn, shared, _rule_array(rule, "edges", rule.edges, call),
+                                 _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call))
+
+
 # ---- the public functions ------------------------------------------------------------------------------------
 
 def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=None):  # noqa: A002  NumPy's names
@@ -274,6 +338,19 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
     arrays of its kind on its device (the edges made from the host's, or the bins array given), on the call's
     stream (`stream=` as for pyscan.scan).  Bin indices are NumPy's to the bit, values on edges included.
     """
+    kind = arrays.READY.get(type(x))
+    ready_key = None
+    if kind is not None and type(bins) is int and range is not None and weights is None and density is False and (
+            stream is None):
+        read = kind.ready(x)  # a 1-D contiguous device array: (address, n, dtype, device, stream)
+        if read is not None and read[2] in plan.VALUE_DTYPES:
+            ready_key = _ready_key(read[2], bins, range, read[3])
+            try:
+                made = _ready.get(ready_key)
+            except TypeError:  # an unhashable range end: the general path checks it
+                made = ready_key = None
+            if made is not None:
+                return made(kind, x, read[0], read[1], read[3], read[4])
     x = _prepared(x)
     call = arrays.begin(x, what="histogram: x", dtypes=plan.VALUE_DTYPES, ndim=None, stream=stream)
     device_bins = _is_device(bins)
@@ -313,7 +390,10 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
             sums = call.scratch((rule.bins,), sums_dtype)
         count_into(call.x, device_weights, rule, sums, call=call)
         hist = _finish(call, sums, rule, result_dtype, bool(density))
-        return hist, _edges_out(call, rule, bins)
+        edges = _edges_out(call, rule, bins)
+        if ready_key is not None and call.size:
+            _keep_ready(ready_key, rule, call)
+        return hist, edges
 
 
 def bincount(x, weights=None, minlength=0, *, stream=None):

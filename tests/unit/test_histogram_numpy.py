@@ -570,3 +570,75 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
         assert "synchronize" not in names and "copy_htod" not in names, ops
         assert {stream for _, stream in ops} == {7}, ops  # FakeKind.current_stream: the caller's stream
         assert names.count("launch") == (2 if host.dtype == np.uint8 else 1)  # bytes: fast.cu, then the fold
+
+
+# ---- the commonest call (int bins, a range, 1-D device data, no weights): one look-up, then its launches -----------
+
+def test_the_commonest_call_looks_up_what_a_first_call_worked_out(monkeypatch):
+    from pyscan.runtime import arrays
+
+    class Ready:  # a 1-D contiguous float32 device array of 4099 elements that ready() takes as it is
+        pass
+
+    class Kind:
+        def ready(self, x):
+            return 0x1000, 4099, np.dtype(np.float32), 0, 7
+
+    calls = []
+    monkeypatch.setitem(arrays.READY, Ready, Kind())
+    key = nh._ready_key(np.dtype(np.float32), 77, (0, 37.5), 0)
+    monkeypatch.setattr(nh, "_ready", {key: lambda *args: calls.append(args) or ("hist", "edges")})
+    x = Ready()
+    assert pyscan.histogram(x, 77, range=(0, 37.5)) == ("hist", "edges")
+    assert calls == [(arrays.READY[Ready], x, 0x1000, 4099, 0, 7)]
+    # the range's types are in the key: np.float64(0) gives NumPy float64 edges for float32 data, 0 float32 ones
+    assert nh._ready_key(np.dtype(np.float32), 77, (np.float64(0), 37.5), 0) != key
+    assert nh._ready_key(np.dtype(np.float32), 77, (0.0, 37.5), 0) != key
+    assert nh._ready_key(np.dtype(np.float32), 77, (0, 1, 2), 0) is None
+    for other in ({"weights": x}, {"density": True}, {"stream": 7}, {"bins": 78}, {"bins": np.int64(77)},
+                  {"range": ([0], 37.5)}):  # not the commonest call (or not this one): the general path
+        kwargs = {"bins": 77, "range": (0, 37.5), **other}
+        with pytest.raises(TypeError):  # the fake array is no array the general path takes
+            pyscan.histogram(x, **kwargs)
+    assert len(calls) == 1
+
+
+def test_a_ready_histogram_allocates_zeroes_launches_and_copies_the_edges(monkeypatch):
+    from pyscan.runtime import driver
+
+    ops = []
+
+    class Kernel:
+        def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+            ops.append(("launch", grid, block, stream, args, shared_size))
+
+    class Kind:
+        def empty(self, shape, dtype, device, stream, on_default=True):
+            ops.append(("empty", shape, np.dtype(dtype), stream))
+            return 0x9000 + 0x1000 * len(ops)
+
+        def pointer(self, native):
+            return native
+
+    class Buffer:
+        def __init__(self, address):
+            self.gpudata = address
+
+    monkeypatch.setattr(driver, "enter", lambda device: ops.append(("enter", device)) or -1)
+    monkeypatch.setattr(driver, "leave", lambda previous: ops.append(("leave",)))
+    monkeypatch.setattr(driver, "memset32", lambda address, value, words, stream: ops.append(
+        ("memset", address, value, words, stream)))
+    monkeypatch.setattr(driver, "copy_dtod", lambda dst, src, nbytes, stream: ops.append(("copy", dst, src, nbytes,
+                                                                                         stream)))
+    rule = nh._uniform_rule(np.float32, 77, 0, 37.5, explicit_range=True)
+    ready = nh.ReadyHistogram(rule, Kernel(), 4 * 77 * 8, Buffer(0x100), Buffer(0x200), 132)
+    hist, edges = ready(Kind(), object(), 0x1000, 4099, 0, 7)
+    assert [op[0] for op in ops] == ["enter", "empty", "memset", "launch", "empty", "copy", "leave"]
+    assert ops[1][1:] == ((77,), np.dtype(np.int64), 7) and ops[2][1:] == (hist, 0, 2 * 77, 7)
+    _, grid, block, stream, args, shared = ops[3]
+    assert grid == (nh.plan.grid_size(4099, 4, False, 132), 1, 1) and block == (nh.plan.BLOCK, 1, 1) and stream == 7
+    assert args == (0x1000, 0, np.int64(4099), np.int32(77), *rule.arguments(), 0x100, hist) and shared == 4 * 77 * 8
+    assert ops[4][1:] == ((78,), rule.bin_edges.dtype, 7) and ops[5][1:] == (edges, 0x200, rule.bin_edges.nbytes, 7)
+    ops.clear()
+    ready(Kind(), object(), 0x1000, 0, 0, 7)  # empty data: zeroed counts and the edges, no launch
+    assert [op[0] for op in ops] == ["enter", "empty", "memset", "empty", "copy", "leave"]
