@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cuda_headers import cuda_include
 
 from pyscan import segments
 from pyscan.runtime.loader import _define_lines
@@ -24,19 +25,7 @@ SOURCE = ROOT / "tests" / "emulate" / "segments_on_cpu.cpp"
 GXX = shutil.which("g++")
 
 
-def _cuda_include():
-    """The CUDA toolkit's include directory: $CUDA_HOME / $CUDA_PATH, /usr/local/cuda, or beside nvcc."""
-    nvcc = shutil.which("nvcc")
-    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda",
-                  str(Path(nvcc).resolve().parent.parent) if nvcc else None]
-    for root in filter(None, candidates):
-        include = Path(root) / "include"
-        if (include / "cuda_fp16.h").exists() and ((include / "cccl").is_dir() or (include / "cuda" / "std").is_dir()):
-            return include
-    return None
-
-
-CUDA_INCLUDE = _cuda_include()
+CUDA_INCLUDE = cuda_include()  # tests/helpers/cuda_headers.py
 
 pytestmark = pytest.mark.skipif(GXX is None or CUDA_INCLUDE is None,
                                 reason="needs g++ and the CUDA headers ($CUDA_HOME/include or /usr/local/cuda)")
