@@ -80,7 +80,7 @@ LIFE.register("fast", FastDriver, kernels=("life/fast.cu", "life/pack.cu", "life
 # auto's choice: k generations a launch, 1.75x fast's Tcell/s at 16384^2 and 1.80x at 65536^2 (k = 16, H100,
 # docs/life.md).
 LIFE.register("temporal", TemporalDriver, kernels=("life/temporal.cu", "life/pack.cu", "life/population.cu"),
-              source="beyond the book: fast's bit-sliced Life with PMPP's temporal (register) tiling of stencils",
+              source="beyond the book: fast's bit-sliced Life, PMPP ch. 8's stencil tiling (§8.3-8.5) carried along time",
               summary=(f"bit-packed lattice, k <= {TemporalDriver.max_k} generations a launch in a "
                        f"{TemporalDriver.tile_rows}-row x {32 * TemporalDriver.tile_words}-column shared tile with a "
                        "k-row / one-word halo"),
