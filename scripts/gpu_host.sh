@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
-#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full slow demos bench sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
+#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full suite leaks slow demos bench sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
+#   SHARD=I/N bash scripts/gpu_host.sh suite   (shard I of N of the whole suite, -n 16: N = 3 fits three calls of 600 s)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -34,6 +35,9 @@ for stage in "$@"; do
     ptests)   python3 -m pyscan info > "$out/info.txt" 2>&1      # parallel: warms the kernel cache fast
               python3 -m pytest -q -rfEs -n 12 -m "not slow" 2>&1 | tee "$out/pytest_parallel.log" | tail -60 ;;
     full)     python3 -m pytest -q -rs 2>&1 | tee "$out/pytest_full.log" | tail -40 ;;
+    suite)    python3 -m pytest -q -rfEs -n 16 --shard "${SHARD:-0/1}" 2>&1 | gzip > "$out/pytest_suite.log.gz"
+              gzip -dc "$out/pytest_suite.log.gz" | tail -30 ;;
+    leaks)    python3 -m pytest -q -rs tests/gpu/test_leaks.py 2>&1 | tee "$out/pytest_leaks.log" | tail -20 ;;  # alone: device-wide free memory
     slow)     python3 -m pytest -q -rs -s -m slow 2>&1 | tee "$out/pytest_slow.log" | tail -30 ;;
     demos)    { python3 demos/scalar_multiply.py
                 python3 demos/prefix_scan.py --size 16777216

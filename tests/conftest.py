@@ -43,6 +43,27 @@ def pytest_runtest_setup(item):
         pytest.skip(_skip_reason)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--shard", default=None, metavar="I/N",
+                     help="run only shard I of N (0 <= I < N) of the collected tests, chosen by a hash of the node id: "
+                          "the whole GPU suite in device calls shorter than its limit (scripts/gpu_host.sh suite)")
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = config.getoption("--shard")
+    if not shard:
+        return
+    try:
+        index, count = (int(part) for part in shard.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard: expected I/N with 0 <= I < N, got {shard!r}") from None
+    if not 0 <= index < count:
+        raise pytest.UsageError(f"--shard: expected I/N with 0 <= I < N, got {shard!r}")
+    kept = [item for item in items if zlib.crc32(item.nodeid.encode()) % count == index]
+    config.hook.pytest_deselected(items=[item for item in items if zlib.crc32(item.nodeid.encode()) % count != index])
+    items[:] = kept
+
+
 _durations = os.environ.get("PYSCAN_TEST_DURATIONS")  # a folder: each worker appends "seconds phase outcome nodeid"
 
 
