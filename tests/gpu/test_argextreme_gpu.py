@@ -4,10 +4,10 @@ tests/unit/test_argextreme.py): every dtype, NaN (the first wins), ties (the fir
 into segments, long columns into chunks), non-contiguous views, NumPy / CuPy / torch input (torch bfloat16 too),
 out=, the result kinds, empty inputs.  Indices are exact: every comparison is."""
 
-import math
 
 import numpy as np
 import pytest
+from argextreme_checks import make
 
 import pyscan
 from pyscan.reductions import arg_extreme as ae
@@ -18,24 +18,6 @@ SHAPES = [(1,), (2,), (31,), (32,), (33,), (97,), (4099,), (1, 1), (3, 4), (31, 
           (2, 33, 31), (3, 2, 5, 7), (1, 1, 1, 2), (257, 3), (3, 257), (2 ** 15, 2), (2, 2 ** 15), (4, 70001),
           (70001, 3), (33, 4099), (3, 3001, 7)]
 FUNCTIONS = ((pyscan.argmax, np.argmax), (pyscan.argmin, np.argmin))
-
-
-def make(rng, shape, dtype, special=True):
-    """Few distinct values (ties everywhere, across segments and chunks); floats with infinities, -0.0 / 0.0 and a
-    NaN or two where there is room."""
-    dtype = np.dtype(dtype)
-    n = math.prod(shape)
-    if dtype.kind == "b":
-        return (rng.random(n) < 0.5).reshape(shape)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.choice(np.array([info.min, info.max, 0, 1, 3], dtype), n).reshape(shape)
-    x = rng.integers(-3, 4, n).astype(dtype)
-    if special and n >= 8:
-        x[rng.integers(0, n, 4)] = [np.inf, -np.inf, -0.0, 0.0]
-        if n >= 32:
-            x[rng.integers(n // 2, n, 2)] = np.nan
-    return x.reshape(shape)
 
 
 @pytest.mark.parametrize("dtype", NUMPY_DTYPES, ids=lambda d: np.dtype(d).name)

@@ -7,6 +7,7 @@ check, and run unchecked without a fault; more than 2^31 elements."""
 
 import numpy as np
 import pytest
+from segment_checks import offsets_of, values
 from test_interop_gpu import _library, assert_kind, to_kind, to_numpy
 
 import pyscan
@@ -26,21 +27,6 @@ from pyscan.types import (
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
           "float64", "bfloat16"]
 MIX = [0, 1, 31, 32, 33, 0, 2, 3, 5, 7, 11, 13, 4095, 4096, 4097, 0, 2047, 2048, 2049, 1, 20011, 0, 0, 9973, 1]
-
-
-def offsets_of(lengths):
-    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-
-
-def values(dtype, n, rng):
-    dtype = as_dtype(dtype)
-    if dtype == BFLOAT16:
-        return float32_to_bfloat16(rng.integers(-3, 4, n).astype(np.float32))
-    if dtype.kind == "b":
-        return rng.random(n) < 0.7
-    if dtype.kind == "u":
-        return rng.integers(0, 4, n).astype(dtype)
-    return rng.integers(-3, 4, n).astype(dtype)  # floats: small integers, exact sums in any order
 
 
 def as_bits(a):

@@ -7,11 +7,11 @@ tested -- and the kernel compiled for every dtype."""
 
 import ctypes
 import math
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from argextreme_checks import make
+from nvcc_builds import NVCC, compile_failures
 from test_interop import FakeDeviceArray, fake_gpu  # noqa: F401  (the fake device's fixture)
 
 import pyscan
@@ -22,24 +22,6 @@ from pyscan.types import BFLOAT16, COMPUTE_TYPES, ELEMENT_TYPES, NUMPY_DTYPES, T
 SHAPES = [(1,), (2,), (31,), (32,), (33,), (97,), (5000,), (1, 1), (3, 4), (31, 33), (33, 32), (7, 1, 13),
           (2, 33, 31), (3, 2, 5, 7), (1, 1, 1, 2), (257, 3), (3, 257)]
 FUNCTIONS = ((True, np.argmax), (False, np.argmin))
-
-
-def make(rng, shape, dtype, special=True):
-    """Few distinct values (ties everywhere); floats with infinities, -0.0 / 0.0 and NaNs where there is room."""
-    dtype = np.dtype(dtype)
-    n = math.prod(shape)
-    if dtype.kind == "b":
-        return (rng.random(n) < 0.5).reshape(shape)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        pool = np.array([info.min, info.max, 0, 1, 3], dtype)
-        return rng.choice(pool, n).reshape(shape)
-    x = rng.integers(-3, 4, n).astype(dtype)
-    if special and n >= 8:
-        x[rng.integers(0, n, 4)] = [np.inf, -np.inf, -0.0, 0.0]
-        if n >= 32:
-            x[rng.integers(n // 2, n, 2)] = np.nan
-    return x.reshape(shape)
 
 
 @pytest.mark.parametrize("dtype", NUMPY_DTYPES, ids=lambda d: np.dtype(d).name)
@@ -328,26 +310,12 @@ def test_public_errors_and_out(fake_arg_gpu):
 
 # ------------------------------------------------------------------------------------------------- compile
 
-NVCC = shutil.which("nvcc")
-
-
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 def test_kernel_compiles_for_every_dtype(tmp_path):
-    from concurrent.futures import ThreadPoolExecutor
-
     from pyscan.runtime.loader import build_source
 
     sources = [(f"{dtype}-{m['ARG_MAX']}", build_source(path, **m)) for dtype in ELEMENT_TYPES
                for path, m in ae.builds(dtype)]
 
-    def compile_one(item):
-        k, (case, text) = item
-        source = tmp_path / f"k{k}.cu"
-        source.write_text(text)
-        p = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"k{k}.cubin"),
-                            str(source)], capture_output=True, text=True)
-        return case, (p.stdout + p.stderr if p.returncode else None)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        failures = {case: log for case, log in pool.map(compile_one, enumerate(sources)) if log is not None}
+    failures = compile_failures(tmp_path, sources)
     assert not failures, "\n".join(f"{case}:\n{log[:2000]}" for case, log in failures.items())

@@ -4,6 +4,7 @@ import shutil
 import subprocess
 
 import pytest
+from nvcc_builds import compile_failures
 
 from pyscan.runtime.loader import KERNEL_ROOT, kernel_files
 
@@ -73,8 +74,6 @@ AXIS_FILES = ["scan/axis_rows.cu", "scan/axis_columns.cu", "reduction/axis_rows.
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 @pytest.mark.parametrize("relpath", AXIS_FILES)
 def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
-    from concurrent.futures import ThreadPoolExecutor
-
     from pyscan.axes import kernel_macros
     from pyscan.runtime.loader import build_source
     from pyscan.scans.axis import column_items
@@ -93,14 +92,5 @@ def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
                 macros["ITEMS"] = column_items(compute.itemsize)
             builds[(dtype, op, str(value), k)] = build_source(relpath, **macros)
 
-    def compile_one(item):
-        k, (case, text) = item
-        source = tmp_path / f"k{k}.cu"
-        source.write_text(text)
-        p = subprocess.run([NVCC, "-std=c++17", "-arch=sm_90", "-cubin", "-o", str(tmp_path / f"k{k}.cubin"),
-                            str(source)], capture_output=True, text=True)
-        return case, (p.stdout + p.stderr if p.returncode else None)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        failures = {case: log for case, log in pool.map(compile_one, enumerate(builds.items())) if log is not None}
+    failures = compile_failures(tmp_path, builds.items())
     assert not failures, f"{relpath}:\n" + "\n".join(f"{case}:\n{log[:2000]}" for case, log in failures.items())

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from segment_checks import offsets_of, values
 from test_interop import FakeDeviceArray, fake_gpu  # noqa: F401  (the fake device's fixture)
 
 import pyscan
@@ -35,23 +36,6 @@ RNG = np.random.default_rng(20240611)
 OPS = ["add", "mul", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or"]
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
           "float64", "bfloat16"]
-
-
-def values(dtype, n, rng=RNG):
-    dtype = as_dtype(dtype)
-    if dtype == BFLOAT16:
-        return float32_to_bfloat16(rng.integers(-3, 4, n).astype(np.float32))
-    if dtype.kind == "b":
-        return rng.random(n) < 0.7
-    if dtype.kind == "f":
-        return rng.integers(-3, 4, n).astype(dtype)  # small integers: float sums exact in every order
-    if dtype.kind == "u":
-        return rng.integers(0, 4, n).astype(dtype)
-    return rng.integers(-3, 4, n).astype(dtype)
-
-
-def offsets_of(lengths):
-    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 
 
 def scan_reference_segments(x, o, op, exclusive=False, dtype=None):
@@ -93,7 +77,7 @@ LENGTH_MIXES = {
 @pytest.mark.parametrize("exclusive", [False, True])
 def test_scan_model_matches_numpy_per_segment(mix, exclusive):
     o = offsets_of(LENGTH_MIXES[mix])
-    x = values("int32", int(o[-1]))
+    x = values("int32", int(o[-1]), RNG)
     for op in ("add", "max", "bitwise_xor"):
         equal(sseg.segmented_scan_model(x, o, op=op, exclusive=exclusive),
               scan_reference_segments(x, o, op, exclusive))
@@ -102,7 +86,7 @@ def test_scan_model_matches_numpy_per_segment(mix, exclusive):
 @pytest.mark.parametrize("mix", list(LENGTH_MIXES))
 def test_reduce_model_matches_reduceat_with_identity_for_empty_segments(mix):
     o = offsets_of(LENGTH_MIXES[mix])
-    x = values("int64", int(o[-1]))
+    x = values("int64", int(o[-1]), RNG)
     for op in ("add", "min", "bitwise_or"):
         equal(rseg.segmented_reduce_model(x, o, op=op), reduce_reference_segments(x, o, op))
 
@@ -110,7 +94,7 @@ def test_reduce_model_matches_reduceat_with_identity_for_empty_segments(mix):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_dtype_and_op(dtype):
     o = offsets_of([0, 1, 31, 32, 33, 0, 4100, 3, 0])
-    x = values(dtype, int(o[-1]))
+    x = values(dtype, int(o[-1]), RNG)
     for op in OPS:
         try:
             value = result_dtype(as_dtype(dtype), op)
@@ -172,7 +156,7 @@ def test_custom_operator_keeps_the_order():
 def test_a_million_tiny_segments():
     lengths = RNG.integers(0, 3, 10**6)
     o = offsets_of(lengths)
-    x = values("int32", int(o[-1]))
+    x = values("int32", int(o[-1]), RNG)
     equal(rseg.segmented_reduce_model(x, o), reduce_reference_segments(x, o, "add"))
     got = sseg.segmented_scan_model(x, o)
     c = np.cumsum(x, dtype=np.int64)
@@ -184,7 +168,7 @@ def test_a_million_tiny_segments():
 def test_power_law_mix():
     lengths = np.minimum((RNG.pareto(1.2, 3000) * 4).astype(np.int64), 60000)
     o = offsets_of(lengths)
-    x = values("float64", int(o[-1]))
+    x = values("float64", int(o[-1]), RNG)
     equal(rseg.segmented_reduce_model(x, o), reduce_reference_segments(x, o, "add"))
 
 
@@ -351,7 +335,7 @@ def fake_segments(fake_gpu, monkeypatch):  # noqa: F811
 @pytest.mark.parametrize("device_offsets", [False, True])
 def test_scan_and_reduce_dispatch(fake_segments, device_offsets):
     o = offsets_of([0, 1, 31, 32, 33, 0, 5000])
-    x = values("int32", int(o[-1]))
+    x = values("int32", int(o[-1]), RNG)
     given = FakeDeviceArray(o.copy()) if device_offsets else o.copy()
     got = pyscan.scan(FakeDeviceArray(x.copy()), offsets=given)
     assert isinstance(got, FakeDeviceArray)
@@ -443,7 +427,7 @@ def test_identity_of_every_named_operator_is_the_empty_segments_value():
                 value = result_dtype(as_dtype(dtype), op)
             except TypeError:
                 continue
-            got = rseg.segmented_reduce_model(values(dtype, 4), np.array([0, 0, 4]), op=op)
+            got = rseg.segmented_reduce_model(values(dtype, 4, RNG), np.array([0, 0, 4]), op=op)
             assert got[0] == identity(op, value)
 
 
