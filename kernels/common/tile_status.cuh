@@ -26,7 +26,9 @@
 //   Layout: words[4t, 4t+1] the A pair of tile t, words[4t+2, 4t+3] its P pair (16-byte aligned).
 //
 // read_window(): all 32 lanes of a warp read one predecessor each (lane i: tile `window - i`) and poll until none
-// of them is X; a tile < 0 (before the first) reads as a P of the identity.
+// of them is X; a tile < 0 (before the first) reads as a P of the identity.  peek(): one read of one tile's status,
+// no waiting (X, A or P), for a thread that keeps several reads in flight itself (axis_columns.cu's per-lane
+// window).
 #pragma once
 
 enum : unsigned { STATUS_X = 0, STATUS_A = 1, STATUS_P = 2 };
@@ -67,6 +69,12 @@ struct TileStatus<V, 4> {  // packed (value << 32) | flag
         memcpy(&value, &bits, 4);
         if (tile < 0) value = identity;
         return polls;
+    }
+    __device__ unsigned peek(int tile, V& value) const {
+        const unsigned long long w = load(&words[tile]);
+        const unsigned bits = (unsigned)(w >> 32);
+        memcpy(&value, &bits, 4);
+        return read_flag((unsigned)w, epoch);
     }
 };
 
@@ -117,5 +125,15 @@ struct TileStatus<V, 8> {  // per tile: the A pair and the P pair of (half << 32
         memcpy(&value, &bits, 8);
         if (tile < 0) value = identity;
         return polls;
+    }
+    __device__ unsigned peek(int tile, V& value) const {
+        unsigned long long a0, a1, p0, p1;
+        load_pair(&words[4 * (long long)tile], a0, a1);
+        load_pair(&words[4 * (long long)tile + 2], p0, p1);
+        const unsigned flag = state(a0, a1, p0, p1);
+        const unsigned long long lo = flag == STATUS_P ? p0 : a0, hi = flag == STATUS_P ? p1 : a1;
+        const unsigned long long bits = (hi & 0xffffffff00000000ull) | (lo >> 32);
+        memcpy(&value, &bits, 8);
+        return flag;
     }
 };

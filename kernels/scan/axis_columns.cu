@@ -20,8 +20,8 @@
 //
 // The look-back: every (group, chunk, lane) has a status slot (../common/tile_status.cuh: packed words for 4-byte
 // T, (half, flag) pairs for 8-byte T, epoch-tagged so the buffer is zeroed once).  Chunk 0 publishes P (its
-// aggregate); chunk c > 0 publishes A, then each lane walks back chunk by chunk, combining A aggregates until it
-// meets a P, and publishes P.  The lanes of a warp poll together (one __any_sync per step).  Blocks take their
+// aggregate); chunk c > 0 publishes A, then looks back over windows of `rows` chunks read by the whole block,
+// each lane combining A aggregates until it meets a P, and publishes P.  Blocks take their
 // (group, chunk) from an atomic ticket in that order, so a chunk only waits on chunks that took tickets earlier
 // (running or finished): no deadlock.  With one chunk per group there is no status, no counter, no look-back.
 //
@@ -43,9 +43,12 @@ static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the accumulator type must be 4 
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
 
-constexpr unsigned FULL = 0xffffffffu;
-constexpr int MOST_ROWS = BLOCK_THREADS / 2;                  // ty < 128 (lanes >= 2)
-constexpr int SMEM = ITEMS * (BLOCK_THREADS + MOST_ROWS);     // rows x (lanes + 1 pad when lanes < 32)
+// Shared memory holds the chunk's rows * items rows of `lanes` lanes, row q at (q + q / ITEMS) * lanes: a pad row
+// after every ITEMS rows, so the threads of a warp scanning their own ITEMS rows (ty * items + i, one ty every
+// `lanes` threads) fall in different banks (a row pad of one element, stride lanes + 1, left 32 / lanes threads of
+// a warp in one bank when lanes < 16).
+constexpr int SMEM = (ITEMS + 1) * BLOCK_THREADS;
+__device__ __forceinline__ int row_at(int q, int lanes) { return (q + q / ITEMS) * lanes; }
 constexpr int WORDS = sizeof(T) == 4 ? 1 : 4;                 // 64-bit status words per slot
 
 // out[(o*n + r)*inner + l] = op over in[(o*n + r')*inner + l], r' <= r (exclusive: r' < r, the identity at r = 0).
@@ -60,12 +63,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     __shared__ T smem[SMEM];
     __shared__ T totals[BLOCK_THREADS];
     __shared__ T lane_prefix[BLOCK_THREADS];
+    __shared__ T window_value[BLOCK_THREADS];  // the look-back's window: slot (ty, tx) = lane tx of chunk back - ty
+    __shared__ unsigned char window_flag[BLOCK_THREADS];
     __shared__ long long shared_ticket;
 
     const int t = threadIdx.x;
     const int tx = t % lanes, ty = t / lanes;
     const bool used = ty < rows;  // threads past lanes * rows only join the barriers
-    const int stride = lanes < 32 ? lanes + 1 : lanes;  // shared row stride: a pad breaks bank conflicts
 
     if (t == 0) shared_ticket = chunks > 1 ? (long long)atomicAdd(counter, 1u) : (long long)blockIdx.x;
     __syncthreads();
@@ -74,14 +78,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     const long long o = group / lane_chunks;
     const long long l = (group % lane_chunks) * lanes + tx;  // this thread's lane
     const long long row0 = chunk * rows * items;             // the chunk's first row
+    const long long left = n - row0;                         // rows from row0 to the end
     const bool lane_ok = used && l < inner;
+    const long long at = (o * n + row0 + ty) * inner + l;    // element (o, row0 + ty, l); row q: + (q - ty) * inner
+    const long long step = (long long)rows * inner;          // from row q to row q + rows
 
-    // 1. coalesced loads: row q of the chunk (q = k * rows + ty) -> smem[q * stride + tx], op_load converting each
+    // 1. coalesced loads: row q of the chunk (q = k * rows + ty) -> smem[row_at(q) + tx], op_load converting each
     //    element to the result dtype and widening it to T (operators.cuh); the results go out through op_store
-    for (int k = 0; k < items; ++k) {
-        const int q = k * rows + ty;
-        const long long r = row0 + q;
-        if (used) smem[q * stride + tx] = lane_ok && r < n ? op_load(in[(o * n + r) * inner + l]) : op_identity();
+    if (used) {
+        const InT* source = in + at;
+        for (int k = 0, q = ty; k < items; ++k, q += rows, source += step)
+            smem[row_at(q, lanes) + tx] = lane_ok && q < left ? op_load(*source) : op_identity();
     }
     __syncthreads();
 
@@ -89,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     //    scan of the totals over ty for each lane
     T total = op_identity();
     if (used) {
-        for (int i = 0; i < items; ++i) total = op_combine(total, smem[(ty * items + i) * stride + tx]);
+        for (int i = 0; i < items; ++i) total = op_combine(total, smem[row_at(ty * items + i, lanes) + tx]);
         totals[t] = total;
     }
     __syncthreads();
@@ -102,32 +109,41 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     }
     // totals[ty * lanes + tx] is now the inclusive scan over ty; the lane's aggregate is at ty = rows - 1
 
-    // 3. the look-back over row chunks, by the threads of ty = 0 (t < lanes): whole warps, so lanes >= 32 or warp 0
-    if (t < ((lanes + 31) & ~31)) {
-        const bool mine = t < lanes;
-        T exclusive_prefix = op_identity();
-        if (chunks > 1) {
-            const T aggregate = mine ? totals[(rows - 1) * lanes + t] : op_identity();
-            unsigned long long* own = status + WORDS * ((group * chunks + chunk) * lanes);
-            TileStatus<T> st(own, epoch);
-            if (mine) st.publish(t, chunk == 0 ? STATUS_P : STATUS_A, aggregate);
-            bool done = !mine || chunk == 0;
-            for (long long back = chunk - 1;; --back) {
-                if (__all_sync(FULL, done)) break;
-                // every lane of the warp polls (read_window's __any_sync); lanes that are done read "tile -1"
-                TileStatus<T> prev(status + WORDS * ((group * chunks + (back < 0 ? 0 : back)) * lanes), epoch);
-                unsigned flag;
-                T value;
-                prev.read_window(done || back < 0 ? -1 : t, op_identity(), flag, value);
-                if (!done) {
-                    exclusive_prefix = op_combine(value, exclusive_prefix);
-                    done = flag == STATUS_P;
+    // 3. the look-back over row chunks.  A window of `rows` chunks is read at once by the whole block: thread
+    //    (ty, tx) reads lane tx's status in chunk back - ty (lanes = 2: 128 chunks at once, 32 lanes: 8), waiting
+    //    until it is not X; then thread tx < lanes combines its lane's window nearest first, up to the nearest P.
+    //    Waiting on every slot of the window waits for nothing needless: a P is made only from statuses that are
+    //    not X, so every chunk before a P has published, and an X lies nearer than any P.  (Lanes stepping back one
+    //    chunk a poll made each chunk wait one L2 round trip per earlier chunk still without a P: 2^23 x 2 int32
+    //    along axis 0 ran at 20 % of the DRAM bandwidth.)
+    T exclusive_prefix = op_identity();  // thread t < lanes: lane t's
+    if (chunks > 1) {
+        const long long first = group * chunks;  // status slot of (group, chunk c, lane): (first + c) * lanes + lane
+        TileStatus<T> own(status + WORDS * ((first + chunk) * lanes), epoch);
+        const T aggregate = t < lanes ? totals[(rows - 1) * lanes + t] : op_identity();
+        if (t < lanes) own.publish(t, chunk == 0 ? STATUS_P : STATUS_A, aggregate);
+        bool done = chunk == 0 || t >= lanes;
+        for (long long back = chunk - 1; !__syncthreads_and(done); back -= rows) {
+            if (used) {
+                unsigned flag = STATUS_P;  // before the first chunk: a P of the identity
+                T value = op_identity();
+                if (back - ty >= 0) {
+                    const TileStatus<T> prev(status + WORDS * ((first + back - ty) * lanes), epoch);
+                    while ((flag = prev.peek(tx, value)) == STATUS_X) {
+                    }
                 }
+                window_flag[t] = (unsigned char)flag;
+                window_value[t] = value;
             }
-            if (mine && chunk > 0) st.publish(t, STATUS_P, op_combine(exclusive_prefix, aggregate));
+            __syncthreads();
+            for (int k = 0; !done && k < rows; ++k) {
+                exclusive_prefix = op_combine(window_value[k * lanes + t], exclusive_prefix);
+                done = window_flag[k * lanes + t] == STATUS_P;
+            }
         }
-        if (mine) lane_prefix[t] = exclusive_prefix;
+        if (t < lanes && chunk > 0) own.publish(t, STATUS_P, op_combine(exclusive_prefix, aggregate));
     }
+    if (t < lanes) lane_prefix[t] = exclusive_prefix;
     __syncthreads();
 
     // 4. rescan this thread's rows from (the chunk's prefix) op (the rows of ty' < ty); results back to shared memory
@@ -135,17 +151,17 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
         T running = lane_prefix[tx];
         if (ty > 0) running = op_combine(running, totals[t - lanes]);
         for (int i = 0; i < items; ++i) {
-            T& slot = smem[(ty * items + i) * stride + tx];
+            T& slot = smem[row_at(ty * items + i, lanes) + tx];
             const T next = op_combine(running, slot);
             slot = exclusive ? running : next;
             running = next;
         }
     }
     __syncthreads();
-    for (int k = 0; k < items; ++k) {
-        const int q = k * rows + ty;
-        const long long r = row0 + q;
-        if (lane_ok && r < n) out[(o * n + r) * inner + l] = op_store(smem[q * stride + tx]);
+    if (lane_ok) {
+        OutT* target = out + at;
+        for (int k = 0, q = ty; k < items && q < left; ++k, q += rows, target += step)
+            *target = op_store(smem[row_at(q, lanes) + tx]);
     }
 
     if (chunks > 1 && t == 0) {

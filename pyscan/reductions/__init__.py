@@ -190,7 +190,18 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
       reproducible.
     """
     kind = arrays.READY.get(type(x))
-    if kind is not None and axis is None and out is None and keepdims is False and (
+    if kind is not None and axis is not None and out is None and (keepdims is False or keepdims is True) and (
+            algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
+            identity is None and initial is None and map is None and offsets is None):
+        read = kind.ready_nd(x)  # along axes: the plan a first call with the same key made (reductions/axis.py)
+        if read is not None:
+            try:
+                found = axis_module.READY.get((read[1], read[2], axis, op, keepdims, dtype, read[3]))
+            except TypeError:  # an unhashable axis or dtype=: the general path says what is wrong
+                found = None
+            if found is not None:
+                return axis_module.ready(kind, x, read[0], read[3], read[4], found)
+    elif kind is not None and axis is None and out is None and keepdims is False and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
             identity is None and initial is None and map is None and offsets is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
@@ -272,6 +283,15 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
                                         **({"map": map} if map is not None else {}))
         else:
             _reduce_axes(call, shape, chosen, result, op, value)
+            if (type(x) in arrays.READY and out is None and algorithm == "auto" and op in OPERATOR_NAMES) and (
+                    start is None and (keepdims is False or keepdims is True) and axes.reduce_plan(shape, chosen)):
+                try:  # the next such call: reductions/axis.py's ready()
+                    key = (shape, call.dtype, axis, op, keepdims, dtype, call.device)
+                    hash(key)
+                except TypeError:
+                    key = None
+                if key is not None:
+                    axis_module.remember_ready(key, shape, chosen, result_shape, call.dtype, value, op, call.device)
         if start is not None and outputs and reduced:
             combine_initial(call, arrays.DeviceView(int(result.gpudata), (outputs,), value, result), outputs, start,
                             op, value)
@@ -313,19 +333,16 @@ def _held(initial, value):
 def _reduce_axes(call, shape, chosen, result, op, value):
     """The passes of pyscan.axes.reduce_plan, last axes first, into result of the result dtype `value` (the
     accumulator: int32 add in int64, as np.sum), each pass's partials in value's compute type (float16 sums stay
-    float32 until the last store)."""
-    passes = axes.reduce_plan(shape, chosen)
-    if not passes:  # only extents of 1 reduced: the values as they are, converted to the result dtype
+    float32 until the last store): reductions/axis.py's Plan."""
+    if not axes.reduce_plan(shape, chosen):  # only extents of 1 reduced: the values, converted to the result dtype
         if value == call.dtype:
             call.copy(result, call.x, call.size * call.dtype.itemsize)
             return
-        passes = [(call.size, 1, 1)]  # one pass over rows of one element: the kernels' conversion
-    source = call.x
-    for k, (outer, n, inner) in enumerate(passes):
-        last = k == len(passes) - 1
-        target = result if last else call.empty((outer * inner,), COMPUTE_TYPES[value])
-        axis.reduce_along(source, target, outer, n, inner, op=op, call=call, acc_dtype=value, partials_in=k > 0)
-        source = target
+        # one pass over rows of one element: the kernels' conversion
+        axis.reduce_along(call.x, result, call.size, 1, 1, op=op, call=call, acc_dtype=value)
+        return
+    axis.plan(tuple(shape), chosen, call.dtype, value, op, call.device).launch(
+        int(result.gpudata), int(call.x.gpudata), call.device, call.stream, call.context)
 
 
 AUTO_READY = REDUCTIONS.auto_ready()  # the commonest call's whole path

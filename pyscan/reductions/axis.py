@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import axes
 from ..axes import kernel_macros
-from ..runtime import driver
+from ..runtime import capture, driver
 from ..runtime.loader import get_kernel
+from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
 from ..types import (
     COMPUTE_TYPES,
@@ -312,6 +314,100 @@ def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_d
         if last:
             return launches
         source, n, in_dtype, partials_in = int(target.gpudata), chunks, compute, True
+
+
+class Plan:
+    """pyscan.reduce over `chosen` axes of a C-contiguous `shape` into the result dtype `value` on one device, where
+    pyscan.axes.reduce_plan gives passes (some extent > 1 reduced, some output, no reduced extent 0): every launch
+    of the passes and their pass_plan()s made once -- kernel, geometry, where it reads and writes -- with the
+    partials between launches at fixed offsets of one buffer (kept per stream, or under a CUDA graph's capture the
+    call's own: pyscan.runtime.capture).  _reduce_axes (pyscan.reduce's general path) and ready() launch it."""
+
+    __slots__ = ("steps", "partial_bytes")
+
+    X, OUT = -1, -2  # a step's source or target that is not a partials offset
+
+    def __init__(self, shape, chosen, in_dtype, value, op, device: int):
+        sms = driver.multiprocessor_count(device)
+        compute = COMPUTE_TYPES[value]
+        passes = axes.reduce_plan(shape, chosen)
+        steps, offset, source, partials_in, source_dtype = [], 0, self.X, False, in_dtype
+        for k, (outer, n, inner) in enumerate(passes):
+            last_pass = k == len(passes) - 1
+            while True:
+                kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms)
+                if grid > MAX_GRID:
+                    raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
+                last = last_pass and chunks == 1
+                if last:
+                    target = self.OUT
+                else:
+                    target, offset = offset, offset + -(-outer * chunks * inner * compute.itemsize // 256) * 256
+                macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
+                kernel, function = REDUCE_FUNCTIONS[kind]
+                fn = get_kernel(kernel, function, device=device, **macros)
+                steps.append((fn, fn.config(grid, BLOCK), source, target, geometry))
+                source, source_dtype, partials_in = target, compute, True
+                if chunks == 1:
+                    break
+                n = chunks
+        self.steps, self.partial_bytes = tuple(steps), offset
+
+    def launch(self, out: int, x: int, device: int, stream: int, context: int) -> None:
+        base, owner = 0, None
+        if self.partial_bytes:
+            capturing = driver._capturing  # the launcher's cuStreamIsCapturing (None before any GPU call)
+            if capturing is not None and capturing(stream) and driver.capturing(stream, device):
+                owner = capture.scratch(self.partial_bytes, device, stream)
+                base = owner.address
+            else:
+                base = _partials.get(self.partial_bytes, device, stream).address
+        for fn, geometry, source, target, args in self.steps:
+            fn.launch_typed(context, stream, geometry, out if target == self.OUT else base + target,
+                            x if source == self.X else base + source, *args)
+        del owner  # kept until the launches that use it are enqueued
+
+
+_partials = StreamWorkspace("axis reduction partials")
+_plans: dict = {}  # (shape, chosen, in dtype, value dtype, op, device) -> Plan
+PLANS_KEPT = 256
+
+
+def plan(shape, chosen, in_dtype, value, op, device: int) -> Plan:
+    key = (shape, chosen, in_dtype, value, op, device)
+    found = _plans.get(key)
+    if found is None:
+        previous = driver.enter(device)  # compiling and the SM count need the device's context
+        try:
+            found = Plan(shape, chosen, in_dtype, value, op, device)
+        finally:
+            driver.leave(previous)
+        if len(_plans) >= PLANS_KEPT:  # many shapes: the oldest plans go (the kernels stay loaded)
+            del _plans[next(iter(_plans))]
+        _plans[key] = found
+    return found
+
+
+# The commonest axis call, pyscan.reduce(x, axis=a) of a C-contiguous device array on its library's stream (a an int
+# or a tuple, with keepdims= and dtype= as given): what its first call worked out, looked up by (shape, x's dtype,
+# axis, op, keepdims, dtype=, device) -- the result made by x's library, the plan's launches, no Call.
+READY: dict = {}
+
+
+def remember_ready(key: tuple, shape: tuple, chosen: tuple, result_shape: tuple, in_dtype, value, op,
+                   device: int) -> None:
+    if len(READY) >= PLANS_KEPT:
+        del READY[next(iter(READY))]
+    READY[key] = (plan(shape, chosen, in_dtype, value, op, device), result_shape, value)
+
+
+def ready(kind, x, address: int, device: int, stream: int, found) -> object:
+    """pyscan.reduce's fast path for a key READY holds: the result allocated by x's library, the plan's launches in
+    the device's primary context."""
+    the_plan, shape, value = found
+    native, out = kind.new_shaped(x, shape, value, device, stream)
+    the_plan.launch(out, address, device, stream, driver._primary.get(device) or driver.primary(device))
+    return native
 
 
 def launch(x, *, op, call, out=None, dtype=None, map=None):

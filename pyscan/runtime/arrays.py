@@ -130,6 +130,26 @@ class Kind:
         native = self.empty(shape, dtype, device, stream)
         return native, self.pointer(native)
 
+    def ready_nd(self, x):
+        """(address, shape, dtype, device, stream) of a C-contiguous array of any shape that a call along an axis takes
+        as it is (ready()'s rule without its 1-D one), or None."""
+        try:
+            address, shape, dtype, contiguous, device, stream = self.view(x)
+        except TypeError:
+            return None
+        if not contiguous or dtype not in READY_DTYPES:
+            return None
+        if device is None:
+            device = driver.device_of_pointer(address)
+            if driver._primary.get(device) != driver.current_context():
+                return None
+        return address, shape, dtype, device, self.default_stream(x, device) if stream is None else stream
+
+    def new_shaped(self, x, shape, dtype, device, stream):
+        """(a new array of this kind of `shape` and dtype, its address) on the stream ready_nd() gave."""
+        native = self.empty(shape, dtype, device, stream)
+        return native, self.pointer(native)
+
 
 class _Templated(Kind):
     """A kind whose library builds arrays in Python costing several µs (pycuda's GPUArray, numba's DeviceNDArray):
@@ -280,6 +300,13 @@ class _CuPy(Kind):
         device = data.device_id
         return data.ptr, x.size, x.dtype, device, self.default_stream(x, device)
 
+    def ready_nd(self, x):
+        if not x.flags.c_contiguous or x.dtype not in READY_DTYPES:
+            return None
+        data = x.data
+        device = data.device_id
+        return data.ptr, x.shape, x.dtype, device, self.default_stream(x, device)
+
     def default_stream(self, x, device):
         cupy = sys.modules["cupy"]
         if self._takes_device:
@@ -356,6 +383,20 @@ class _Torch(Kind):
         device = x.get_device()
         return x.data_ptr(), x.shape[0], dtype, device, self._current(device)
 
+    def ready_nd(self, x):
+        if not x.is_cuda or not x.is_contiguous() or x.requires_grad or self._compiling():
+            return None
+        dtype = self._to_numpy.get(x.dtype)
+        if dtype not in READY_DTYPES:
+            return None
+        device = x.get_device()
+        return x.data_ptr(), x.shape, dtype, device, self._current(device)
+
+    def new_shaped(self, x, shape, dtype, device, stream):
+        native = x.new_empty(shape) if self._to_numpy.get(x.dtype) == dtype else x.new_empty(
+            shape, dtype=self._to_torch[dtype])
+        return native, native.data_ptr()
+
     def new(self, x, shape, dtype, device, stream):
         # empty_like's rule, inlined: the hot call; like x only where the result has x's dtype (int32 add -> int64)
         native = (sys.modules["torch"].empty_like(x) if shape != () and self._to_numpy.get(x.dtype) == dtype else
@@ -395,6 +436,9 @@ class _TorchTraced(_Torch):
     name = "torch (traced)"
 
     def ready(self, x):
+        return None
+
+    def ready_nd(self, x):
         return None
 
 

@@ -41,6 +41,7 @@ from ..types import (
 )
 from ..types import _results as _RESULTS
 from . import axis, blelloch, decoupled_lookback, hierarchical, segments, single_pass, single_section  # noqa: F401
+from . import axis as axis_module  # `axis` is also scan()'s argument
 from .initial import combine_initial
 from .registry import SCANS
 
@@ -150,7 +151,18 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     call returns without waiting for the GPU unless the result goes to NumPy.
     """
     kind = arrays.READY.get(type(x))
-    if kind is not None and axis is None and algorithm == "auto" and out is None and (
+    if kind is not None and axis is not None and algorithm == "auto" and out is None and (
+            stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)) and (
+            identity is None and initial is None and offsets is None):
+        read = kind.ready_nd(x)  # along an axis: the plan a first call with the same key made (scans/axis.py)
+        if read is not None:
+            try:
+                found = axis_module.READY.get((read[1], read[2], axis, op, exclusive, dtype, read[3]))
+            except TypeError:  # an unhashable axis or dtype=: the general path says what is wrong
+                found = None
+            if found is not None:
+                return axis_module.ready(kind, x, read[0], read[3], read[4], found)
+    elif kind is not None and algorithm == "auto" and out is None and (
             stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)) and (
             identity is None and initial is None and offsets is None):
         read = kind.ready(x)  # the commonest call: the auto algorithm's ready(), no Call
@@ -189,7 +201,17 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
         a = axes.normalize_axis(axis, len(shape), "scan: axis")
         outer, n, inner = axes.split(shape, a)
         if outer * inner != 1 or (algorithm == "auto" and len(shape) != 1):
-            return _scan_axis(call, outer, n, inner, out, op, bool(exclusive), algorithm, a, value, start)
+            result = _scan_axis(call, outer, n, inner, out, op, bool(exclusive), algorithm, a, value, start)
+            if (call.size and type(x) in arrays.READY and out is None and algorithm == "auto" and (
+                    initial is None and op in OPERATOR_NAMES) and (
+                    exclusive is False or exclusive is True)):  # the next such call: scans/axis.py's ready()
+                try:
+                    key = (shape, call.dtype, axis, op, exclusive, dtype, call.device)
+                    hash(key)
+                except TypeError:
+                    return result
+                axis_module.remember_ready(key, shape, a, call.dtype, value, op, exclusive, call.device)
+            return result
     flat = (call.size,)
     if algorithm == "auto":
         name = choose_auto(call.size)

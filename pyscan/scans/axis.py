@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..axes import kernel_macros
+from ..axes import kernel_macros, split
 from ..runtime import capture, driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
@@ -280,41 +280,99 @@ def _kernel(relpath, function, in_dtype, value, out_dtype, op, device, **more):
     return get_kernel(relpath, function, device=device, **more, **kernel_macros(in_dtype, value, out_dtype, op))
 
 
+class Plan:
+    """One scan of a C-contiguous (outer, n, inner) view with outer * n * inner > 0 on one device: the kernel, its
+    launch geometry, its arguments after the two pointers, and the status slots it keeps (0: none, one tile or one
+    chunk).  Made once per view, dtypes, operator and exclusive (plan()); scan_along() and ready() launch it."""
+
+    __slots__ = ("kernel", "geometry", "before", "after", "slots", "itemsize")
+
+    def __init__(self, outer, n, inner, in_dtype, acc, out_dtype, op, exclusive: bool, device: int):
+        total = outer * n * inner
+        self.itemsize = COMPUTE_TYPES[acc].itemsize  # T's: the status words and the shared memory hold T
+        if inner == 1:
+            self.kernel = _kernel(ROWS_KERNEL, ROWS_FUNCTION, in_dtype, acc, out_dtype, op, device)
+            tiles = -(-total // TILE)
+            if tiles > MAX_GRID:
+                raise ValueError(f"scan: {total} elements is more tiles than one launch takes ({MAX_GRID})")
+            grid, self.slots = tiles, (0 if tiles == 1 else tiles)
+            self.before, self.after = (total, n, int(exclusive)), (tiles,)
+        else:
+            lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize)
+            self.kernel = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, device,
+                                  ITEMS=column_items(self.itemsize))
+            grid = outer * lane_chunks * chunks
+            if grid > MAX_GRID:
+                raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {grid} blocks, "
+                                 f"more than one launch takes ({MAX_GRID})")
+            self.slots = 0 if chunks == 1 else grid * lanes
+            self.before, self.after = (n, inner, lanes, rows, items, lane_chunks, chunks, int(exclusive)), ()
+        self.geometry = self.kernel.config(grid, BLOCK)
+
+    def launch(self, out: int, x: int, device: int, stream: int, context: int) -> None:
+        """The scan of x into out (device addresses) on `stream`: the stream's kept status and its next epoch, or
+        under a CUDA graph's capture a zeroed status of the call's own (_next_status)."""
+        base, epoch, own = (0, 0, None) if not self.slots else _next_status(self.slots, self.itemsize, device, stream)
+        self.kernel.launch_typed(context, stream, self.geometry, out, x, *self.before, base, base + 16 if base else 0,
+                                 *self.after, epoch)
+        del own  # a captured call's own status: kept until the launch is enqueued
+
+
+_plans: dict = {}  # (outer, n, inner, in dtype, acc dtype, out dtype, op, exclusive, device) -> Plan
+
+
+def plan(outer, n, inner, in_dtype, acc, out_dtype, op, exclusive: bool, device: int) -> Plan:
+    key = (outer, n, inner, in_dtype, acc, out_dtype, op, exclusive, device)
+    found = _plans.get(key)
+    if found is None:
+        previous = driver.enter(device)  # compiling needs the device's context
+        try:
+            found = Plan(outer, n, inner, in_dtype, acc, out_dtype, op, exclusive, device)
+        finally:
+            driver.leave(previous)
+        if len(_plans) >= PLANS_KEPT:  # many shapes: the oldest plans go (the kernels stay loaded)
+            del _plans[next(iter(_plans))]
+        _plans[key] = found
+    return found
+
+
+PLANS_KEPT = 256
+
+
 def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bool, call, acc_dtype=None) -> int:
     """Scan the C-contiguous (outer, n, inner) view of device array x into out (same size, may be x) on call.stream;
     returns the number of launches (0 for an empty array).  acc_dtype: the result dtype x is converted to on load
     (default: out's); the kernels combine in its compute type (pyscan.types.COMPUTE_TYPES)."""
-    total = outer * n * inner
-    if total == 0:
+    if outer * n * inner == 0:
         return 0
-    in_dtype, out_dtype = np.dtype(x.dtype), np.dtype(out.dtype)
+    out_dtype = np.dtype(out.dtype)
     acc = np.dtype(acc_dtype) if acc_dtype is not None else out_dtype
-    itemsize = COMPUTE_TYPES[acc].itemsize  # T's: the status words and the shared memory hold T
-    x_address, out_address = int(x.gpudata), int(out.gpudata)
-    if inner == 1:
-        fn = _kernel(ROWS_KERNEL, ROWS_FUNCTION, in_dtype, acc, out_dtype, op, call.device)
-        tiles = -(-total // TILE)
-        if tiles > MAX_GRID:
-            raise ValueError(f"scan: {total} elements is more tiles than one launch takes ({MAX_GRID})")
-        if tiles == 1:
-            fn.launch_typed(call.context, call.stream, fn.config(1, BLOCK), out_address, x_address, total, n,
-                            int(exclusive), 0, 0, 1, 0)
-            return 1
-        base, epoch, own = _next_status(tiles, itemsize, call.device, call.stream)
-        fn.launch_typed(call.context, call.stream, fn.config(tiles, BLOCK), out_address, x_address, total, n,
-                        int(exclusive), base, base + 16, tiles, epoch)
-        return 1
-    lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, itemsize)
-    fn = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, call.device,
-                 ITEMS=column_items(itemsize))
-    blocks = outer * lane_chunks * chunks
-    if blocks > MAX_GRID:
-        raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {blocks} blocks, more "
-                         f"than one launch takes ({MAX_GRID})")
-    base, epoch, own = (0, 0, None) if chunks == 1 else _next_status(blocks * lanes, itemsize, call.device, call.stream)
-    fn.launch_typed(call.context, call.stream, fn.config(blocks, BLOCK), out_address, x_address, n, inner, lanes,
-                    rows, items, lane_chunks, chunks, int(exclusive), base, base + 16 if base else 0, epoch)
+    plan(outer, n, inner, np.dtype(x.dtype), acc, out_dtype, op, bool(exclusive), call.device).launch(
+        int(out.gpudata), int(x.gpudata), call.device, call.stream, call.context)
     return 1
+
+
+# The commonest axis call, pyscan.scan(x, axis=a) of a C-contiguous device array on its library's stream (with
+# dtype= and exclusive= as given): the plan its first call made, looked up by (shape, x's dtype, a, op, exclusive,
+# dtype=, device) -- the result made by x's library, one launch, no Call (pyscan.scan's fast path).
+READY: dict = {}
+
+
+def remember_ready(key: tuple, shape: tuple, a: int, in_dtype, value, op, exclusive: bool, device: int) -> None:
+    """Keep the plan of a call that took the general path for the next call with the same key."""
+    outer, n, inner = split(shape, a)
+    if len(READY) >= PLANS_KEPT:
+        del READY[next(iter(READY))]
+    READY[key] = (plan(outer, n, inner, in_dtype, value, value, op, exclusive, device), tuple(shape), value)
+
+
+def ready(kind, x, address: int, device: int, stream: int, found) -> object:
+    """pyscan.scan's fast path for a key READY holds: the result allocated by x's library, the plan's launch in the
+    device's primary context."""
+    the_plan, shape, value = found
+    native, out = kind.new_shaped(x, shape, value, device, stream)
+    the_plan.launch(out, address, device, stream, driver._primary.get(device) or driver.primary(device))
+    return native
 
 
 def axis_driver(x, out, *, op, exclusive, call):

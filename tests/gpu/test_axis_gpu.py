@@ -328,3 +328,57 @@ def test_custom_operators_along_axes_every_width(rng):
                                                            sms=driver.multiprocessor_count(0)))
             got = pyscan.scan(x, axis=axis, op=source, identity=e)
             np.testing.assert_array_equal(got, saxis.model(x, axis=axis, op=operator(source, e)))
+
+
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+@pytest.mark.parametrize("shape", [(2 ** 16, 2), (4096, 16), (16, 4099), (96, 33), (3, 1000, 5), (2 ** 13, 40)],
+                         ids=str)
+def test_repeated_calls_take_the_plan_and_stay_right(kind, shape, rng):
+    """The second and later calls with the same shape, dtype, axis and options take the plan the first made
+    (scans/axis.py and reductions/axis.py READY: no Call): new data in the same array and in new arrays, every
+    axis, inclusive and exclusive, keepdims, dtype=."""
+    for axis in range(len(shape)):
+        for _ in range(3):
+            x = _input(rng, shape, np.int32, "add")
+            d = _to(kind, x)
+            np.testing.assert_array_equal(_back(pyscan.scan(d, axis=axis)), np.cumsum(x, axis=axis))
+            np.testing.assert_array_equal(_back(pyscan.scan(d, axis=axis, exclusive=True, dtype=np.int32)),
+                                          _scan_ref(x, axis, "add", True).astype(np.int32))
+            np.testing.assert_array_equal(_back(pyscan.scan(d, axis=axis, op="max")),
+                                          np.maximum.accumulate(x, axis=axis))
+            np.testing.assert_array_equal(_back(pyscan.reduce(d, axis=axis)), np.sum(x, axis=axis))
+            np.testing.assert_array_equal(_back(pyscan.reduce(d, axis=axis, op="min", keepdims=True)),
+                                          np.min(x, axis=axis, keepdims=True))
+        if len(shape) == 3:
+            for axes_ in ((0, 2), (1, 2)):
+                for _ in range(3):
+                    x = _input(rng, shape, np.int32, "add")
+                    np.testing.assert_array_equal(_back(pyscan.reduce(_to(kind, x), axis=axes_)),
+                                                  np.sum(x, axis=axes_))
+    assert saxis.READY and raxis.READY
+
+
+def test_planned_axis_calls_under_torch_graph_capture():
+    """A planned scan (kept status: the capture's own, zeroed) and a planned multi-pass reduction (partials from
+    the graph's pool) captured after warm-up calls, then replayed with new data."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    x = torch.zeros((4096, 16), dtype=torch.int32, device="cuda")
+    y = torch.zeros((16, 2 ** 18), dtype=torch.float32, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            pyscan.scan(x, axis=0), pyscan.reduce(y, axis=1)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        scanned, reduced = pyscan.scan(x, axis=0), pyscan.reduce(y, axis=1)
+    generator = torch.Generator(device="cuda").manual_seed(7)
+    for _ in range(20):
+        x.copy_(torch.randint(-9, 10, x.shape, generator=generator, device="cuda", dtype=torch.int32))
+        y.copy_(torch.randint(-9, 10, y.shape, generator=generator, device="cuda").to(torch.float32))
+        graph.replay()
+        assert torch.equal(scanned, torch.cumsum(x, 0))
+        assert torch.equal(reduced, y.sum(1))  # small integers: every float32 sum exact in any order

@@ -20,6 +20,7 @@ import pyscan
 from pyscan import axes
 from pyscan.reductions import axis as raxis
 from pyscan.reductions.registry import REDUCTIONS
+from pyscan.runtime import arrays
 from pyscan.scans import axis as saxis
 from pyscan.scans.registry import SCANS
 from pyscan.types import COMPUTE_TYPES, CustomOperator, Types, identity, load, store, ufunc
@@ -301,8 +302,39 @@ def fake_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported a
         host(out, (outer, inner))[...] = result if partial else store(result, types)
         return 1
 
+    def at(address, dtype, shape):
+        return host(arrays.DeviceView(address, shape, np.dtype(dtype), None), shape)
+
+    class ScanPlan:  # scans/axis.py's Plan: what the general path (scan_along, above) and the ready path launch
+        def __init__(self, outer, n, inner, in_dtype, acc, out_dtype, op, exclusive, device):
+            self.view, self.dtypes, self.op, self.exclusive = (outer, n, inner), (in_dtype, acc, out_dtype), op, exclusive
+            plans.append(("scan", self.view))
+
+        def launch(self, out, x, device, stream, context):
+            launched.append(("scan", *self.view, stream))
+            in_dtype, acc, out_dtype = self.dtypes
+            at(out, out_dtype, self.view)[...] = saxis.model(at(x, in_dtype, self.view), op=self.op,
+                                                             exclusive=self.exclusive, axis=1, dtype=acc)
+
+    class ReducePlan:  # reductions/axis.py's Plan: the NumPy model of all its passes at once
+        def __init__(self, shape, chosen, in_dtype, value, op, device):
+            self.shape, self.chosen, self.in_dtype, self.value, self.op = shape, chosen, in_dtype, value, op
+            plans.append(("reduce", shape, chosen))
+
+        def launch(self, out, x, device, stream, context):
+            launched.append(("reduce", self.shape, self.chosen, stream))
+            got = raxis.model(at(x, self.in_dtype, self.shape), op=self.op, axis=self.chosen, dtype=self.value)
+            at(out, self.value, np.shape(got))[...] = got
+
+    plans = []
     monkeypatch.setattr(saxis, "scan_along", scan_along)
     monkeypatch.setattr(raxis, "reduce_along", reduce_along)
+    monkeypatch.setattr(saxis, "plan", ScanPlan)
+    monkeypatch.setattr(raxis, "plan", ReducePlan)
+    monkeypatch.setattr(saxis, "READY", {})
+    monkeypatch.setattr(raxis, "READY", {})
+    monkeypatch.setattr(pyscan.runtime.driver, "primary", lambda ordinal: 0)  # the ready path's context
+    fake_gpu[1].plans = plans
     entry = SCANS._algorithms["axis"]
 
     def axis_driver(x, out, *, op, exclusive, call):
@@ -554,9 +586,20 @@ def emulated_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture import
         keep.append(host)
         return pyscan.runtime.arrays.DeviceView(host.ctypes.data, host.shape, host.dtype, host)
 
+    class Partials:  # reductions/axis.py's kept partials buffer, in host memory
+        def get(self, nbytes, device, stream):
+            host = np.zeros(nbytes, np.uint8)
+            keep.append(host)
+            kept = pyscan.runtime.workspace.Kept()
+            kept.address, kept.nbytes, kept.buffer = host.ctypes.data, nbytes, host
+            return kept
+
     monkeypatch.setattr(raxis, "get_kernel", get_kernel)
     monkeypatch.setattr(pyscan.runtime.driver, "multiprocessor_count", lambda device: 2)  # more passes
     monkeypatch.setattr(pyscan.runtime.arrays.Call, "scratch", scratch)
+    monkeypatch.setattr(raxis, "_partials", Partials())
+    monkeypatch.setattr(raxis, "_plans", {})
+    monkeypatch.setattr(raxis, "READY", {})
     return launches
 
 
@@ -586,3 +629,88 @@ def test_reduce_driver_uses_partials_builds(emulated_axis_gpu):
     (first, _, _, first_in, first_out), (_, _, _, second_in, second_out) = launches[:2]
     assert first == "axis_rows_reduce_block" and not first_in and first_out == np.float32  # segments' partials: T
     assert second_in and second_out == np.float16 and len(launches) == 2  # read as they are, stored once
+
+
+def _counting_begin(monkeypatch):
+    begun = []
+    real = arrays.begin
+
+    def begin(x, **kwargs):
+        begun.append(kwargs.get("what"))
+        return real(x, **kwargs)
+
+    monkeypatch.setattr(arrays, "begin", begin)
+    return begun
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 5), (4, 1, 6)])
+def test_a_repeated_axis_scan_takes_the_plan_its_first_call_made(shape, fake_axis_gpu, monkeypatch):
+    """The second call with the same (shape, dtype, axis, op, exclusive, dtype=) skips begin(): the plan the first
+    made (scans/axis.py READY), its result made by x's library, right as the first."""
+    _, (_, kind) = fake_axis_gpu
+    begun = _counting_begin(monkeypatch)
+    rng = np.random.default_rng(5)
+    for axis in range(-len(shape), len(shape)):
+        for op, exclusive, dtype in (("add", False, None), ("max", True, None), ("add", True, np.int32)):
+            host = rng.integers(-9, 9, shape).astype(np.int32)
+            begun.clear()
+            first = pyscan.scan(FakeDeviceArray(host), axis=axis, op=op, exclusive=exclusive, dtype=dtype)
+            made = len(kind.made)
+            second = pyscan.scan(FakeDeviceArray(host), axis=axis, op=op, exclusive=exclusive, dtype=dtype)
+            assert isinstance(second, FakeDeviceArray) and len(kind.made) == made + 1  # made by x's library
+            result = np.dtype(dtype or (np.int64 if op == "add" else np.int32))  # NumPy's accumulator rule
+            expected = scan_reference(host.astype(result), axis, op, exclusive)
+            for got in (first, second):
+                assert got.host.dtype == expected.dtype and got.host.shape == shape
+                np.testing.assert_array_equal(got.host, expected)
+            taken = 2 if len(shape) - 1 == axis % len(shape) and shape[axis] == host.size else 1
+            assert len(begun) == taken, (axis, op, begun)  # a whole-array scan (1, 7) along 1 is the 1-D path
+
+
+def test_the_axis_ready_path_refuses_what_it_did_not_plan(fake_axis_gpu, monkeypatch):
+    """A strided view, another dtype=, op or exclusive, or an unhashable axis take the general path (which checks
+    and answers them) again."""
+    begun = _counting_begin(monkeypatch)
+    host = np.arange(24, dtype=np.int32).reshape(4, 6)
+    pyscan.scan(FakeDeviceArray(host), axis=0)
+    pyscan.reduce(FakeDeviceArray(host), axis=0)
+    begun.clear()
+    np.testing.assert_array_equal(pyscan.scan(FakeDeviceArray(host), axis=0).host, np.cumsum(host, axis=0))
+    np.testing.assert_array_equal(pyscan.reduce(FakeDeviceArray(host), axis=0).host, np.sum(host, axis=0))
+    assert begun == []
+    for call in (lambda: pyscan.scan(FakeDeviceArray(host), axis=0, dtype=np.int32),
+                 lambda: pyscan.scan(FakeDeviceArray(host), axis=0, exclusive=True),
+                 lambda: pyscan.scan(FakeDeviceArray(host), axis=0, op="max"),
+                 lambda: pyscan.reduce(FakeDeviceArray(host), axis=0, keepdims=True),
+                 lambda: pyscan.reduce(FakeDeviceArray(host), axis=[0])):
+        begun.clear()
+        call()
+        assert len(begun) == 1
+    begun.clear()
+    strided = FakeDeviceArray(host[:, ::2])
+    with pytest.raises(ValueError, match="contiguous"):
+        pyscan.scan(strided, axis=0)  # the fake library cannot copy: refused by begin(), as before
+    assert len(begun) == 1
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, (0, 2), (1, 2), (0, 1)])
+def test_a_repeated_axis_reduction_takes_the_plan_its_first_call_made(axis, fake_axis_gpu, monkeypatch):
+    _, (_, kind) = fake_axis_gpu
+    begun = _counting_begin(monkeypatch)
+    host = np.random.default_rng(6).integers(-9, 9, (3, 5, 4)).astype(np.int16)
+    for keepdims in (False, True):
+        for op, dtype in (("add", None), ("min", None), ("add", np.float32)):
+            begun.clear()
+            results = [pyscan.reduce(FakeDeviceArray(host), axis=axis, op=op, keepdims=keepdims, dtype=dtype)
+                       for _ in range(3)]
+            expected = reduce_reference_along(host, axis, op, keepdims, dtype)
+            for got in results:
+                assert isinstance(got, FakeDeviceArray)
+                assert got.host.dtype == expected.dtype and got.host.shape == expected.shape
+                np.testing.assert_array_equal(got.host, expected)
+            assert len(begun) == 1, (keepdims, op, dtype)
+
+
+def reduce_reference_along(host, axis, op, keepdims, dtype):
+    function = {"add": np.sum, "min": np.min}[op]
+    return np.asarray(function(host, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype else {})))
