@@ -598,6 +598,8 @@ def emulated_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture import
     monkeypatch.setattr(pyscan.runtime.driver, "multiprocessor_count", lambda device: 2)  # more passes
     monkeypatch.setattr(pyscan.runtime.arrays.Call, "scratch", scratch)
     monkeypatch.setattr(raxis, "_partials", Partials())
+    # fake streams never capture (the launcher's cuStreamIsCapturing on a fake handle would crash on a GPU host)
+    monkeypatch.setattr(pyscan.runtime.driver, "_capturing", lambda handle: 0)
     monkeypatch.setattr(raxis, "_plans", {})
     monkeypatch.setattr(raxis, "READY", {})
     return launches
