@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
-#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full suite leaks slow demos bench sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
+#   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full suite leaks slow demos bench axis sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
 #   SHARD=I/N bash scripts/gpu_host.sh suite   (shard I of N of the whole suite, -n 16: N = 3 fits three calls of 600 s)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +50,8 @@ for stage in "$@"; do
                 python3 demos/work_efficiency.py --save "$out/work_efficiency.png"; } 2>&1 | tee "$out/demos.log" | tail -120 ;;
     bench)    python3 -m pyscan bench all --json "$out/bench.json" --plot "$out/bench.png" 2>"$out/bench_progress.log" \
                 | tee "$out/bench.txt" | tail -80 ;;
+    axis)     python3 -m pyscan bench axis_scan axis_reduce --json "$out/bench_axis.json" --plot "$out/bench_axis.png" \
+                2>"$out/bench_axis_progress.log" | tee "$out/bench_axis.txt" | tail -200 ;;
     sanitize) python3 -m pyscan check --sanitize 2>&1 | tee "$out/sanitize.log" | tail -30 ;;
     histogram) { python3 pyscan_tools/lab/histogram_call_profile.py
                  python3 pyscan_tools/lab/histogram_aggregation.py --size 2^26 --rounds 3 --calls 10

@@ -26,14 +26,17 @@ PRESETS = ("default", "full", "quick", "small")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pyscan bench", description=__doc__.split("\n\n")[0],
-        epilog="Sizes: element counts (4096, 2^12, 16M), HxW or a square count of cells for life, or a preset: "
-               "default (scan, reduce: every power of 4 from 2^10 to 2^28), full (every power of 2), quick, small.  "
+        epilog="Sizes: element counts (4096, 2^12, 16M), HxW or a square count of cells for life and the axis patterns, "
+               "or a preset: default (scan, reduce: every power of 4 from 2^10 to 2^28; axis_scan, axis_reduce: "
+               "4096x4096, 2^20x16, 16x2^20, 2^23x2, 64x65536), full (every power of 2), quick, small.  "
                + EXIT_CODES_HELP + "; targets not met are reported, not an error.")
     add_selection(parser, BENCH_PATTERNS)
     parser.add_argument("--sizes", nargs="+", metavar="SIZE", help="sizes, or a preset: " + ", ".join(PRESETS))
-    parser.add_argument("--quick", action="store_true", help="the quick preset (four sizes for scan and reduce)")
+    parser.add_argument("--quick", action="store_true", help="the quick preset (four sizes for scan and reduce; three "
+                                                                 "shapes for axis_scan and axis_reduce)")
     parser.add_argument("--dtype", action="append", default=[], metavar="DTYPE",
-                        help="only cases of this dtype (int32, int64, float32, float64, uint8); repeatable")
+                        help="only cases of this input dtype (int32, int64, float32, float64, float16, uint8, bool); "
+                             "repeatable")
     parser.add_argument("--arrays", nargs="+", default=["cupy", "torch"], choices=("cupy", "torch", "pycuda"),
                         help="the array kinds pyscan's public calls get (default: cupy torch, those that import; "
                              "pycuda GPUArrays where neither does)")
@@ -47,12 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def sizes_for(tokens, pattern, quick: bool) -> list:
     """The sizes of a pattern: the preset (quick or default) when no --sizes came, else the tokens (each a size or
-    a preset name), sorted from small to large."""
+    a preset name), sorted from small to large; shapes of as many cells (the axis patterns) in the order given."""
     out = []
     for token in tokens or ["quick" if quick else "default"]:
         for part in str(token).replace(",", " ").split():
             out.extend(pattern.sizes[part] if part in PRESETS else [parse_size(part, pattern.lattice)])
-    return sorted(set(out), key=cells)
+    return sorted(dict.fromkeys(out), key=cells)
 
 
 def parse_args(argv=None, registries=None) -> argparse.Namespace:

@@ -29,7 +29,8 @@ def plan_batches(probe_ms: float) -> tuple:
 
 class Timed:
     """One row being measured: warmed up (the first call compiles and fills caches), one call timed to plan its
-    batches; batch() times the next batch."""
+    batches; batch() times the next batch.  A call that took more than CALL_CAP_MS is timed no more: that one call
+    is the row's measurement (timed_once), since batches of it would take seconds."""
 
     def __init__(self, call, timer, synchronize=None):
         for _ in range(settings.WARMUP_CALLS):
@@ -37,8 +38,14 @@ class Timed:
         if synchronize is not None:
             synchronize()
         self.call, self.timer = call, timer
-        self.calls, self.batches = plan_batches(timer.per_call_ms(call, 1))
         self.times: list = []
+        probe_ms = timer.per_call_ms(call, 1)
+        self.timed_once = probe_ms > settings.CALL_CAP_MS
+        if self.timed_once:
+            self.calls, self.batches = 1, 0
+            self.times.append(probe_ms)
+        else:
+            self.calls, self.batches = plan_batches(probe_ms)
 
     def batch(self) -> None:
         self.times.append(self.timer.per_call_ms(self.call, self.calls))

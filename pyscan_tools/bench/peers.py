@@ -5,6 +5,8 @@
                one-shot call that allocates it every time
     reduce     torch.sum / torch.amax / torch.amin, cupy.sum / cupy.max / cupy.min, PyCUDA's ReductionKernel,
                cuda.compute's reduce_into (reusable and one-shot)
+    axis_scan, axis_reduce  torch.cumsum / torch.sum and cupy.cumsum / cupy.sum along the same axis into the same
+               result dtype as pyscan's row (bool and uint8 scans: int64)
     histogram  cupy.histogram, torch.bincount
     numpy_histogram  torch.histc, cupy.histogram, cuda.compute's histogram_even (a reusable object, its temporary
                storage kept)
@@ -15,8 +17,8 @@
     life       the book's conway_ker exactly as printed (Hands-On ch. 4), two buffers swapped by the host
 
 A peer whose library does not import is left out (the run says so once).  Every result is kept in the dtype of
-the input (dtype=x.dtype where the library would widen it; pyscan's own rows likewise, patterns/_arrays.py), so
-every row moves the same bytes.
+the input (dtype=x.dtype where the library would widen it; pyscan's own rows likewise, patterns/_arrays.py), or
+along an axis in the case's result dtype, so every row moves the same bytes.
 """
 
 from __future__ import annotations
@@ -306,6 +308,32 @@ def _cc_segmented_reduce(x, op):
     return _tried((lambda: run(temp)), lambda: out, "cuda.compute segmented_reduce")
 
 
+# ---- along an axis: the case's axis and result dtype (patterns/axes.py parse_case) -----------------------------------
+
+def _torch_along_axis(function: str):
+    def make(x, op):
+        import torch
+
+        from ..patterns.axes import parse_case
+
+        axis, result = parse_case(op)
+        fn, dtype = getattr(torch, function), getattr(torch, result.name)
+        return _returning(lambda: fn(x, axis, dtype=dtype))
+    return make
+
+
+def _cupy_along_axis(function: str):
+    def make(x, op):
+        import cupy
+
+        from ..patterns.axes import parse_case
+
+        axis, result = parse_case(op)
+        fn = getattr(cupy, function)
+        return _returning(lambda: fn(x, axis=axis, dtype=result))
+    return make
+
+
 # ---- the book's Life kernel ---------------------------------------------------------------------------------------
 
 def _book_life(x, op):
@@ -345,6 +373,10 @@ PEERS = {
                         Peer("cuda.compute histogram_even (reused)", "cuda.compute", "cupy", _cc_histogram)),
     "bincount": (Peer("torch.bincount", "torch", "torch", _torch_bincount_numpy),
                  Peer("cupy.bincount", "cupy", "cupy", _cupy_bincount)),
+    "axis_scan": (Peer("torch.cumsum", "torch", "torch", _torch_along_axis("cumsum")),
+                  Peer("cupy.cumsum", "cupy", "cupy", _cupy_along_axis("cumsum"))),
+    "axis_reduce": (Peer("torch.sum", "torch", "torch", _torch_along_axis("sum")),
+                    Peer("cupy.sum", "cupy", "cupy", _cupy_along_axis("sum"))),
     "segmented_reduce": (Peer("torch.segment_reduce", "torch", "torch", _torch_segment_reduce),
                          Peer("cuda.compute segmented_reduce (reused)", "cuda.compute", "cupy", _cc_segmented_reduce)),
     "life": (Peer("book conway_ker (as printed)", "book", "pycuda", _book_life, reference=True),),

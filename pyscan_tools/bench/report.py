@@ -23,12 +23,13 @@ def _good(row) -> bool:
 
 
 def _cases(rows, pattern, ops=None, dtypes=None):
-    """{(dtype, op, size): [rows]} of a pattern's timed rows."""
+    """{(dtype, op, (size, size label)): [rows]} of a pattern's timed rows: shapes of as many elements are cases of
+    their own (the axis patterns), and sizes order by their counts."""
     out = {}
     for r in rows:
         if r["pattern"] == pattern and _good(r) and (ops is None or r["op"] in ops) \
                 and (dtypes is None or r["dtype"] in dtypes):
-            out.setdefault((r["dtype"], r["op"], r["size"]), []).append(r)
+            out.setdefault((r["dtype"], r["op"], (r["size"], r["size_label"])), []).append(r)
     return out
 
 
@@ -116,6 +117,33 @@ def _worst_x_copy(rows, pattern, ops, *, min_size=0):
     return min(found, key=lambda f: f[0], default=None)
 
 
+def _over_baseline(rows, pattern, dtypes=None) -> list:
+    """(time / baseline, where) of every pyscan public-call row: 1 / x_copy (the baseline is the copy's time for a
+    scan, half of it for a reduction: x_copy's definitions)."""
+    return [(1 / r["x_copy"], _where(dtype, op, r)) for (dtype, op, _), at in _cases(rows, pattern, None, dtypes).items()
+            for r in at if r["kind"] == "pyscan" and r.get("algorithm") == "auto" and r.get("x_copy")]
+
+
+def _float16_against_float32(rows, pattern) -> list:
+    """((float16 time / its baseline) / (float32 time / its baseline), where) of every pyscan public-call row of
+    float16 that has a float32 row of the same axis, shape and array kind: <= 1 where float16 reaches at least the
+    fraction of its baseline that float32 reaches."""
+    from ..patterns.axes import parse_case
+
+    def at(r):
+        return parse_case(r["op"])[0], r["size_label"], r["arrays"]
+    ours = [r for r in rows if r["pattern"] == pattern and _good(r) and r["kind"] == "pyscan"
+            and r.get("algorithm") == "auto" and r.get("x_copy")]
+    float32 = {at(r): r for r in ours if r["dtype"] == "float32"}
+    found = []
+    for r in ours:
+        if r["dtype"] == "float16" and at(r) in float32:
+            other = float32[at(r)]
+            found.append((other["x_copy"] / r["x_copy"], f"{_where(r['dtype'], r['op'], r)}: {1 / r['x_copy']:.2f} x "
+                                                         f"its baseline, float32 {1 / other['x_copy']:.2f}"))
+    return found
+
+
 def targets(result: dict) -> list:
     """The goals, measured.  Public-call targets take the worst ratio over every size (not only the largest),
     every dtype and every array kind; kernel-bound ones the best row at the largest size."""
@@ -130,13 +158,17 @@ def targets(result: dict) -> list:
         value, where = found if found else (None, None)
         met = None if value is None else (value <= goal if at_most else value >= goal)
         cases = None if every is None else len(every)
-        cases_met = None if every is None else sum(1 for ratio, _ in every if ratio >= goal)
+        cases_met = None if every is None else sum(1 for ratio, _ in every if (ratio <= goal if at_most else
+                                                                                ratio >= goal))
         out.append({"target": what, "goal": goal, "at_most": at_most, "measured": value, "where": where, "met": met,
                     "cases": cases, "cases_met": cases_met})
 
+    def worst_of(what, pattern, goal, every, *, at_most=False):
+        worst = (max if at_most else min)(every, key=lambda found: found[0], default=None)
+        add(what, pattern, goal, worst, at_most=at_most, every=every)
+
     def worst_case(what, pattern, op, peers):
-        every = _ratios_against(rows, pattern, (op,), peers)
-        add(what, pattern, 1.0, min(every, key=lambda found: found[0], default=None), every=every)
+        worst_of(what, pattern, 1.0, _ratios_against(rows, pattern, None if op is None else (op,), peers))
 
     both = ("torch", "cupy")
     worst_case("scan: fastest of torch.cumsum, cupy.cumsum / pyscan.scan, worst size", "scan", "add", both)
@@ -145,6 +177,21 @@ def targets(result: dict) -> list:
     worst_case("reduce min: fastest of torch.amin, cupy.min / pyscan.reduce, worst size", "reduce", "min", both)
     add("reduce float32 add at the largest size: cupy.sum / pyscan.reduce", "reduce", 1.0,
         _worst_against(rows, "reduce", ("add",), ("cupy",), dtypes=("float32",), largest_only=True))
+    like_for_like = ("int32", "float32", "float16")
+    worst_of("axis_scan int32, float32, float16: pyscan.scan(axis=) / baseline (copies of the bytes in and out, "
+             "averaged), worst case", "axis_scan", 1.3, _over_baseline(rows, "axis_scan", like_for_like), at_most=True)
+    worst_of("axis_scan bool, uint8 into int64: pyscan.scan(axis=) / baseline, worst case", "axis_scan", 1.2,
+             _over_baseline(rows, "axis_scan", ("bool", "uint8")), at_most=True)
+    worst_case("axis_scan: fastest of torch.cumsum, cupy.cumsum / pyscan.scan(axis=), worst case", "axis_scan", None,
+               both)
+    worst_of("axis_scan float16: its time / baseline over float32's, worst case", "axis_scan", 1.0,
+             _float16_against_float32(rows, "axis_scan"), at_most=True)
+    worst_of("axis_reduce: pyscan.reduce(axis=) / reading the input once (copy / 2), worst case", "axis_reduce", 1.3,
+             _over_baseline(rows, "axis_reduce"), at_most=True)
+    worst_case("axis_reduce: fastest of torch.sum, cupy.sum / pyscan.reduce(axis=), worst case", "axis_reduce", None,
+               both)
+    worst_of("axis_reduce float16: its time / baseline over float32's, worst case", "axis_reduce", 1.0,
+             _float16_against_float32(rows, "axis_reduce"), at_most=True)
     add("stretch: pyscan call / device copy per call at the smallest size, worst", "scan", 2.0,
         _worst_call_over_copy(rows, ("scan", "reduce")), at_most=True)
     add("scan int32 at the largest size, x copy", "scan", 0.90, _best_at_largest(rows, "scan", "int32", "add", "x_copy"))
@@ -189,9 +236,12 @@ def _us(ms) -> str:
 def format_table(result: dict) -> str:
     """Per case (pattern, dtype, op): a row per size, microseconds per call per column; then what went wrong,
     what was skipped, and the targets."""
+    from ..patterns import PATTERNS
+
     rows = result["rows"]
     out = ["microseconds per call (back-to-back calls; life: per generation); x copy = the fastest pyscan row's "
-           "ratio to the device copy (see benchmarks/README.md)"]
+           "ratio to the device copy; axis patterns: x base = the fastest pyscan row's time / baseline, peer/py = "
+           "the fastest peer's time / that row's (see benchmarks/README.md)"]
     cases = []
     for r in rows:
         key = (r["pattern"], r["dtype"], r["op"])
@@ -201,7 +251,9 @@ def format_table(result: dict) -> str:
         mine = [r for r in rows if (r["pattern"], r["dtype"], r["op"]) == (pattern, dtype, op)]
         names = list(dict.fromkeys(r["name"] for r in mine))
         drivers = any(r["driver_ms"] is not None for r in mine)
-        header = ["size"] + names + (["pyscan driver alone"] if drivers else []) + ["x copy"]
+        against_baseline = PATTERNS[pattern].baseline_columns
+        header = ["size"] + names + (["pyscan driver alone"] if drivers else [])
+        header += ["x base", "peer/py"] if against_baseline else ["x copy"]
         lines = []
         for size_label in dict.fromkeys(r["size_label"] for r in mine):
             at = {r["name"]: r for r in mine if r["size_label"] == size_label}
@@ -217,7 +269,13 @@ def format_table(result: dict) -> str:
             if drivers:
                 cells.append(_us(next((r["driver_ms"] for r in at.values() if r["driver_ms"] is not None), None)))
             ours = [r["x_copy"] for r in at.values() if r["kind"] == "pyscan" and r["x_copy"] and _good(r)]
-            cells.append(f"{max(ours):.2f}" if ours else "-")
+            if against_baseline:
+                fastest = min((r["ms"] for r in at.values() if r["kind"] == "pyscan" and _good(r)), default=None)
+                peer = min((r["ms"] for r in at.values() if r["kind"] == "peer" and _good(r)), default=None)
+                cells.append(f"{1 / max(ours):.2f}" if ours else "-")
+                cells.append(f"{peer / fastest:.2f}" if peer and fastest else "-")
+            else:
+                cells.append(f"{max(ours):.2f}" if ours else "-")
             lines.append(cells)
         widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
         out += ["", f"{pattern} {dtype}" + ("" if op == "-" else f" {op}")]
@@ -283,8 +341,9 @@ def write_json(result: dict, path) -> None:
 # ---- the plot -------------------------------------------------------------------------------------------------------
 
 def plot(result: dict, path=None):
-    """Throughput against size (log-log), one panel per case, the copy's equivalent throughput dashed.  Draws with
-    the Agg canvas (no display needed); writes a PNG to path if given; returns the Figure."""
+    """Throughput against size (log-log), one panel per case, the copy's equivalent throughput dashed; where each size
+    is a shape of its own (the axis patterns), against the shapes in run order.  Draws with the Agg canvas (no
+    display needed); writes a PNG to path if given; returns the Figure."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -302,19 +361,28 @@ def plot(result: dict, path=None):
     for i, (pattern, dtype, op) in enumerate(panels):
         ax = fig.add_subplot(nrows, ncols, i + 1)
         mine = [r for r in rows if (r["pattern"], r["dtype"], r["op"]) == (pattern, dtype, op)]
-        factor = 2 if PATTERNS[pattern].reads_only else 1
-        copies = sorted((r["size"], factor * r["gelem_per_s"]) for r in mine if r["kind"] == "copy" and r["gelem_per_s"])
+        spec = PATTERNS[pattern]
+        shapes = list(dict.fromkeys(r["size_label"] for r in mine))
+
+        def x(r, spec=spec, shapes=shapes):
+            return r["size"] if spec.sizes_grow else shapes.index(r["size_label"])
+        factor = 2 if spec.reads_only else 1
+        copies = sorted((x(r), factor * r["gelem_per_s"]) for r in mine if r["kind"] == "copy" and r["gelem_per_s"])
         if copies:
             ax.plot([c[0] for c in copies], [c[1] for c in copies], "k--", lw=1.5, label="copy")
         for name in dict.fromkeys(r["name"] for r in mine if r["kind"] != "copy"):
-            pts = sorted((r["size"], r["gelem_per_s"]) for r in mine if r["name"] == name and _good(r))
+            pts = sorted((x(r), r["gelem_per_s"]) for r in mine if r["name"] == name and _good(r))
             if pts:
                 kind = next(r["kind"] for r in mine if r["name"] == name)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], label=name, **styles[kind])
-        ax.set_xscale("log", base=2)
+        if spec.sizes_grow:
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("cells" if spec.lattice else "elements")
+        else:
+            ax.set_xticks(range(len(shapes)), shapes, rotation=30, fontsize=7)
+            ax.set_xlabel("shape")
         ax.set_yscale("log")
-        ax.set_xlabel("cells" if PATTERNS[pattern].lattice else "elements")
-        ax.set_ylabel("Gcell/s" if PATTERNS[pattern].lattice else "Gelem/s")
+        ax.set_ylabel("Gcell/s" if spec.lattice and spec.sizes_grow else "Gelem/s")
         ax.set_title(f"{pattern}: {dtype}" + ("" if op == "-" else f", {op}"))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6)

@@ -6,13 +6,17 @@ largest size and uploaded once per array kind; smaller sizes are prefix views of
 
 A row that refuses a size (ValueError, NotImplementedError) or whose predicted time per call passes CALL_CAP_MS is
 skipped, and the output says so; a row that fails otherwise gets an error row and is not tried at larger sizes;
-the run carries on.  An interrupt (Ctrl-C, SIGTERM) ends the run early with the rows measured until then.
+the run carries on.  A row whose call took more than CALL_CAP_MS is timed once (measure.Timed).  Where each size
+is a shape of its own (Pattern.sizes_grow False: the axis patterns), nothing carries from one size to the next: no
+prediction, no skip after a refusal or a failure.  An interrupt (Ctrl-C, SIGTERM) ends the run early with the rows
+measured until then.
 """
 
 from __future__ import annotations
 
 import datetime
 import platform
+import statistics
 import sys
 import time
 
@@ -52,8 +56,8 @@ class Bench:
         self.rows: list = []
         self.skipped: list = []
         self.left_out: dict = {}
-        self.last: dict = {}  # (pattern, name, dtype, op) -> (size, ms per call) of its last measurement
-        self.blocked: dict = {}  # (pattern, name, dtype, op) -> why larger sizes are not tried
+        self.last: dict = {}  # row_key -> (size, ms per call) of its last measurement
+        self.blocked: dict = {}  # row_key -> why larger sizes are not tried
         self.dead = None
         self._input_key, self._input = None, None
         self.started = time.time()
@@ -97,6 +101,13 @@ class Bench:
         check = "" if row["check"] in ("ok", "-") else " CHECK " + row["check"]
         self.say(f"{head}: {row['ms'] * 1e3:.1f} us per call ({row['calls']} x {row['batches']}){ratio}{check}")
 
+    def row_key(self, where, name) -> tuple:
+        """What a row's time, refusal or failure is kept under for the next sizes: (pattern, name, dtype, op); with
+        the size too where each size is a shape of its own, so that nothing carries over."""
+        pattern, dtype, op, size = where
+        key = (pattern, name, dtype, op)
+        return key if self.patterns[pattern].sizes_grow else (*key, size)
+
     def synchronize(self):
         for kind in self.kinds.values():
             kind.synchronize()
@@ -114,7 +125,7 @@ class Bench:
         """The row's call checked against NumPy (once), warmed up and its batches planned: (Timed, check), or None
         where it is skipped or fails (then the skip or the error row is recorded)."""
         pattern, dtype, op, size = where
-        key = (pattern, entry.name, dtype, op)
+        key = self.row_key(where, entry.name)
         if self.dead:
             return self.skip(where, entry.name, f"not run ({self.dead})")
         if key in self.blocked:
@@ -142,21 +153,22 @@ class Bench:
 
     def failed(self, where, entry: Entry, in_l2, exc):
         pattern, dtype, op, size = where
-        self.blocked[(pattern, entry.name, dtype, op)] = "failed at a smaller size"
+        self.blocked[self.row_key(where, entry.name)] = "failed at a smaller size"
         self.progress(self.row(where, entry, None, in_l2, error=_first_line(exc)))
         if not self.alive():
             self.dead = f"the GPU context was lost after {entry.name} at {size_label(size)}: {_first_line(exc)}"
             self.say(self.dead)
 
     def finish_row(self, where, entry: Entry, timed: Timed, check, copy_ms, in_l2, units: int):
-        pattern, dtype, op, size = where
-        key = (pattern, entry.name, dtype, op)
+        size = where[3]
+        key = self.row_key(where, entry.name)
         m = timed.result()
         self.last[key] = (cells(size), m.ms)
         if check == "MISMATCH":
             self.blocked[key] = "wrong result at a smaller size"
+        note = f"one call timed (over the {settings.CALL_CAP_MS:.0f} ms cap)" if timed.timed_once else ""
         row = self.row(where, entry, copy_ms, in_l2, ms=m.ms / units, ms_min=m.ms_min / units, calls=m.calls,
-                       batches=m.batches, check=check)
+                       batches=m.batches, check=check, note=note)
         self.progress(row)
         return row
 
@@ -199,6 +211,16 @@ class Bench:
             self._input_key = key
         return self._input
 
+    def copies(self, pattern, host, op, x) -> list:
+        """The size's device copies (Pattern.copied_bytes), each a Timed row: from x where it is the input's bytes,
+        else from a buffer of that many bytes of the copy's kind."""
+        kind = self.kinds[self.copy_kind]
+        out = []
+        for nbytes in pattern.copied_bytes(host, op):
+            source = x if nbytes == host.nbytes else kind.upload(np.zeros(nbytes, np.uint8))
+            out.append(Timed(kind.copy_call(source, nbytes), kind.timer(), self.synchronize))
+        return out
+
     def run_case(self, pattern, dtype, op, sizes):
         entries = self.entries(pattern, op)
         with_driver = pattern.driver_call is not None and "pycuda" in self.kinds and not self.args.no_driver
@@ -213,7 +235,8 @@ class Bench:
                 continue
             host, xs = self.inputs(pattern, dtype, op, size, full, uploads, kinds_needed)
             in_l2 = host.nbytes <= self.l2_bytes
-            check = not self.args.no_check and cells(size) <= settings.CHECK_MAX_CELLS
+            check_max = pattern.check_max_cells or settings.CHECK_MAX_CELLS
+            check = not self.args.no_check and cells(size) <= check_max
             cache = {}
 
             def expected(host=host, cache=cache):
@@ -221,9 +244,7 @@ class Bench:
                     cache["r"] = pattern.reference(host, op, pattern.units)
                 return cache["r"]
             try:
-                copy_kind = self.kinds[self.copy_kind]
-                copy = Timed(copy_kind.copy_call(xs[self.copy_kind], pattern.copy_bytes(host)), copy_kind.timer(),
-                             self.synchronize)
+                copies = self.copies(pattern, host, op, xs[self.copy_kind])
             except Exception as exc:  # noqa: BLE001
                 self.skip(where, "(all)", f"no device copy: {_first_line(exc)}")
                 continue
@@ -244,20 +265,21 @@ class Bench:
                     self.failed(where, prepared[timed][0], in_l2, exc)
                 else:
                     self.skip(where, "(all)", f"no device copy: {_first_line(exc)}")
-            measure_together([copy, *prepared], failed)
-            if copy in lost:
+            measure_together([*copies, *prepared], failed)
+            if lost.intersection(copies):
                 continue
-            m = copy.result()
-            copy_ms = m.ms
-            self.progress(self.row(where, None, copy_ms, in_l2, ms=m.ms, ms_min=m.ms_min, calls=m.calls,
-                                   batches=m.batches))
+            ms = [copy.result() for copy in copies]
+            copy_ms = statistics.mean(m.ms for m in ms)
+            note = "the mean of copies of the bytes read and of the bytes written" if len(ms) > 1 else ""
+            self.progress(self.row(where, None, copy_ms, in_l2, ms=copy_ms, ms_min=statistics.mean(m.ms_min for m in ms),
+                                   calls=ms[0].calls, batches=ms[0].batches, note=note))
             for timed, (entry, checked) in prepared.items():
                 if timed in lost:
                     continue
                 row = self.finish_row(where, entry, timed, checked, copy_ms, in_l2, pattern.units)
                 if entry.kind == "pyscan" and entry.algorithm in drivers:
                     row["driver_ms"], note = drivers[entry.algorithm]
-                    row["note"] = note
+                    row["note"] = "; ".join(n for n in (row["note"], note) if n)
         for kind in self.kinds.values():
             try:
                 kind.free()

@@ -60,7 +60,15 @@ class Pattern:
     driver_call: Callable | None = None  # (registry entry, x: GPUArray, op) -> call of the driver alone, or None
     inputs_depend_on_op: bool = False  # histogram: the op is the data (uniform or all-equal bytes)
     units: int = 1  # what one timed call does: life advances this many generations
-    lattice: bool = False  # sizes are (H, W) lattices
+    lattice: bool = False  # sizes are (H, W): life's lattices, the axis patterns' 2-D shapes
+    # False: each size is a shape of its own (axis patterns), not one input grown: a row's time at one size predicts
+    # nothing of the next, and a refusal or a failure at one does not hold for the others
+    sizes_grow: bool = True
+    # (host, op) -> the bytes a call reads and the bytes it writes, where they differ (a scan into a wider dtype): the
+    # baseline (copy_ms) is the mean time of a device copy of each; None: one copy of copy_bytes(host)
+    copies: Callable | None = None
+    check_max_cells: int | None = None  # results are checked up to this many cells (None: the bench's setting)
+    baseline_columns: bool = False  # the table gives time / baseline and the fastest peer / pyscan, not x copy
     # -- check
     check_cases: Callable | None = None  # (algorithm, quick) -> [Case]
     auto_cases: Callable | None = None  # () -> [Case]: the few that prove `auto` dispatches
@@ -70,6 +78,10 @@ class Pattern:
         """The bytes the device copy of the same size moves one way: the input's bytes (life: int32 cells, the
         book's layout)."""
         return host.size * 4 if self.lattice else host.nbytes
+
+    def copied_bytes(self, host: np.ndarray, op: str) -> tuple:
+        """The bytes of each device copy timed beside the rows; copy_ms is the mean of their times."""
+        return tuple(self.copies(host, op)) if self.copies else (self.copy_bytes(host),)
 
     def x_copy(self, ms: float, copy_ms: float) -> float:
         """The row's fraction of the copy's throughput.  A scan or a generation reads and writes every element
@@ -90,8 +102,8 @@ def size_label(size) -> str:
 
 
 def parse_size(token: str, lattice: bool):
-    """One size: an element count ("4096", "2^12", "2**12", "4k", "16M") or, for a lattice, "HxW" or a count of
-    cells of a square lattice (2^20 -> 1024 x 1024).  Returns an int, or (H, W) for a lattice."""
+    """One size: an element count ("4096", "2^12", "2**12", "4k", "16M") or, for a lattice (or a 2-D shape), "HxW" or
+    a count of cells of a square (2^20 -> 1024 x 1024).  Returns an int, or (H, W) for a lattice."""
     text = token.strip().lower().replace("×", "x")
     if "x" in text:
         parts = text.split("x")
@@ -108,13 +120,13 @@ def parse_size(token: str, lattice: bool):
         else:
             value = int(text)
     except ValueError:
-        raise ValueError(f"size {token!r}: expected a count like 4096, 2^12, 16M, or HxW for life") from None
+        raise ValueError(f"size {token!r}: expected a count like 4096, 2^12, 16M, or HxW (life, axes)") from None
     if value < 1:
         raise ValueError(f"size {token!r}: must be at least 1")
     if lattice:
         side = math.isqrt(value)
         if side * side != value:
-            raise ValueError(f"life size {token!r}: {value} cells is not a square lattice; write HxW")
+            raise ValueError(f"size {token!r}: {value} cells is not a square; write HxW")
         return (side, side)
     return value
 
@@ -133,10 +145,11 @@ def first_difference(got, want) -> str:
 
 
 def _load() -> dict:
-    from . import arg_extreme, basics, histogram, life, numpy_histogram, reduce, scan, segments
+    from . import arg_extreme, axes, basics, histogram, life, numpy_histogram, reduce, scan, segments
 
     # the tools' order: the book's chapters from scan (PMPP ch. 11) down, then Life and the basics
-    return {p.name: p for p in (scan.PATTERN, reduce.PATTERN, segments.SEGMENTED_SCAN, segments.SEGMENTED_REDUCE,
+    return {p.name: p for p in (scan.PATTERN, reduce.PATTERN, axes.AXIS_SCAN, axes.AXIS_REDUCE,
+                                segments.SEGMENTED_SCAN, segments.SEGMENTED_REDUCE,
                                 arg_extreme.PATTERN, histogram.PATTERN, numpy_histogram.HISTOGRAM,
                                 numpy_histogram.BINCOUNT, life.PATTERN, basics.PATTERN)}
 

@@ -9,7 +9,7 @@ import pytest
 from pyscan_tools.bench import cli, report
 
 
-@pytest.mark.parametrize("pattern", ["scan", "reduce", "histogram", "life"])
+@pytest.mark.parametrize("pattern", ["scan", "reduce", "axis_scan", "axis_reduce", "histogram", "life"])
 def test_gpu_smoke(pattern, tmp_path, capsys):
     out_json, out_png = tmp_path / "b.json", tmp_path / "b.png"
     rc = cli.main([pattern, "--sizes", "small", "--json", str(out_json), "--plot", str(out_png)])

@@ -5,6 +5,7 @@ tests/gpu/test_bench_gpu.py."""
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 import types
@@ -20,14 +21,18 @@ from pyscan_tools.bench import cli, measure, report, settings
 from pyscan_tools.bench.peers import Peer, peer_name
 from pyscan_tools.bench.run import Bench
 from pyscan_tools.patterns import PATTERNS, size_label
+from pyscan_tools.patterns.axes import SHAPES, make_input, parse_case
 
 # ------------------------------------------------------------------------------------------------- arguments
 
 
+ALL_PATTERNS = ("scan", "reduce", "axis_scan", "axis_reduce", "segmented_scan", "segmented_reduce", "histogram",
+                "numpy_histogram", "bincount", "life")
+
+
 def test_defaults():
     args = cli.parse_args([])
-    assert args.patterns == ("scan", "reduce", "segmented_scan", "segmented_reduce", "histogram", "numpy_histogram",
-                             "bincount", "life")
+    assert args.patterns == ALL_PATTERNS
     assert args.algorithms == ("auto",)
     assert args.size_plan["scan"] == [4**k for k in range(5, 15)]  # every power of 4 from 2^10 to 2^28
     assert args.size_plan["reduce"] == args.size_plan["scan"]
@@ -37,8 +42,7 @@ def test_defaults():
 
 @pytest.mark.parametrize("argv, expected", [(["scan"], ("scan",)), (["--pattern", "life", "--pattern", "scan"],
                                              ("scan", "life")), (["reduce,histogram"], ("reduce", "histogram")),
-                                            (["all"], ("scan", "reduce", "segmented_scan", "segmented_reduce", "histogram",
-                                                       "numpy_histogram", "bincount", "life"))])
+                                            (["all"], ALL_PATTERNS)])
 def test_patterns_positional_or_option(argv, expected):
     assert cli.parse_args(argv).patterns == expected
 
@@ -51,6 +55,8 @@ def test_patterns_positional_or_option(argv, expected):
     (["small"], "histogram", PATTERNS["histogram"].sizes["small"]),
     (["full"], "scan", [2**k for k in range(10, 29)]),
     (["4096", "2^12"], "scan", [4096]),  # duplicates once
+    (["2^20x16", "16x2^20", "64x48"], "axis_scan", [(64, 48), (2**20, 16), (16, 2**20)]),  # as many cells: as given
+    (["default"], "axis_reduce", [(64, 65536), (4096, 4096), (2**20, 16), (16, 2**20), (2**23, 2)]),
 ])
 def test_sizes(tokens, pattern, expected):
     assert cli.parse_args([pattern, "--sizes", *tokens]).size_plan[pattern] == expected
@@ -193,9 +199,13 @@ def segmented_scan_reference(x, offsets, dtype):
     return c - np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0)
 
 
-def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead_ms=0.004):
-    """pyscan's public functions on NumPy, costing overhead + per-element time; LIFE and the registries' names."""
-    def scan(x, *, algorithm="auto", op="add", dtype=None, offsets=None, check_offsets=True):
+AXIS_SCAN_PER_ELEM = {0: 1.0e-9, 1: 0.5e-9}  # ms per element of the fake pyscan.scan(x, axis=a)
+
+
+def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead_ms=0.004, axis_result=None):
+    """pyscan's public functions on NumPy, costing overhead + per-element time; LIFE and the registries' names.
+    axis_result: the dtype the axis calls give instead of the one asked for (a wrong result)."""
+    def scan(x, axis=None, dtype=None, *, algorithm="auto", op="add", offsets=None, check_offsets=True):
         if offsets is not None:  # per segment, by NumPy (the kernels' models: tests/unit/test_segments.py)
             clock.cost(overhead_ms + x.size * scan_per_elem)
             return segmented_scan_reference(x, offsets, dtype)
@@ -203,11 +213,16 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
             raise ValueError("one_block takes at most 5000 elements")
         if algorithm == "broken":
             raise RuntimeError("launch failed\nsecond line")
+        if axis is not None:
+            clock.cost(overhead_ms + x.size * AXIS_SCAN_PER_ELEM[axis])
+            return np.cumsum(x, axis=axis, dtype=axis_result or dtype)
         clock.cost(overhead_ms + x.size * (2e-2 if algorithm == "slow" else scan_per_elem))
         return scan_reference(x, op, False, dtype)
 
-    def reduce(x, *, algorithm="auto", op="add", dtype=None, offsets=None, check_offsets=True):
+    def reduce(x, axis=None, dtype=None, *, algorithm="auto", op="add", offsets=None, check_offsets=True):
         clock.cost(overhead_ms + x.size * 0.25e-9)
+        if axis is not None:
+            return np.sum(x, axis=axis, dtype=axis_result or dtype)
         if offsets is not None:
             return segmented_reduce_reference(x, offsets, op, dtype)
         value = reduce_reference(x, op, dtype)
@@ -259,6 +274,12 @@ def fake_pyscan(clock, *, wrong_reduce_max=False, scan_per_elem=0.5e-9, overhead
                                  REGISTRIES=registries, __version__="test")
 
 
+def torch_cumsum_ms(x, axis) -> float:
+    """The fake torch.cumsum(t, axis): 300 ms down the columns of an array three or fewer wide (torch's worst shapes
+    take up to a second a call), else 6 us + 0.4 ns per element."""
+    return 300.0 if axis == 0 and x.shape[1] <= 3 else 0.006 + x.size * 0.4e-9
+
+
 def fake_peers(clock):
     """torch- and CuPy-like peers on NumPy: torch's scan costs 0.006 ms + 0.4 ns per element, CuPy's more."""
     def scan(fixed, per):
@@ -281,10 +302,25 @@ def fake_peers(clock):
             return call, lambda: box["r"]
         return make
 
+    def along_axis(function, cost):
+        def make(x, op):
+            axis, result = parse_case(op)
+            box = {}
+
+            def call():
+                clock.cost(cost(x, axis))
+                box["r"] = function(x, axis=axis, dtype=result)
+            return call, lambda: box["r"]
+        return make
+
     table = {"scan": (Peer("torch.cumsum", "torch", "torch", scan(0.006, 0.4e-9)),
                       Peer("cupy.cumsum", "cupy", "cupy", scan(0.010, 1e-9))),
              "reduce": (Peer("torch.{sum|amax|amin}", "torch", "torch", reduce(0.005)),
-                        Peer("cupy.{sum|max|min}", "cupy", "cupy", reduce(0.008)))}
+                        Peer("cupy.{sum|max|min}", "cupy", "cupy", reduce(0.008))),
+             "axis_scan": (Peer("torch.cumsum", "torch", "torch", along_axis(np.cumsum, torch_cumsum_ms)),
+                           Peer("cupy.cumsum", "cupy", "cupy", along_axis(np.cumsum, lambda x, a: 0.010 + x.size * 1e-9))),
+             "axis_reduce": (Peer("torch.sum", "torch", "torch", along_axis(np.sum, lambda x, a: 0.005 + x.size * 0.2e-9)),
+                             Peer("cupy.sum", "cupy", "cupy", along_axis(np.sum, lambda x, a: 0.008 + x.size * 0.2e-9)))}
     return lambda pattern, kinds: (table.get(pattern, ()), {"cuda.compute inclusive_scan": "not installed here"})
 
 
@@ -411,8 +447,7 @@ def test_table_json_and_no_tracker_history(scan_run, tmp_path):
 def test_every_pattern_runs_on_fakes():
     result = run(["all", "--sizes", "small", "--no-peers"])
     report.validate_result(result)
-    for pattern in ("scan", "reduce", "segmented_scan", "segmented_reduce", "histogram", "numpy_histogram",
-                    "bincount", "life"):
+    for pattern in ALL_PATTERNS:
         found = rows(result, pattern=pattern, kind="pyscan")
         assert found and all(r["check"] == "ok" for r in found), pattern
     life = rows(result, pattern="life", kind="pyscan")
@@ -441,6 +476,158 @@ def test_plot(scan_run, tmp_path):
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert lines["copy"].get_linestyle() == "--" and list(lines["copy"].get_xdata()) == [1024, 4096, 16384]
     assert "pyscan.scan (torch)" in lines and "torch.cumsum" in lines
+
+
+# ------------------------------------------------------------------------------------------------- along an axis
+
+
+def test_a_call_over_the_cap_is_timed_once():
+    log = []
+    slow = measure.Timed(lambda: None, _LoggingTimer("slow", settings.CALL_CAP_MS + 50, log))
+    fast = measure.Timed(lambda: None, _LoggingTimer("fast", 0.01, log))
+    measure.measure_together([slow, fast])
+    assert slow.timed_once and not fast.timed_once and log == ["fast"] * settings.BATCHES
+    assert slow.result() == measure.Measurement(settings.CALL_CAP_MS + 50, settings.CALL_CAP_MS + 50, 1, 1)
+
+
+def test_axis_presets():
+    assert cli.parse_args(["axis_scan"]).size_plan["axis_scan"] == [(64, 65536), *(s for s in SHAPES if s != (64, 65536))]
+    assert cli.parse_args(["axis_scan", "--quick"]).size_plan["axis_scan"] == [(4096, 4096), (2**23, 2), (16, 2**20)]
+    assert [op for dtype, op in PATTERNS["axis_scan"].bench_cases if dtype in ("bool", "int32")] == [
+        "axis=0 dtype=int32", "axis=1 dtype=int32", "axis=0 dtype=int64", "axis=1 dtype=int64"]
+    assert {dtype for dtype, _ in PATTERNS["axis_reduce"].bench_cases} == {"int32", "float32", "float16"}
+    assert parse_case("axis=1 dtype=int64") == (1, np.dtype(np.int64))
+
+
+@pytest.mark.parametrize("shape", [(1000, 3), (70, 14), (14, 700), (4096, 7), (3, 5)])
+def test_axis_data_keep_float16_sums_exact(shape):
+    """(r + c) % 7 - 3: every run along either axis sums to an integer in [-6, 6], whatever the width (7 and its
+    multiples included), so NumPy's float16 results, rounded at every step, are the exact sums."""
+    x = make_input(shape, "float16", "", None)
+    for axis in (0, 1):
+        exact = np.cumsum(x.astype(np.int64), axis=axis)
+        assert np.abs(exact).max() <= 6
+        assert np.array_equal(np.cumsum(x, axis=axis, dtype=np.float16), exact)
+        assert np.array_equal(np.sum(x, axis=axis, dtype=np.float16), exact.take(-1, axis=axis))
+    assert make_input(shape, "bool", "", None).dtype == np.bool_ and make_input(shape, "uint8", "", None).min() == 0
+
+
+AXIS_SIZES = ["--sizes", "1000x3", "64x48"]
+
+
+@pytest.fixture(scope="module")
+def axis_scan_run():
+    return run(["axis_scan", *AXIS_SIZES, "--dtype", "int32", "--dtype", "float32", "--dtype", "float16",
+                "--dtype", "bool"], overhead_ms=0.0)
+
+
+def test_axis_scan_rows_and_baselines(axis_scan_run):
+    report.validate_result(axis_scan_run)
+    ours = rows(axis_scan_run, kind="pyscan")
+    assert {r["name"] for r in ours} == {"pyscan.scan(axis=) (cupy)", "pyscan.scan(axis=) (torch)"}
+    assert len(ours) == 4 * 2 * 2 * 2  # dtypes x axes x shapes x array kinds
+    assert all(r["check"] == "ok" for r in axis_scan_run["rows"] if r["kind"] != "copy")
+    assert {r["name"] for r in axis_scan_run["rows"] if r["kind"] == "peer"} == {"torch.cumsum", "cupy.cumsum"}
+    for r in ours:
+        itemsize, written = {"int32": (4, 4), "float32": (4, 4), "float16": (2, 2), "bool": (1, 8)}[r["dtype"]]
+        copy_ms = r["size"] * (itemsize + written) / 2 * 1e-9  # the fake copy: 1e-9 ms a byte
+        assert r["copy_ms"] == pytest.approx(copy_ms) and tuple(r["shape"]) in ((1000, 3), (64, 48))
+        assert r["ms"] == pytest.approx(r["size"] * AXIS_SCAN_PER_ELEM[parse_case(r["op"])[0]])
+        assert r["x_copy"] == pytest.approx(copy_ms / r["ms"])
+    copies = rows(axis_scan_run, kind="copy")
+    assert all(("bytes written" in c["note"]) == (c["dtype"] == "bool") for c in copies)
+
+
+def test_axis_scan_slow_peer_is_timed_once_and_nothing_carries_over(axis_scan_run):
+    slow = rows(axis_scan_run, name="torch.cumsum", size_label="1000x3")
+    slow = [r for r in slow if r["op"].startswith("axis=0")]
+    assert slow and all(r["ms"] == 300.0 and (r["calls"], r["batches"]) == (1, 1) for r in slow)
+    assert all("one call timed (over the 250 ms cap)" == r["note"] for r in slow)
+    # 300 ms at 3000 cells would predict 307 ms at 3072 for a growing size; a shape of its own is measured
+    after = [r for r in rows(axis_scan_run, name="torch.cumsum", size_label="64x48") if r["op"].startswith("axis=0")]
+    assert after and all(r["batches"] == settings.BATCHES for r in after)
+    assert axis_scan_run["skipped"] == []
+
+
+def test_axis_scan_targets(axis_scan_run):
+    found = {t["target"].split(":")[0]: t for t in axis_scan_run["targets"]}
+    like = found["axis_scan int32, float32, float16"]
+    # pyscan: 1 ns an element along axis 0; float16's baseline is 2 bytes an element at 1 ns a byte
+    assert like["at_most"] and like["goal"] == 1.3 and like["measured"] == pytest.approx(0.5)
+    assert like["where"].startswith("float16 axis=0 dtype=float16") and (like["cases"], like["cases_met"]) == (24, 24)
+    widened = found["axis_scan bool, uint8 into int64"]
+    assert widened["goal"] == 1.2 and widened["measured"] == pytest.approx(1 / 4.5)  # (1 + 8) / 2 bytes an element
+    assert (widened["cases"], widened["cases_met"]) == (8, 8) and widened["met"] is True
+    peers = found["axis_scan"]
+    n = 64 * 48  # worst along axis 0 of 64x48, where torch is fast; at 1000x3 it takes 300 ms and CuPy is faster
+    assert peers["measured"] == pytest.approx((0.006 + n * 0.4e-9) / (n * 1e-9)) and "64x48" in peers["where"]
+    assert "torch.cumsum" in peers["where"] and peers["cases"] == 32 and not peers["at_most"]
+    half = found["axis_scan float16"]
+    assert half["measured"] == pytest.approx(2.0) and half["met"] is False and (half["cases"], half["cases_met"]) == (8, 0)
+    assert not any(t["target"].startswith(("axis_reduce", "scan:", "reduce")) for t in axis_scan_run["targets"])
+
+
+def test_axis_targets_count_the_cases_at_most_the_goal(axis_scan_run):
+    result = json.loads(json.dumps(axis_scan_run))
+    for r in result["rows"]:  # float16 as fast for its bytes as float32 at 64x48: those four cases meet the goal
+        if r["kind"] == "pyscan" and r["dtype"] == "float16" and r["size_label"] == "64x48":
+            r["ms"] /= 2
+            r["x_copy"] *= 2
+    result["targets"] = report.targets(result)
+    half = next(t for t in result["targets"] if t["target"].startswith("axis_scan float16"))
+    assert half["measured"] == pytest.approx(2.0) and "1000x3" in half["where"]
+    assert (half["cases"], half["cases_met"]) == (8, 4) and half["met"] is False
+    line = next(line for line in report.format_table(result).splitlines() if "axis_scan float16:" in line)
+    assert line.endswith("goal <= 1.0: NOT met (4 of 8 cases)")
+
+
+def test_axis_table_gives_time_over_baseline_and_peer_over_pyscan(axis_scan_run, scan_run):
+    lines = report.format_table(axis_scan_run).splitlines()
+    at = lines.index("axis_scan int32 axis=0 dtype=int32")
+    header, first = re.split(r"\s{2,}", lines[at + 1].strip()), lines[at + 2].split()
+    assert header == ["size", "device copy (cupy)", "pyscan.scan(axis=) (cupy)", "pyscan.scan(axis=) (torch)",
+                      "torch.cumsum", "cupy.cumsum", "x base", "peer/py"]
+    n = 1000 * 3
+    assert first[0] == "1000x3" and first[-2] == "0.25"  # 1 ns an element / 4 bytes at 1 ns a byte
+    assert first[-1] == f"{(0.010 + n * 1e-9) / (n * 1e-9):.2f}"  # CuPy, as torch takes 300 ms here
+    scan_header = report.format_table(scan_run).splitlines()
+    assert any(line.rstrip().endswith("x copy") for line in scan_header)
+
+
+def test_axis_reduce_targets():
+    result = run(["axis_reduce", *AXIS_SIZES], overhead_ms=0.0)
+    report.validate_result(result)
+    assert all(r["check"] == "ok" for r in result["rows"] if r["kind"] != "copy")
+    found = {t["target"].split(":")[0]: t for t in result["targets"]}
+    # pyscan: 0.25 ns an element; reading float16 once: half a copy of 2 bytes at 1 ns a byte
+    once = next(t for t in result["targets"] if t["target"].startswith("axis_reduce: pyscan.reduce(axis=)"))
+    assert once["measured"] == pytest.approx(0.25) and once["where"].startswith("float16")
+    assert (once["cases"], once["cases_met"], once["goal"]) == (24, 24, 1.3)
+    peers = next(t for t in result["targets"] if t["target"].startswith("axis_reduce: fastest"))
+    n = 64 * 48
+    assert peers["measured"] == pytest.approx((0.005 + n * 0.2e-9) / (n * 0.25e-9)) and "torch.sum" in peers["where"]
+    assert found["axis_reduce float16"]["measured"] == pytest.approx(2.0)
+
+
+def test_axis_results_of_another_dtype_are_wrong():
+    result = run(["axis_scan", "--sizes", "64x48", "--dtype", "bool"], overhead_ms=0.0, axis_result=np.int32)
+    wrong = [r for r in result["rows"] if r["check"] == "MISMATCH"]
+    assert wrong and all(r["kind"] == "pyscan" for r in wrong) and len(wrong) == 4  # 2 axes x 2 array kinds
+
+
+def test_axis_failure_at_one_shape_does_not_skip_the_next():
+    result = run(["axis_scan", *AXIS_SIZES, "--dtype", "int32", "--algorithm", "auto,broken", "--no-peers"])
+    broken = [r for r in result["rows"] if r["name"] == "pyscan.scan(axis=)[broken] (cupy)"]
+    assert len(broken) == 4 and all(r["error"] == "RuntimeError: launch failed" for r in broken)
+    assert result["skipped"] == []
+
+
+def test_axis_plot_is_against_the_shapes(axis_scan_run):
+    pytest.importorskip("matplotlib")
+    fig = report.plot(axis_scan_run)
+    ax = fig.get_axes()[0]
+    assert ax.get_title() == "axis_scan: int32, axis=0 dtype=int32" and ax.get_xscale() == "linear"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1000x3", "64x48"]
 
 
 # ------------------------------------------------------------------------------------------------- without a GPU
