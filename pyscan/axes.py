@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from .runtime import driver
 from .types import ELEMENT_TYPES, OPERATOR_NAMES, check_dtype, check_op, defines
 
 try:
@@ -113,3 +114,52 @@ def kernel_macros(in_dtype, value, out_dtype, op, *, partials_in: bool = False) 
 
 __all__ = ["AXIS_DTYPES", "AXIS_OPERATORS", "AxisError", "check_axis_types", "kernel_macros", "normalize_axes",
            "normalize_axis", "reduce_plan", "result_shape", "split"]
+
+
+# --- plans of calls along axes (scans/axis.py, reductions/axis.py) ---------------------------------------------------
+# A plan holds what one call along an axis launches (its kernels, grids and arguments), made once per view, dtypes
+# and operator.  A first call through the general path remembers its plan under the call's key (shape, x's dtype,
+# axis, op, exclusive or keepdims, dtype=, device) in its pattern's READY; the next call with that key on a
+# C-contiguous device array takes it at once (take_ready): the result made by x's library, the plan's launches.
+PLANS_KEPT = 256
+
+
+def keep(cache: dict, key, value) -> None:
+    """cache[key] = value, the oldest entry dropped past PLANS_KEPT (many shapes: their plans go, the kernels stay
+    loaded)."""
+    if len(cache) >= PLANS_KEPT:
+        del cache[next(iter(cache))]
+    cache[key] = value
+
+
+def planned(cache: dict, key, make, device: int):
+    """cache[key], made by make() in the device's context (compiling and occupancy need it) where it is missing."""
+    found = cache.get(key)
+    if found is None:
+        previous = driver.enter(device)
+        try:
+            found = make()
+        finally:
+            driver.leave(previous)
+        keep(cache, key, found)
+    return found
+
+
+def take_ready(kind, x, ready: dict, *options):
+    """The result of a call on x whose key (shape, dtype, *options, device) `ready` holds, or None: the result
+    allocated by x's library (Kind.new_shaped) and the plan launched on x's library's stream in the device's primary
+    context."""
+    read = kind.ready_nd(x)  # (address, shape, dtype, device, stream) of a C-contiguous device array, or None
+    if read is None:
+        return None
+    address, shape, dtype, device, stream = read
+    try:
+        found = ready.get((shape, dtype, *options, device))
+    except TypeError:  # an unhashable axis or dtype=: the general path says what is wrong
+        return None
+    if found is None:
+        return None
+    plan, result_shape, value = found
+    native, out = kind.new_shaped(x, result_shape, value, device, stream)
+    plan.launch(out, address, device, stream, driver._primary.get(device) or driver.primary(device))
+    return native

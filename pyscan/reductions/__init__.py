@@ -193,14 +193,9 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     if kind is not None and axis is not None and out is None and (keepdims is False or keepdims is True) and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
             identity is None and initial is None and map is None and offsets is None):
-        read = kind.ready_nd(x)  # along axes: the plan a first call with the same key made (reductions/axis.py)
-        if read is not None:
-            try:
-                found = axis_module.READY.get((read[1], read[2], axis, op, keepdims, dtype, read[3]))
-            except TypeError:  # an unhashable axis or dtype=: the general path says what is wrong
-                found = None
-            if found is not None:
-                return axis_module.ready(kind, x, read[0], read[3], read[4], found)
+        done = axes.take_ready(kind, x, axis_module.READY, axis, op, keepdims, dtype)  # the plan a first call made
+        if done is not None:
+            return done
     elif kind is not None and axis is None and out is None and keepdims is False and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
             identity is None and initial is None and map is None and offsets is None):

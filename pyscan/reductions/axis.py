@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import axes
-from ..axes import kernel_macros
+from ..axes import keep, kernel_macros, planned
 from ..runtime import capture, driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
@@ -370,44 +370,22 @@ class Plan:
 
 _partials = StreamWorkspace("axis reduction partials")
 _plans: dict = {}  # (shape, chosen, in dtype, value dtype, op, device) -> Plan
-PLANS_KEPT = 256
 
 
 def plan(shape, chosen, in_dtype, value, op, device: int) -> Plan:
-    key = (shape, chosen, in_dtype, value, op, device)
-    found = _plans.get(key)
-    if found is None:
-        previous = driver.enter(device)  # compiling and the SM count need the device's context
-        try:
-            found = Plan(shape, chosen, in_dtype, value, op, device)
-        finally:
-            driver.leave(previous)
-        if len(_plans) >= PLANS_KEPT:  # many shapes: the oldest plans go (the kernels stay loaded)
-            del _plans[next(iter(_plans))]
-        _plans[key] = found
-    return found
+    return planned(_plans, (shape, chosen, in_dtype, value, op, device),
+                   lambda: Plan(shape, chosen, in_dtype, value, op, device), device)
 
 
-# The commonest axis call, pyscan.reduce(x, axis=a) of a C-contiguous device array on its library's stream (a an int
-# or a tuple, with keepdims= and dtype= as given): what its first call worked out, looked up by (shape, x's dtype,
-# axis, op, keepdims, dtype=, device) -- the result made by x's library, the plan's launches, no Call.
+# pyscan.reduce(x, axis=a) again with the same key: pyscan.axes.take_ready (the key: shape, x's dtype, axis, op,
+# keepdims, dtype=, device)
 READY: dict = {}
 
 
 def remember_ready(key: tuple, shape: tuple, chosen: tuple, result_shape: tuple, in_dtype, value, op,
                    device: int) -> None:
-    if len(READY) >= PLANS_KEPT:
-        del READY[next(iter(READY))]
-    READY[key] = (plan(shape, chosen, in_dtype, value, op, device), result_shape, value)
-
-
-def ready(kind, x, address: int, device: int, stream: int, found) -> object:
-    """pyscan.reduce's fast path for a key READY holds: the result allocated by x's library, the plan's launches in
-    the device's primary context."""
-    the_plan, shape, value = found
-    native, out = kind.new_shaped(x, shape, value, device, stream)
-    the_plan.launch(out, address, device, stream, driver._primary.get(device) or driver.primary(device))
-    return native
+    """Keep the plan of a call that took the general path for the next call with the same key."""
+    keep(READY, key, (plan(shape, chosen, in_dtype, value, op, device), result_shape, value))
 
 
 def launch(x, *, op, call, out=None, dtype=None, map=None):

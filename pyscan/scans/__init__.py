@@ -154,14 +154,9 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     if kind is not None and axis is not None and algorithm == "auto" and out is None and (
             stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)) and (
             identity is None and initial is None and offsets is None):
-        read = kind.ready_nd(x)  # along an axis: the plan a first call with the same key made (scans/axis.py)
-        if read is not None:
-            try:
-                found = axis_module.READY.get((read[1], read[2], axis, op, exclusive, dtype, read[3]))
-            except TypeError:  # an unhashable axis or dtype=: the general path says what is wrong
-                found = None
-            if found is not None:
-                return axis_module.ready(kind, x, read[0], read[3], read[4], found)
+        done = axes.take_ready(kind, x, axis_module.READY, axis, op, exclusive, dtype)  # the plan a first call made
+        if done is not None:
+            return done
     elif kind is not None and algorithm == "auto" and out is None and (
             stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)) and (
             identity is None and initial is None and offsets is None):

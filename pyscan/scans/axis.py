@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..axes import kernel_macros, split
+from ..axes import keep, kernel_macros, planned, split
 from ..runtime import capture, driver
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
@@ -322,21 +322,8 @@ _plans: dict = {}  # (outer, n, inner, in dtype, acc dtype, out dtype, op, exclu
 
 
 def plan(outer, n, inner, in_dtype, acc, out_dtype, op, exclusive: bool, device: int) -> Plan:
-    key = (outer, n, inner, in_dtype, acc, out_dtype, op, exclusive, device)
-    found = _plans.get(key)
-    if found is None:
-        previous = driver.enter(device)  # compiling needs the device's context
-        try:
-            found = Plan(outer, n, inner, in_dtype, acc, out_dtype, op, exclusive, device)
-        finally:
-            driver.leave(previous)
-        if len(_plans) >= PLANS_KEPT:  # many shapes: the oldest plans go (the kernels stay loaded)
-            del _plans[next(iter(_plans))]
-        _plans[key] = found
-    return found
-
-
-PLANS_KEPT = 256
+    return planned(_plans, (outer, n, inner, in_dtype, acc, out_dtype, op, exclusive, device),
+                   lambda: Plan(outer, n, inner, in_dtype, acc, out_dtype, op, exclusive, device), device)
 
 
 def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bool, call, acc_dtype=None) -> int:
@@ -352,27 +339,15 @@ def scan_along(x, out, outer: int, n: int, inner: int, *, op: str, exclusive: bo
     return 1
 
 
-# The commonest axis call, pyscan.scan(x, axis=a) of a C-contiguous device array on its library's stream (with
-# dtype= and exclusive= as given): the plan its first call made, looked up by (shape, x's dtype, a, op, exclusive,
-# dtype=, device) -- the result made by x's library, one launch, no Call (pyscan.scan's fast path).
+# pyscan.scan(x, axis=a) again with the same key: pyscan.axes.take_ready (the key: shape, x's dtype, a, op, exclusive,
+# dtype=, device)
 READY: dict = {}
 
 
 def remember_ready(key: tuple, shape: tuple, a: int, in_dtype, value, op, exclusive: bool, device: int) -> None:
     """Keep the plan of a call that took the general path for the next call with the same key."""
     outer, n, inner = split(shape, a)
-    if len(READY) >= PLANS_KEPT:
-        del READY[next(iter(READY))]
-    READY[key] = (plan(outer, n, inner, in_dtype, value, value, op, exclusive, device), tuple(shape), value)
-
-
-def ready(kind, x, address: int, device: int, stream: int, found) -> object:
-    """pyscan.scan's fast path for a key READY holds: the result allocated by x's library, the plan's launch in the
-    device's primary context."""
-    the_plan, shape, value = found
-    native, out = kind.new_shaped(x, shape, value, device, stream)
-    the_plan.launch(out, address, device, stream, driver._primary.get(device) or driver.primary(device))
-    return native
+    keep(READY, key, (plan(outer, n, inner, in_dtype, value, value, op, exclusive, device), tuple(shape), value))
 
 
 def axis_driver(x, out, *, op, exclusive, call):
