@@ -37,7 +37,7 @@ def _first_line(exc) -> str:
 
 
 class Bench:
-    def __init__(self, args, kinds: dict, *, pyscan=None, patterns=None, peers=peers_for, rng=None, log=sys.stderr,
+    def __init__(self, args, kinds: dict, *, pyscan=None, patterns=None, peers=peers_for, rng=None, log="stderr",
                  device=None, versions=None):
         import pyscan as pyscan_module
 
@@ -47,7 +47,7 @@ class Bench:
         self.patterns = patterns if patterns is not None else PATTERNS
         self.peers = peers
         self.rng = rng if rng is not None else np.random.default_rng(20261122)
-        self.log = log
+        self.log = sys.stderr if log == "stderr" else log  # the stderr of the run (pytest's capture changes it)
         self.device = device or {}
         self.versions = versions or {}
         self.l2_bytes = int(self.device.get("l2_cache_bytes") or 0)

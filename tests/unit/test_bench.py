@@ -4,6 +4,7 @@ time: the results cannot depend on the machine's load).  A tiny run of every pat
 tests/gpu/test_bench_gpu.py."""
 
 import dataclasses
+import io
 import json
 import re
 import subprocess
@@ -670,3 +671,12 @@ def test_pyscan_rows_keep_the_input_dtype():
         call, _ = calling(function)(fake, np.ones(4, dtype), op, "auto")
         call()
         assert seen[-1].get("dtype") == passed, (function, dtype, op)
+
+
+def test_the_progress_log_is_the_stderr_of_the_run(monkeypatch):
+    """Bench's default log is sys.stderr as it is when the bench runs (pytest's capture replaces and closes it from
+    test to test; a stream bound when run.py was imported raised 'I/O operation on closed file')."""
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    Bench(None, {}).say("hello")
+    assert "hello" in stream.getvalue()
