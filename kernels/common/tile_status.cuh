@@ -43,6 +43,7 @@ struct TileStatus;
 
 template <typename V>
 struct TileStatus<V, 4> {  // packed (value << 32) | flag
+    static constexpr int WORDS = 1;  // 64-bit words per tile
     unsigned long long* words;
     unsigned epoch;
     __device__ TileStatus(unsigned long long* status, unsigned epoch_) : words(status), epoch(epoch_) {}
@@ -80,6 +81,7 @@ struct TileStatus<V, 4> {  // packed (value << 32) | flag
 
 template <typename V>
 struct TileStatus<V, 8> {  // per tile: the A pair and the P pair of (half << 32) | flag words
+    static constexpr int WORDS = 4;  // 64-bit words per tile
     unsigned long long* words;
     unsigned epoch;
     __device__ TileStatus(unsigned long long* status, unsigned epoch_) : words(status), epoch(epoch_) {}

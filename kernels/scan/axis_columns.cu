@@ -49,7 +49,7 @@ using OutT = OUT_TYPE;
 // a warp in one bank when lanes < 16).
 constexpr int SMEM = (ITEMS + 1) * BLOCK_THREADS;
 __device__ __forceinline__ int row_at(int q, int lanes) { return (q + q / ITEMS) * lanes; }
-constexpr int WORDS = sizeof(T) == 4 ? 1 : 4;                 // 64-bit status words per slot
+constexpr int WORDS = TileStatus<T>::WORDS;                  // 64-bit status words per slot
 
 // out[(o*n + r)*inner + l] = op over in[(o*n + r')*inner + l], r' <= r (exclusive: r' < r, the identity at r = 0).
 // lanes * rows <= BLOCK_THREADS threads are used ((ty, tx) = (t / lanes, t % lanes)); a block covers rows * items

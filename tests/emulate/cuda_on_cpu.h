@@ -1,7 +1,9 @@
-// cuda_on_cpu.h -- just enough of CUDA to run the segmented kernels on the CPU, one block at a time, each block's
-// threads as std::threads (tests/unit/test_segments_emulated.py).  __shared__ variables become function statics
-// (shared by the block's threads; blocks run one after the other), warp shuffles and ballots exchange through a
-// per-warp slot array between two warp barriers, __syncthreads is a block barrier, atomics are the compiler's.
+// cuda_on_cpu.h -- just enough of CUDA to run the look-back kernels on the CPU, one block at a time, each block's
+// threads as std::threads (tests/unit/test_segments_emulated.py, test_axis_emulated.py).  __shared__ variables
+// become function statics (shared by the block's threads; blocks run one after the other), warp shuffles and
+// ballots exchange through a
+// per-warp slot array between two warp barriers, __syncthreads is a block barrier (__syncthreads_and three of them),
+// atomics are the compiler's.
 // Blocks in index order means every look-back finds its predecessor's inclusive prefix (the serial schedule the
 // NumPy models assume), and every array the kernels touch is a host allocation that AddressSanitizer watches.
 #pragma once
@@ -37,6 +39,7 @@ struct EmuWarp {
 };
 struct EmuBlock {
     std::barrier<> bar;
+    std::atomic<bool> any_false{false};  // __syncthreads_and's vote
     EmuWarp warps[32];
     explicit EmuBlock(int threads) : bar(threads) {}
 };
@@ -49,6 +52,15 @@ inline thread_local EmuBlock* emu_block = nullptr;
 #define blockDim emu_block_dim
 
 inline void __syncthreads() { emu_block->bar.arrive_and_wait(); }
+inline int __syncthreads_and(int p) {  // a barrier whose result is whether p held in every thread
+    EmuBlock& b = *emu_block;
+    b.bar.arrive_and_wait();  // every thread has read the last vote
+    if (threadIdx.x == 0) b.any_false = false;
+    b.bar.arrive_and_wait();
+    if (!p) b.any_false = true;
+    b.bar.arrive_and_wait();
+    return !b.any_false;
+}
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 template <typename V>

@@ -1,0 +1,123 @@
+"""The column scan's own CUDA source (kernels/scan/axis_columns.cu) run on the CPU (tests/emulate/cuda_on_cpu.h: a
+block's threads as std::threads, blocks one after the other in ticket order), compiled by the host C++ compiler with
+AddressSanitizer, against the NumPy model (pyscan.scans.axis.columns_model) bit for bit, on the host's geometry
+(column_geometry): lanes of 2, 3, 5, 16 and 32 (the last lane chunk part empty), several row chunks, short columns
+whose threads hold fewer rows than ITEMS, 4- and 8-byte compute types, a non-commutative custom operator; then with
+the chunks' P's hidden (EMU_HIDE_P), so that every look-back combines A's through several windows of `rows` chunks
+(the schedules blocks in ticket order never make).  No GPU; skipped where there is no g++ or no CUDA headers."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cuda_headers import cuda_include
+
+from pyscan.axes import kernel_macros
+from pyscan.runtime.loader import _define_lines
+from pyscan.scans import axis as saxis
+from pyscan.types import COMPUTE_TYPES, operator
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "tests" / "emulate" / "axis_on_cpu.cpp"
+GXX = shutil.which("g++")
+CUDA_INCLUDE = cuda_include()  # tests/helpers/cuda_headers.py
+
+pytestmark = pytest.mark.skipif(GXX is None or CUDA_INCLUDE is None,
+                                reason="needs g++ and the CUDA headers ($CUDA_HOME/include or /usr/local/cuda)")
+
+# (x dtype, op, result dtype): a 4-byte and an 8-byte compute type for int32 add (NumPy's int64 accumulator), float64
+# sums (bit for bit: the model groups them as the kernel does), an associative operator that is not commutative
+# ("the last non-zero value": a look-back that combined out of order would show)
+VARIANTS = [("int32", "add", "int32"), ("int32", "add", "int64"), ("float64", "add", "float64"),
+            ("int32", "b != 0 ? b : a", "int32")]
+EXACT = [v for v in VARIANTS if v[0] != "float64"]
+# (outer, n, inner): the row chunks and lanes each exercises are in the comments (4-byte compute type)
+SHAPES = [(1, 5000, 2),      # lanes 2, rows 128: 3 chunks
+          (2, 6000, 16),     # lanes 16, rows 16: 24 chunks, more than a window
+          (1, 3000, 40),     # lanes 32 (rows 8), 2 lane chunks, the second 8 lanes wide: 24 chunks
+          (3, 3000, 3),      # lanes 3, rows 85 (255 threads used): 3 chunks
+          (2, 33, 5),        # a thread holds one row (items 1 < ITEMS): one chunk
+          (1, 9, 300)]       # 10 lane chunks of 32 lanes, 9 rows: one chunk
+
+
+def _op(text):
+    return operator(text, 0) if " " in text else text
+
+
+def _compile(variant, where, *extra):
+    dtype, op_text, result = (np.dtype(variant[0]), variant[1], np.dtype(variant[2]))
+    op = _op(op_text)
+    itemsize = COMPUTE_TYPES[result].itemsize
+    macros = {**kernel_macros(dtype, result, result, op), "ITEMS": saxis.column_items(itemsize)}
+    header = where / "defines.h"
+    header.write_text("\n".join(_define_lines(macros)) + "\n")
+    binary = where / "axis_on_cpu"
+    p = subprocess.run([GXX, "-std=c++20", "-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-pthread",
+                        *extra, "-include", str(header), f"-I{CUDA_INCLUDE}", f"-I{CUDA_INCLUDE / 'cccl'}", "-o",
+                        str(binary), str(SOURCE)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr[-4000:]
+    return binary, dtype, op, result, itemsize, where
+
+
+@pytest.fixture(scope="module", params=VARIANTS, ids=lambda v: "-".join(v).replace(" ", ""))
+def build(request, tmp_path_factory):
+    return _compile(request.param, tmp_path_factory.mktemp("emu_axis"))
+
+
+@pytest.fixture(scope="module", params=EXACT[:2], ids=lambda v: "-".join(v).replace(" ", ""))
+def build_hidden(request, tmp_path_factory):
+    """The emulator with the status kept as separate A and P pairs for every value size (-DEMU_STATUS), so that
+    EMU_HIDE_P can hide P's from the look-backs."""
+    return _compile(request.param, tmp_path_factory.mktemp("emu_axis_hidden"), "-DEMU_STATUS")
+
+
+def _values(dtype, count, rng):
+    if dtype.kind == "f":
+        return rng.standard_normal(count).astype(dtype)
+    return (rng.integers(-2**20, 2**20, count) * (rng.random(count) < 0.7)).astype(dtype)
+
+
+def _run(build, shape, x, exclusive, hide=None):
+    binary, dtype, op, result, itemsize, where = build
+    outer, n, inner = shape
+    lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, itemsize)
+    (where / "x.bin").write_bytes(np.ascontiguousarray(x, dtype).tobytes())
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0")
+    env.pop("EMU_HIDE_P", None)
+    if hide is not None:
+        env["EMU_HIDE_P"] = hide
+    args = [outer, n, inner, lanes, rows, items, lane_chunks, chunks, int(exclusive)]
+    p = subprocess.run([str(binary), *map(str, args), str(where / "x.bin"), str(where / "out.bin")],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, f"{shape}: exit {p.returncode}\n{p.stderr[-4000:]}"
+    most = int(p.stderr.split("most")[1].split()[0])
+    return np.frombuffer((where / "out.bin").read_bytes(), result).reshape(shape), chunks, rows, most
+
+
+def _model(build, x, exclusive):
+    _, _, op, result, _, _ = build
+    return saxis.model(x, op=op, exclusive=exclusive, axis=1, dtype=result)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_the_column_scan_on_the_cpu_is_the_model(build, shape):
+    rng = np.random.default_rng(sum(shape))
+    x = _values(build[1], int(np.prod(shape)), rng).reshape(shape)
+    for exclusive in (False, True):
+        got, _, _, _ = _run(build, shape, x, exclusive)
+        np.testing.assert_array_equal(got, _model(build, x, exclusive), err_msg=f"exclusive={exclusive}")
+
+
+@pytest.mark.parametrize("shape", [(2, 6000, 16), (1, 3000, 40), (1, 5000, 2)], ids=str)
+def test_look_backs_through_many_windows(build_hidden, shape):
+    """Every P of a chunk that published an A hidden (EMU_HIDE_P 0:100): each look-back combines the A's of every
+    chunk before it, window after window of `rows` chunks, down to chunk 0's P; the values are the serial schedule's
+    (integers: any grouping in order gives the same)."""
+    rng = np.random.default_rng(7)
+    x = _values(build_hidden[1], int(np.prod(shape)), rng).reshape(shape)
+    got, chunks, rows, most = _run(build_hidden, shape, x, False, hide="0:100")
+    np.testing.assert_array_equal(got, _model(build_hidden, x, False))
+    assert most == -(-(chunks - 1) // rows)  # the last chunk read every earlier one, `rows` a window
