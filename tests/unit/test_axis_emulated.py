@@ -7,26 +7,17 @@ the chunks' P's hidden (EMU_HIDE_P), so that every look-back combines A's throug
 (the schedules blocks in ticket order never make).  No GPU; skipped where there is no g++ or no CUDA headers."""
 
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
-from cuda_headers import cuda_include
+from cuda_headers import build_emulator, needs_emulator
 
 from pyscan.axes import kernel_macros
-from pyscan.runtime.loader import _define_lines
 from pyscan.scans import axis as saxis
 from pyscan.types import COMPUTE_TYPES, operator
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "tests" / "emulate" / "axis_on_cpu.cpp"
-GXX = shutil.which("g++")
-CUDA_INCLUDE = cuda_include()  # tests/helpers/cuda_headers.py
-
-pytestmark = pytest.mark.skipif(GXX is None or CUDA_INCLUDE is None,
-                                reason="needs g++ and the CUDA headers ($CUDA_HOME/include or /usr/local/cuda)")
+pytestmark = needs_emulator()  # tests/helpers/cuda_headers.py
 
 # (x dtype, op, result dtype): a 4-byte and an 8-byte compute type for int32 add (NumPy's int64 accumulator), float64
 # sums (bit for bit: the model groups them as the kernel does), an associative operator that is not commutative
@@ -52,13 +43,7 @@ def _compile(variant, where, *extra):
     op = _op(op_text)
     itemsize = COMPUTE_TYPES[result].itemsize
     macros = {**kernel_macros(dtype, result, result, op), "ITEMS": saxis.column_items(itemsize)}
-    header = where / "defines.h"
-    header.write_text("\n".join(_define_lines(macros)) + "\n")
-    binary = where / "axis_on_cpu"
-    p = subprocess.run([GXX, "-std=c++20", "-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-pthread",
-                        *extra, "-include", str(header), f"-I{CUDA_INCLUDE}", f"-I{CUDA_INCLUDE / 'cccl'}", "-o",
-                        str(binary), str(SOURCE)], capture_output=True, text=True)
-    assert p.returncode == 0, p.stdout + p.stderr[-4000:]
+    binary = build_emulator("axis_on_cpu", where, macros, extra)
     return binary, dtype, op, result, itemsize, where
 
 

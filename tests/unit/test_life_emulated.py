@@ -7,26 +7,16 @@ bit-sliced rule, runs the same way against its own model.  No GPU; skipped where
 headers."""
 
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
-from cuda_headers import cuda_include
+from cuda_headers import build_emulator, needs_emulator
 
 from pyscan import life
 from pyscan.life import reference as R
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "tests" / "emulate" / "life_on_cpu.cpp"
-GXX = shutil.which("g++")
-
-
-CUDA_INCLUDE = cuda_include()  # tests/helpers/cuda_headers.py
-
-pytestmark = pytest.mark.skipif(GXX is None or CUDA_INCLUDE is None,
-                                reason="needs g++ and the CUDA headers ($CUDA_HOME/include or /usr/local/cuda)")
+pytestmark = needs_emulator()  # tests/helpers/cuda_headers.py
 
 # name -> the #defines (None: the .cu's defaults, i.e. reference.TEMPORAL_*) and the same tiling for the model
 TILINGS = {
@@ -40,11 +30,7 @@ TILINGS = {
 def build(request, tmp_path_factory):
     defines, tiling = TILINGS[request.param]
     where = tmp_path_factory.mktemp("life_emu")
-    binary = where / "life_on_cpu"
-    p = subprocess.run([GXX, "-std=c++20", "-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-pthread",
-                        *[f"-D{k}={v}" for k, v in defines.items()], f"-I{CUDA_INCLUDE}",
-                        f"-I{CUDA_INCLUDE / 'cccl'}", "-o", str(binary), str(SOURCE)], capture_output=True, text=True)
-    assert p.returncode == 0, p.stdout + p.stderr[-4000:]
+    binary = build_emulator("life_on_cpu", where, extra=[f"-D{k}={v}" for k, v in defines.items()])
     return binary, tiling, where
 
 

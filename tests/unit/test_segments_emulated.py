@@ -6,29 +6,18 @@ and int64 offsets -- and on garbage offsets, where AddressSanitizer would stop t
 bounds of x, the offsets or the output.  No GPU; skipped where there is no g++ or no CUDA headers."""
 
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
-from cuda_headers import cuda_include
+from cuda_headers import build_emulator, needs_emulator
 
 from pyscan import segments
-from pyscan.runtime.loader import _define_lines
 from pyscan.types import COMPUTE_TYPES, load, operator, store
 from pyscan.types import Types as CallTypes
 from pyscan.types import defines as type_defines
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "tests" / "emulate" / "segments_on_cpu.cpp"
-GXX = shutil.which("g++")
-
-
-CUDA_INCLUDE = cuda_include()  # tests/helpers/cuda_headers.py
-
-pytestmark = pytest.mark.skipif(GXX is None or CUDA_INCLUDE is None,
-                                reason="needs g++ and the CUDA headers ($CUDA_HOME/include or /usr/local/cuda)")
+pytestmark = needs_emulator()  # tests/helpers/cuda_headers.py
 
 # (x dtype, op, result dtype, offsets dtype): 4- and 8-byte compute types, conversions, a custom operator that is
 # associative but not commutative ("the last non-zero value")
@@ -51,13 +40,7 @@ def _compile(variant, where, *extra):
     dtype, result, offsets = np.dtype(dtype), np.dtype(result), np.dtype(offsets)
     op = _op(op_text, result)
     macros = {**type_defines(dtype, op, result), "OFFSET_TYPE": segments.C_OFFSET[offsets]}
-    header = where / "defines.h"
-    header.write_text("\n".join(_define_lines(macros)) + "\n")
-    binary = where / "segments_on_cpu"
-    p = subprocess.run([GXX, "-std=c++20", "-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-pthread",
-                        *extra, "-include", str(header), f"-I{CUDA_INCLUDE}", f"-I{CUDA_INCLUDE / 'cccl'}", "-o",
-                        str(binary), str(SOURCE)], capture_output=True, text=True)
-    assert p.returncode == 0, p.stdout + p.stderr[-4000:]
+    binary = build_emulator("segments_on_cpu", where, macros, extra)
     return binary, dtype, op, result, offsets, where
 
 
