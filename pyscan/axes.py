@@ -127,9 +127,18 @@ PLANS_KEPT = 256
 def keep(cache: dict, key, value) -> None:
     """cache[key] = value, the oldest entry dropped past PLANS_KEPT (many shapes: their plans go, the kernels stay
     loaded)."""
-    if len(cache) >= PLANS_KEPT:
+    if key not in cache and len(cache) >= PLANS_KEPT:
         del cache[next(iter(cache))]
     cache[key] = value
+
+
+def call_key(*parts):
+    """parts as a READY key, or None where one of them is not hashable (an axis given as a list, say)."""
+    try:
+        hash(parts)
+    except TypeError:
+        return None
+    return parts
 
 
 def planned(cache: dict, key, make, device: int):

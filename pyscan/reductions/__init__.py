@@ -280,11 +280,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
             _reduce_axes(call, shape, chosen, result, op, value)
             if (type(x) in arrays.READY and out is None and algorithm == "auto" and op in OPERATOR_NAMES) and (
                     start is None and (keepdims is False or keepdims is True) and axes.reduce_plan(shape, chosen)):
-                try:  # the next such call: reductions/axis.py's ready()
-                    key = (shape, call.dtype, axis, op, keepdims, dtype, call.device)
-                    hash(key)
-                except TypeError:
-                    key = None
+                key = axes.call_key(shape, call.dtype, axis, op, keepdims, dtype, call.device)  # axes.take_ready
                 if key is not None:
                     axis_module.remember_ready(key, shape, chosen, result_shape, call.dtype, value, op, call.device)
         if start is not None and outputs and reduced:
@@ -329,15 +325,14 @@ def _reduce_axes(call, shape, chosen, result, op, value):
     """The passes of pyscan.axes.reduce_plan, last axes first, into result of the result dtype `value` (the
     accumulator: int32 add in int64, as np.sum), each pass's partials in value's compute type (float16 sums stay
     float32 until the last store): reductions/axis.py's Plan."""
-    if not axes.reduce_plan(shape, chosen):  # only extents of 1 reduced: the values, converted to the result dtype
+    passes = tuple(axes.reduce_plan(shape, chosen))
+    if not passes:  # only extents of 1 reduced: the values, converted to the result dtype
         if value == call.dtype:
             call.copy(result, call.x, call.size * call.dtype.itemsize)
             return
-        # one pass over rows of one element: the kernels' conversion
-        axis.reduce_along(call.x, result, call.size, 1, 1, op=op, call=call, acc_dtype=value)
-        return
-    axis.plan(tuple(shape), chosen, call.dtype, value, op, call.device).launch(
-        int(result.gpudata), int(call.x.gpudata), call.device, call.stream, call.context)
+        passes = ((call.size, 1, 1),)  # one pass over rows of one element: the kernels' conversion
+    axis.plan(passes, call.dtype, value, op, call.device).launch(int(result.gpudata), int(call.x.gpudata),
+                                                                 call.device, call.stream, call.context)
 
 
 AUTO_READY = REDUCTIONS.auto_ready()  # the commonest call's whole path

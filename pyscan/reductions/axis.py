@@ -282,55 +282,31 @@ REDUCE_FUNCTIONS = {"rows_short": (ROWS_KERNEL, "axis_rows_reduce_short"),
                     "columns": (COLUMNS_KERNEL, "axis_columns_reduce")}  # pass_plan's kernels
 
 
-def _launch_pass(fn_name, kernel, macros, call, grid, *args):
-    fn = get_kernel(kernel, fn_name, device=call.device, **macros)
-    if grid > MAX_GRID:
-        raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
-    fn.launch_typed(call.context, call.stream, fn.config(grid, BLOCK), *args)
-
-
-def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_dtype=None,
-                 partials_in: bool = False) -> int:
+def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_dtype=None) -> int:
     """Reduce the C-contiguous (outer, n, inner) view of device array x (n > 0, outer * inner > 0) into out's
-    outer * inner elements on call.stream; returns the number of launches.  acc_dtype: the result dtype the
-    elements are converted to on load (default: out's); out's dtype is that result dtype, or its compute type
-    (pyscan.types.COMPUTE_TYPES) where out holds partials for a later pass.  partials_in: x holds such partials
-    (read as they are).  The passes' own partials are kept in the compute type."""
-    sms = driver.multiprocessor_count(call.device)
-    in_dtype, out_dtype = np.dtype(x.dtype), np.dtype(out.dtype)
-    value = np.dtype(acc_dtype) if acc_dtype is not None else out_dtype
-    compute = COMPUTE_TYPES[value]
-    source, launches = int(x.gpudata), 0
-    keep = []  # the partials' buffers, alive until the launches that read them are queued
-    while True:
-        kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms)
-        last = chunks == 1
-        target = out if last else call.scratch(outer * chunks * inner * compute.itemsize)
-        keep.append(target)
-        macros = kernel_macros(in_dtype, value, out_dtype if last else compute, op, partials_in=partials_in)
-        kernel, function = REDUCE_FUNCTIONS[kind]
-        _launch_pass(function, kernel, macros, call, grid, int(target.gpudata), source, *geometry)
-        launches += 1
-        if last:
-            return launches
-        source, n, in_dtype, partials_in = int(target.gpudata), chunks, compute, True
+    outer * inner elements of the result dtype (acc_dtype, default out's: the elements are converted to it on load)
+    on call.stream: one pass and its partials' passes (Plan); returns the number of launches."""
+    value = np.dtype(acc_dtype) if acc_dtype is not None else np.dtype(out.dtype)
+    the_plan = plan(((outer, n, inner),), np.dtype(x.dtype), value, op, call.device)
+    the_plan.launch(int(out.gpudata), int(x.gpudata), call.device, call.stream, call.context)
+    return len(the_plan.steps)
 
 
 class Plan:
-    """pyscan.reduce over `chosen` axes of a C-contiguous `shape` into the result dtype `value` on one device, where
-    pyscan.axes.reduce_plan gives passes (some extent > 1 reduced, some output, no reduced extent 0): every launch
-    of the passes and their pass_plan()s made once -- kernel, geometry, where it reads and writes -- with the
-    partials between launches at fixed offsets of one buffer (kept per stream, or under a CUDA graph's capture the
-    call's own: pyscan.runtime.capture).  _reduce_axes (pyscan.reduce's general path) and ready() launch it."""
+    """A reduction's passes, each an (outer, n, inner) view reduced along n (pyscan.axes.reduce_plan; the first reads
+    x, each later one the previous pass's output), into the result dtype `value` on one device: every launch of the
+    passes and of their pass_plan()s made once -- kernel, geometry, where it reads and writes -- the partials between
+    launches in the compute type at fixed offsets of one buffer (kept per stream, or under a CUDA graph's capture the
+    call's own: pyscan.runtime.capture).  pyscan.reduce's general path, its ready path (pyscan.axes.take_ready) and
+    reduce_along launch it."""
 
     __slots__ = ("steps", "partial_bytes")
 
     X, OUT = -1, -2  # a step's source or target that is not a partials offset
 
-    def __init__(self, shape, chosen, in_dtype, value, op, device: int):
+    def __init__(self, passes, in_dtype, value, op, device: int):
         sms = driver.multiprocessor_count(device)
         compute = COMPUTE_TYPES[value]
-        passes = axes.reduce_plan(shape, chosen)
         steps, offset, source, partials_in, source_dtype = [], 0, self.X, False, in_dtype
         for k, (outer, n, inner) in enumerate(passes):
             last_pass = k == len(passes) - 1
@@ -369,12 +345,12 @@ class Plan:
 
 
 _partials = StreamWorkspace("axis reduction partials")
-_plans: dict = {}  # (shape, chosen, in dtype, value dtype, op, device) -> Plan
+_plans: dict = {}  # (passes, in dtype, value dtype, op, device) -> Plan
 
 
-def plan(shape, chosen, in_dtype, value, op, device: int) -> Plan:
-    return planned(_plans, (shape, chosen, in_dtype, value, op, device),
-                   lambda: Plan(shape, chosen, in_dtype, value, op, device), device)
+def plan(passes: tuple, in_dtype, value, op, device: int) -> Plan:
+    return planned(_plans, (passes, in_dtype, value, op, device), lambda: Plan(passes, in_dtype, value, op, device),
+                   device)
 
 
 # pyscan.reduce(x, axis=a) again with the same key: pyscan.axes.take_ready (the key: shape, x's dtype, axis, op,
@@ -385,7 +361,7 @@ READY: dict = {}
 def remember_ready(key: tuple, shape: tuple, chosen: tuple, result_shape: tuple, in_dtype, value, op,
                    device: int) -> None:
     """Keep the plan of a call that took the general path for the next call with the same key."""
-    keep(READY, key, (plan(shape, chosen, in_dtype, value, op, device), result_shape, value))
+    keep(READY, key, (plan(tuple(axes.reduce_plan(shape, chosen)), in_dtype, value, op, device), result_shape, value))
 
 
 def launch(x, *, op, call, out=None, dtype=None, map=None):

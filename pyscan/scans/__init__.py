@@ -199,13 +199,10 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
             result = _scan_axis(call, outer, n, inner, out, op, bool(exclusive), algorithm, a, value, start)
             if (call.size and type(x) in arrays.READY and out is None and algorithm == "auto" and (
                     initial is None and op in OPERATOR_NAMES) and (
-                    exclusive is False or exclusive is True)):  # the next such call: scans/axis.py's ready()
-                try:
-                    key = (shape, call.dtype, axis, op, exclusive, dtype, call.device)
-                    hash(key)
-                except TypeError:
-                    return result
-                axis_module.remember_ready(key, shape, a, call.dtype, value, op, exclusive, call.device)
+                    exclusive is False or exclusive is True)):  # the next such call: axes.take_ready
+                key = axes.call_key(shape, call.dtype, axis, op, exclusive, dtype, call.device)
+                if key is not None:
+                    axis_module.remember_ready(key, shape, a, call.dtype, value, op, exclusive, call.device)
             return result
     flat = (call.size,)
     if algorithm == "auto":

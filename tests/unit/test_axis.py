@@ -316,15 +316,19 @@ def fake_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture imported a
             at(out, out_dtype, self.view)[...] = saxis.model(at(x, in_dtype, self.view), op=self.op,
                                                              exclusive=self.exclusive, axis=1, dtype=acc)
 
-    class ReducePlan:  # reductions/axis.py's Plan: the NumPy model of all its passes at once
-        def __init__(self, shape, chosen, in_dtype, value, op, device):
-            self.shape, self.chosen, self.in_dtype, self.value, self.op = shape, chosen, in_dtype, value, op
-            plans.append(("reduce", shape, chosen))
+    class ReducePlan:  # reductions/axis.py's Plan: the NumPy model of its passes, one after the other
+        def __init__(self, passes, in_dtype, value, op, device):
+            self.passes, self.in_dtype, self.value, self.op = passes, in_dtype, value, op
+            plans.append(("reduce", passes))
 
         def launch(self, out, x, device, stream, context):
-            launched.append(("reduce", self.shape, self.chosen, stream))
-            got = raxis.model(at(x, self.in_dtype, self.shape), op=self.op, axis=self.chosen, dtype=self.value)
-            at(out, self.value, np.shape(got))[...] = got
+            launched.append(("reduce", self.passes, stream))
+            types = Types(np.dtype(self.in_dtype), self.value, COMPUTE_TYPES[self.value])
+            bound = self.op.bound(self.value) if isinstance(self.op, CustomOperator) else self.op
+            values = load(at(x, self.in_dtype, (math.prod(self.passes[0]),)), types)
+            for outer, n, inner in self.passes:
+                values = raxis.reduce_model_along(values.reshape(outer, n, inner), bound)
+            at(out, self.value, values.shape)[...] = store(values, types)
 
     plans = []
     monkeypatch.setattr(saxis, "scan_along", scan_along)
@@ -716,3 +720,27 @@ def test_a_repeated_axis_reduction_takes_the_plan_its_first_call_made(axis, fake
 def reduce_reference_along(host, axis, op, keepdims, dtype):
     function = {"add": np.sum, "min": np.min}[op]
     return np.asarray(function(host, axis=axis, keepdims=keepdims, **({"dtype": dtype} if dtype else {})))
+
+
+def test_the_plan_caches_keep_the_newest_and_renew_without_evicting(monkeypatch):
+    monkeypatch.setattr(axes, "PLANS_KEPT", 2)
+    cache = {}
+    for key in ("a", "b", "b", "a", "c"):
+        axes.keep(cache, key, key.upper())
+    assert cache == {"b": "B", "c": "C"}  # renewing a key dropped nothing; the third key dropped the oldest
+    assert axes.call_key((4, 5), 1, [0]) is None and axes.call_key((4, 5), 1, 0) == ((4, 5), 1, 0)
+
+
+def test_the_axis_algorithm_and_unit_extents_run_the_plan(emulated_axis_gpu, rng):
+    """The registry's 1-D "axis" reduction (reduce_along: one (1, n, 1) pass and its partials' passes) and a reduction
+    over extents of 1 into a wider dtype (one pass over rows of one element: the kernels' conversion), on the
+    emulated kernels."""
+    launches = emulated_axis_gpu
+    host = rng.integers(-100, 100, 70000).astype(np.int32)
+    got = pyscan.reduce(FakeDeviceArray(host), algorithm="axis").host
+    assert got.dtype == np.int64 and got == host.sum() and len(launches) >= 2  # a segment pass, then its partials
+    launches.clear()
+    small = rng.integers(-100, 100, (5, 1)).astype(np.int8)
+    got = pyscan.reduce(FakeDeviceArray(small), axis=1).host
+    np.testing.assert_array_equal(got, small.sum(axis=1))
+    assert got.dtype == np.int64 and len(launches) == 1
