@@ -6,10 +6,11 @@
 // Epochs.  A flag word is (epoch << 2) | status, epoch = 1, 2, ... < 2^30 the host's count of launches on this
 // buffer; a word of another epoch (an earlier launch, or the zeroes of a new buffer) reads as X.  So the buffer is
 // zeroed once, when it is allocated, and not before every launch.  (Epoch 0 on a freshly zeroed buffer is the
-// untagged protocol: also correct.)  A launch captured into a CUDA graph uses that: a host epoch would be frozen
-// into the graph, so the host gives a captured launch a status buffer of its own, zeroed by a memset node before
-// it on every replay, and epoch 0 (pyscan/runtime/capture.py; docs/runtime.md, "CUDA graphs").  Eager launches keep
-// the kept buffer and the epochs: no memset per call.
+// untagged protocol: also correct.)  A launch captured into a CUDA graph cannot take a host epoch, which would be
+// frozen into the graph: decoupled_lookback.cu reads its epoch from the status buffer and advances it on the device
+// (EPOCH_ON_DEVICE), the other look-back kernels get a buffer of their own zeroed by a memset node before them on
+// every replay, and epoch 0 (pyscan/runtime/capture.py; docs/runtime.md, "CUDA graphs").  Eager launches keep the
+// kept buffer and the host's epochs: no memset per call.
 //
 // Two layouts, chosen by the size of the value type V:
 // * 4-byte values, TileStatus<V, 4>: flag and value packed into ONE 64-bit word, (value bits << 32) | flag,
@@ -32,6 +33,7 @@
 #pragma once
 
 enum : unsigned { STATUS_X = 0, STATUS_A = 1, STATUS_P = 2 };
+constexpr unsigned EPOCHS = 1u << 30;  // epochs are 0 .. EPOCHS - 1 (30 bits of the flag word)
 
 __device__ __forceinline__ unsigned tag_flag(unsigned status, unsigned epoch) { return (epoch << 2) | status; }
 __device__ __forceinline__ unsigned read_flag(unsigned word, unsigned epoch) {

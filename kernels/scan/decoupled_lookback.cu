@@ -41,9 +41,13 @@
 //      streaming stores.
 //
 // Status buffer: zeroed once by the host and kept between launches; each launch's flags carry its epoch
-// (tile_status.cuh), and the last block puts the tile counter back to 0.  Captured into a CUDA graph, a launch
-// gets a buffer of its own, zeroed (counter included) by a memset node before it, and epoch 0 instead (the host's
-// choice, pyscan/runtime/capture.py: this kernel is the same for both).  Layout of `status` (64-bit words):
+// (tile_status.cuh), and the last block puts the tile counter back to 0.  Captured into a CUDA graph, where an
+// epoch argument would be frozen at its captured value, a launch gets a buffer the graph keeps for good (zeroed once,
+// outside the capture) and the epoch argument EPOCH_ON_DEVICE: each block then reads the epoch from the buffer's
+// word tile_counter[2] as it starts, and the last block to finish advances it, so every replay has a new epoch and
+// the graph needs no memset node (no block can start after the last one has finished, so all read the same epoch).
+// Where pyscan has no such buffer left, the launch gets one of its own, zeroed by a memset node before it, and
+// epoch 0 (the host's choice, pyscan/runtime/capture.py).  Layout of `status` (64-bit words):
 // 4-byte types status[t]; 8-byte types status[4t .. 4t+3].  num_tiles == 1: no status and no counter are touched
 // (the host may pass null pointers): one launch scans a small array.
 //
@@ -71,6 +75,9 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 3  // __launch_bounds__' minimum resident blocks per SM: caps the registers per thread
 #endif
+// The epoch argument that says "read it from the status buffer, and advance it" (see the header).
+constexpr unsigned int EPOCH_ON_DEVICE = 0xffffffffu;
+
 #ifndef VECTOR_LOADS
 #define VECTOR_LOADS 1  // the host passes 0 when `in` or `out` is not 16-byte aligned
 #endif
@@ -267,14 +274,21 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     __shared__ T next_warp_totals[WARPS];
     __shared__ T shared_prefix;
     __shared__ int shared_tile[STAGES];
+    __shared__ unsigned int shared_epoch;
 
     const int t = threadIdx.x;
     const int lane = t & 31;
     const int warp = t >> 5;
+    const bool epoch_on_device = num_tiles > 1 && epoch == EPOCH_ON_DEVICE;
 
-    // 1. The first tile index (and with PERSISTENT this thread's copies of its warp's part of it).
-    if (t == 0) shared_tile[0] = take_tile(tile_counter, num_tiles, (int)blockIdx.x);
+    // 1. The first tile index (and with PERSISTENT this thread's copies of its warp's part of it); a graph's launch
+    // reads this launch's epoch.
+    if (t == 0) {
+        shared_tile[0] = take_tile(tile_counter, num_tiles, (int)blockIdx.x);
+        if (epoch_on_device) shared_epoch = *(volatile unsigned int*)&tile_counter[2];
+    }
     __syncthreads();
+    if (epoch_on_device) epoch = shared_epoch;
     if constexpr (PERSISTENT) {
         prefetch(smem[0], in, n, shared_tile[0], num_tiles, warp, lane);
         cp_async_commit();
@@ -461,6 +475,17 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             __threadfence();
             atomicExch(&tile_counter[0], 0u);
             atomicExch(&tile_counter[1], 0u);
+            if (epoch_on_device) {
+                // The next launch's epoch; after 2^30 - 1 of them the flags are zeroed and the count starts over,
+                // as the host does with its epochs (a stale flag of a wrapped epoch would read as this launch's).
+                unsigned int next = epoch + 1;
+                if (next == EPOCHS) {
+                    for (long long w = 0; w < num_tiles * TileStatus<T>::WORDS; ++w) status[w] = 0ull;
+                    __threadfence();
+                    next = 1;
+                }
+                atomicExch(&tile_counter[2], next);
+            }
         }
     }
 }

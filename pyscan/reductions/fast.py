@@ -120,7 +120,7 @@ class Plan:
         self.per_block = FAST_BLOCK * vector_width(dtype)
         self.context = driver.primary(device)
         self.one_block = self.small.config(1, FAST_BLOCK)
-        capture.prepare_counters(device)  # made outside any capture: a captured call's counter without a memset
+        capture.prepare_kept(device)  # made outside any capture: a captured call's counter without a memset
 
     def choose(self, n: int) -> tuple:
         """(build, blocks) for n elements: one block up to ONE_BLOCK_VECTORS vectors a thread (the large build past
@@ -189,7 +189,7 @@ def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
         # a CUDA graph: a counter word of the graph's own that the kernel puts back to zero, and partials from the
         # capturing allocator; or, with no such word left, the call's own buffer with its counter zeroed by a memset
         # node (runtime.capture)
-        word = capture.counter(device)
+        word = capture.kept(8, device)
         if word is not None:
             kept = capture.scratch(blocks * partial_size, device, stream)
             fn.launch_typed(context, stream, fn.config(blocks, FAST_BLOCK), out, kept.address, word, x, n)

@@ -8,8 +8,9 @@ launches in a per-stream buffer (pyscan.runtime.workspace: the look-back scans' 
 reduction's block counter).  A kept buffer's host-side epoch would be frozen into the graph at the value it had
 when captured, the buffer may be grown (and the old one freed) by a later eager call while a graph still names it,
 and two graphs captured on one stream (torch's capture stream is shared) and replayed on two streams would share
-it.  So a captured call that needs such a buffer takes `status()` instead: a buffer of its own, allocated on the
-capturing stream by the capturing library's allocator (torch's graph pool under torch.cuda.graph, else pyscan's
+it.  So a captured call that needs such a buffer takes memory the graph keeps (`kept()`, below: the fast scan and
+the fast reduction, whose kernels put their state back themselves) or `status()`: a buffer of its own, allocated on
+the capturing stream by the capturing library's allocator (torch's graph pool under torch.cuda.graph, else pyscan's
 stream-ordered pool, captured as a graph allocation node that the graph itself frees), zeroed by a memset node ahead
 of the kernel on every replay, with epoch 0 (kernels/common/tile_status.cuh: the untagged protocol on zeroed
 words).  Eager calls never come here: the check is one cuStreamIsCapturing from C, made only by calls that use a
@@ -78,41 +79,46 @@ def status(nbytes: int, device: int, stream: int, zero_bytes: int | None = None)
     return buffer
 
 
-# --- counters that put themselves back -----------------------------------------------------------------------------
-# The fast reduction's last block puts its ticket counter back to zero (kernels/reduction/fast.cu), so a captured
-# reduction needs no memset node when its counter is a word that is zero when the graph is made and stays the
-# graph's: one of COUNTER_WORDS words a device keeps, zeroed once outside any capture (prepare_counters(), by the
-# reduction's plan), each given to one captured call for good (a graph's lifetime is not known to pyscan).  When
-# they are all given, or were never made, captured calls zero a counter of their own again (status()).
-COUNTER_WORDS = 4096
-_counters: dict = {}  # device -> [Memory of COUNTER_WORDS 8-byte words, the next word not given]
-_counters_lock = threading.Lock()
+# --- memory a graph keeps -----------------------------------------------------------------------------------------
+# Two kernels put their kept state back themselves at the end of every launch: the fast reduction's last block zeroes
+# its ticket counter (kernels/reduction/fast.cu), and the decoupled look-back scan, given the epoch EPOCH_ON_DEVICE,
+# reads its epoch from its status buffer and its last block advances it (kernels/scan/decoupled_lookback.cu).  A
+# captured launch of either needs no memset node when its buffer is zero when the graph is made and stays the
+# graph's: a piece of KEPT_BYTES that a device keeps, zeroed once outside any capture (prepare_kept(), by the plans),
+# each piece given to one captured call for good (a graph's lifetime is not known to pyscan).  A call that asks for
+# more than KEPT_MOST bytes, finds too few left or none made, zeroes a buffer of its own again (status()).
+KEPT_BYTES = 4 << 20
+KEPT_MOST = KEPT_BYTES // 64  # 64 KB: the status of an int32 scan of 2^26 elements; past it a memset node is cheap
+_kept: dict = {}  # device -> [Memory of KEPT_BYTES, the offset of the next piece not given]
+_kept_lock = threading.Lock()
 
 
-def prepare_counters(device: int) -> None:
-    """Allocate and zero device's counter words once, on the legacy stream, and wait for it: only while no capture
+def prepare_kept(device: int) -> None:
+    """Allocate and zero device's kept bytes once, on the legacy stream, and wait for it: only while no capture
     forbids the legacy stream (then captured calls keep the memset)."""
-    if device in _counters or driver._capturing is None or driver._capturing(0) != 0:
+    if device in _kept or driver._capturing is None or driver._capturing(0) != 0:
         return
     previous = driver.enter(device)
     try:
-        memory = driver.allocate(8 * COUNTER_WORDS, device, 0)
-        driver.memset32(memory.address, 0, 2 * COUNTER_WORDS, 0)
+        memory = driver.allocate(KEPT_BYTES, device, 0)
+        driver.memset32(memory.address, 0, KEPT_BYTES // 4, 0)
         driver.synchronize(0)
     finally:
         driver.leave(previous)
-    with _counters_lock:
-        _counters.setdefault(device, [memory, 0])
+    with _kept_lock:
+        _kept.setdefault(device, [memory, 0])
 
 
-def counter(device: int) -> int | None:
-    """The address of a zeroed counter word for one captured call, kept for good; None when none is left."""
-    with _counters_lock:
-        held = _counters.get(device)
-        if held is None or held[1] >= COUNTER_WORDS:
+def kept(nbytes: int, device: int) -> int | None:
+    """The address of nbytes of zeroed device memory for one captured call, kept for good (16-byte aligned); None
+    when the call asks for more than KEPT_MOST or too few bytes are left."""
+    size = -(-int(nbytes) // 16) * 16
+    with _kept_lock:
+        held = _kept.get(device)
+        if held is None or size > KEPT_MOST or held[1] + size > KEPT_BYTES:
             return None
-        held[1] += 1
-        return held[0].address + 8 * (held[1] - 1)
+        held[1] += size
+        return held[0].address + held[1] - size
 
 
-__all__ = ["COUNTER_WORDS", "Scratch", "counter", "prepare_counters", "scratch", "status"]
+__all__ = ["KEPT_BYTES", "KEPT_MOST", "Scratch", "kept", "prepare_kept", "scratch", "status"]

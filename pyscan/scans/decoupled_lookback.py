@@ -287,6 +287,7 @@ class Plan:
         if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
             self.kernel.set_max_dynamic_shared(self.shared)
         self.one_tile = self.kernel.config(1, self.block, self.shared)
+        capture.prepare_kept(device)  # made outside any capture: a captured call's status without a memset node
 
 
 _plans: dict = {}  # (dtype, op, vector, small, device) -> Plan
@@ -318,12 +319,14 @@ def status_words(tiles: int, itemsize: int) -> int:
 
 
 EPOCHS = 1 << 30  # the flags hold the epoch in 30 bits
+EPOCH_ON_DEVICE = 0xFFFFFFFF  # the epoch argument of a captured launch: the kernel reads and advances the buffer's own
 # EPOCH: the tile counter and the status words, kept between calls per (context, stream) and element size.
 # Zeroed when allocated; every call then takes the next epoch (1, 2, ... < 2^30), which the kernel writes into its
 # flags, so the words of earlier calls read as X and need no memset; the kernel's last block puts the counter back
-# to 0.  Layout (64-bit words): [0] the tile counter and the count of finished blocks (32 bits each), [1] unused
-# (16-byte alignment), [2:] the status words of the tiles (status_words).  Calls on one stream run one after the
-# other, so one buffer serves them; each stream has its own (pyscan.runtime.workspace), so streams may run at once.
+# to 0.  Layout (64-bit words): [0] the tile counter and the count of finished blocks (32 bits each), [1] the epoch
+# of a launch captured into a graph (its low 32 bits; EPOCH_ON_DEVICE), [2:] the status words of the tiles
+# (status_words).  Calls on one stream run one after the other, so one buffer serves them; each stream has its own
+# (pyscan.runtime.workspace), so streams may run at once.
 _status = {4: StreamWorkspace("decoupled look-back status, 32-bit types"),
            8: StreamWorkspace("decoupled look-back status, 64-bit types")}
 
@@ -355,9 +358,13 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
         p.kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)
         return
     if driver._capturing(stream) and driver.capturing(stream, device):
-        # a CUDA graph: the call's own zeroed status, epoch 0 (pyscan.runtime.capture)
-        own = capture.status(8 * (2 + status_words(tiles, p.status_size)), device, stream)
-        base, epoch = own.address, 0
+        # a CUDA graph: status the graph keeps, whose epoch the kernel reads and advances; or, with none left, the
+        # call's own, zeroed by a memset node, and epoch 0 (pyscan.runtime.capture)
+        nbytes = 8 * (2 + status_words(tiles, p.status_size))
+        base, epoch = capture.kept(nbytes, device), EPOCH_ON_DEVICE
+        if base is None:
+            own = capture.status(nbytes, device, stream)
+            base, epoch = own.address, 0
     else:
         base, epoch = next_status(tiles, p.status_size, device, stream)
     p.kernel.launch_typed(context, stream, p.kernel.config(min(tiles, p.most_blocks), p.block, p.shared), out, x, n,

@@ -9,7 +9,10 @@ a small function (scan, a reduction, arithmetic) timed eagerly and under torch.c
 time per call with a synchronize after each batch, the median of rounds.
 
     python pyscan_tools/lab/graph_replay_vs_torch.py [--sizes 10,12,14,16,18,20] [--dtypes int32,float32]
-                                                     [--rounds 15] [--calls 20] [--no-compile]
+                                                     [--rounds 15] [--calls 20] [--no-compile] [--memset]
+
+--memset adds the row "scan memset": the scan captured with no kept memory (capture.KEPT_MOST = 0), so each call is a
+memset node and the kernel with epoch 0, the fallback (pyscan/runtime/capture.py) beside the one-node graph.
 """
 import argparse
 import statistics
@@ -22,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import torch  # noqa: E402
 
 import pyscan  # noqa: E402
+from pyscan.runtime import capture  # noqa: E402
 
 ROWS = {
     "scan": (lambda x: pyscan.scan(x), lambda x: torch.cumsum(x, 0)),
@@ -29,6 +33,17 @@ ROWS = {
     "scan max": (lambda x: pyscan.scan(x, op="max"), lambda x: torch.cummax(x, 0).values),
     "reduce max": (lambda x: pyscan.reduce(x, op="max"), lambda x: torch.amax(x)),
 }
+
+
+def without_kept_memory(fn):
+    """fn, captured as when the device's kept memory is used up: a memset node and epoch 0 a scan."""
+    def call(x):
+        saved, capture.KEPT_MOST = capture.KEPT_MOST, 0
+        try:
+            return fn(x)
+        finally:
+            capture.KEPT_MOST = saved
+    return call
 
 
 def captured(fn, x, calls):
@@ -120,9 +135,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--memset", action="store_true", help="add the scan's memset fallback as a row")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}")
+    if args.memset:
+        ours, theirs = ROWS["scan"]
+        ROWS["scan memset"] = (without_kept_memory(ours), theirs)
     graphs(sizes, args.dtypes.split(","), args.rounds, args.calls)
     if not args.no_compile:
         compiled(sizes, args.rounds, args.calls)

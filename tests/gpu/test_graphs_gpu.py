@@ -257,6 +257,86 @@ def test_cupy_capture_allocating_results():
             np.testing.assert_array_equal(y.get(), np.cumsum(host))
 
 
+def _node_types(graph) -> list:
+    """The node types of a CuPy graph (its cudaGraph_t through cuda.bindings' cuGraphGetNodes)."""
+    from cuda.bindings import driver as cu
+
+    handle = cu.CUgraph(graph.graph)
+    err, _, count = cu.cuGraphGetNodes(handle, 0)
+    assert err == cu.CUresult.CUDA_SUCCESS, err
+    err, nodes, count = cu.cuGraphGetNodes(handle, count)
+    assert err == cu.CUresult.CUDA_SUCCESS, err
+    return [cu.cuGraphNodeGetType(node)[1] for node in nodes[:count]]
+
+
+def _capture_scan(cupy, stream, x, out, **kwargs):
+    """pyscan.scan(x, out=out) captured on a CuPy stream after warm-up calls (plans built, kept memory made)."""
+    with stream:
+        for _ in range(3):
+            pyscan.scan(x, out=out, **kwargs)
+        stream.synchronize()
+        stream.begin_capture()
+        pyscan.scan(x, out=out, **kwargs)
+        return stream.end_capture()
+
+
+@pytest.mark.parametrize("dtype, n", [(np.int32, 2**16 + 1), (np.int32, 2**20), (np.float64, 2**18 + 3)])
+def test_a_captured_multi_tile_scan_is_one_kernel_node(dtype, n):
+    """The decoupled look-back's status is memory the graph keeps, and its epoch is read and advanced by the kernel
+    (EPOCH_ON_DEVICE): no memset node, and every replay right."""
+    cupy = pytest.importorskip("cupy")
+    from cuda.bindings import driver as cu
+
+    rng = np.random.default_rng(n)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.asarray(rng.integers(-4, 5, n).astype(dtype))
+    out = cupy.empty(n, np.float64 if dtype == np.float64 else np.int64)
+    graph = _capture_scan(cupy, stream, x, out)
+    assert _node_types(graph) == [cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL]
+    for _ in range(20):
+        host = rng.integers(-4, 5, n).astype(dtype)
+        x.set(host, stream=stream)
+        graph.launch(stream=stream)
+        stream.synchronize()
+        np.testing.assert_array_equal(out.get(), np.cumsum(host))
+
+
+def test_the_device_epoch_wraps_with_the_flags_zeroed():
+    """At the last epoch (2^30 - 1) the kernel's last block zeroes the status words and starts over at 1: words of
+    the wrapped epoch 1 left from long ago must not be read as this replay's (planted here, with wrong values)."""
+    cupy = pytest.importorskip("cupy")
+    from pyscan.runtime import capture
+    from pyscan.scans import decoupled_lookback as dl
+
+    n = 2**16 + 1
+    rng = np.random.default_rng(7)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.asarray(rng.integers(-4, 5, n).astype(np.int32))
+    out = cupy.empty(n, np.int32)
+    with stream:
+        pyscan.scan(x, out=out, dtype=np.int32)  # the plan, and the device's kept memory
+    held = capture._kept[x.device.id]
+    start = held[1]
+    graph = _capture_scan(cupy, stream, x, out, dtype=np.int32)
+    tiles = -(-n // dl.tile_size(np.dtype(np.int32), n))
+    assert tiles > 1 and held[1] - start >= 8 * (2 + tiles)  # this graph's piece: counter, epoch, one word a tile
+    memory = cupy.cuda.UnownedMemory(held[0].address + start, 8 * (2 + tiles), held[0])
+    words = cupy.ndarray((2 + tiles,), cupy.uint64, cupy.cuda.MemoryPointer(memory, 0))
+    with stream:
+        words[1] = dl.EPOCHS - 1
+        words[2:] = (0x7777 << 32) | (1 << 2) | 2  # P of epoch 1, value 0x7777
+    for expected_epoch, expected_flags in ((1, 0), (2, None)):
+        host = rng.integers(-4, 5, n).astype(np.int32)
+        x.set(host, stream=stream)
+        graph.launch(stream=stream)
+        stream.synchronize()
+        np.testing.assert_array_equal(out.get(), np.cumsum(host, dtype=np.int32))
+        kept_words = words.get()
+        assert int(kept_words[1]) == expected_epoch and int(kept_words[0]) == 0  # the counters back to 0
+        if expected_flags is not None:
+            assert (kept_words[2:] == expected_flags).all()  # zeroed by the wrap
+
+
 # --- torch.compile ---------------------------------------------------------------------------------------------------
 
 def _f(x):

@@ -100,6 +100,7 @@ def test_an_eager_scan_uses_the_streams_kept_buffer_and_the_next_epoch(monkeypat
 def test_a_captured_scan_takes_its_own_zeroed_buffer_and_epoch_0(monkeypatch, scan_plan):
     recorder = Recorder(monkeypatch)
     scan_plan(recorder)
+    monkeypatch.setattr(capture, "_kept", {})  # no kept memory (a GPU run's plans made some)
     _scan(5 * 8192)  # eager first: the stream's kept buffer exists, epoch 1
     kept = dl._status[4].kept(0, STREAM)
     recorder.events.clear()
@@ -119,6 +120,34 @@ def test_a_captured_scan_takes_its_own_zeroed_buffer_and_epoch_0(monkeypatch, sc
     assert recorder.launches()[0][3][4] == kept.address and recorder.launches()[0][3][-1] == 2
 
 
+def test_a_captured_scan_takes_kept_status_and_the_device_epoch_and_no_memset(monkeypatch, scan_plan):
+    # the kernel reads its epoch from the kept words and its last block advances it, so one launch serves every replay
+    recorder = Recorder(monkeypatch, capturing={STREAM})
+    scan_plan(recorder)
+    monkeypatch.setattr(capture, "_kept", {0: [type("Bytes", (), {"address": 0x5000})(), 0]})
+    _scan(5 * 8192)
+    _scan(3 * 8192)
+    assert recorder.names() == ["launch", "launch"], recorder.events
+    first, second = recorder.launches()
+    assert first[3][4:6] == (0x5000, 0x5010) and first[3][-1] == dl.EPOCH_ON_DEVICE  # counter, then the status words
+    assert second[3][4] == 0x5000 + 64 and second[3][-1] == dl.EPOCH_ON_DEVICE  # the next piece (56 bytes, 16-aligned)
+    assert dl._status[4].kept(0, STREAM) is None  # the stream's eager buffer is not made
+    # a scan whose status is more than KEPT_MOST bytes, or finds too few left, zeroes a buffer of its own again
+    recorder.events.clear()
+    _scan(8192 * (capture.KEPT_MOST // 8))
+    capture._kept[0][1] = capture.KEPT_BYTES - 16
+    _scan(5 * 8192)
+    assert recorder.names() == ["allocate", "memset", "launch", "free"] * 2, recorder.events
+    assert all(launch[3][-1] == 0 for launch in recorder.launches())
+
+
+def test_kept_pieces_are_16_byte_aligned_and_never_given_twice(monkeypatch):
+    monkeypatch.setattr(capture, "_kept", {0: [type("Bytes", (), {"address": 0x5000})(), 0]})
+    pieces = [capture.kept(nbytes, 0) for nbytes in (8, 24, 16, 1)]
+    assert pieces == [0x5000, 0x5010, 0x5030, 0x5040]
+    assert capture.kept(capture.KEPT_MOST + 1, 0) is None and capture.kept(8, 1) is None  # too large; no device 1
+
+
 def test_a_captured_one_tile_scan_is_one_launch(monkeypatch, scan_plan):
     recorder = Recorder(monkeypatch, capturing={STREAM})
     scan_plan(recorder)
@@ -129,7 +158,7 @@ def test_a_captured_one_tile_scan_is_one_launch(monkeypatch, scan_plan):
 def test_a_captured_fast_reduction_zeroes_only_its_counter(monkeypatch):
     recorder = Recorder(monkeypatch, capturing={STREAM})
     kernel = recorder.kernel("reduce_fast")
-    monkeypatch.setattr(capture, "_counters", {})  # no kept counter words (a GPU run's plans made some)
+    monkeypatch.setattr(capture, "_kept", {})  # no kept memory (a GPU run's plans made some)
     fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
     assert recorder.names() == ["allocate", "memset", "launch", "free"]
     (_, address, nbytes), (_, zeroed, words, _), launch = recorder.events[:3]
@@ -142,32 +171,32 @@ def test_a_captured_fast_reduction_takes_a_kept_zero_counter_and_no_memset(monke
     # the kernel's last block puts the counter back to zero, so a word zeroed once serves every replay of one graph
     recorder = Recorder(monkeypatch, capturing={STREAM})
     kernel = recorder.kernel("reduce_fast")
-    monkeypatch.setattr(capture, "_counters", {0: [type("Words", (), {"address": 0x5000})(), 0]})
+    monkeypatch.setattr(capture, "_kept", {0: [type("Bytes", (), {"address": 0x5000})(), 0]})
     fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
     fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
     assert recorder.names() == ["allocate", "launch", "free"] * 2  # partials only: no memset node
     first, second = recorder.launches()
-    assert first[3][2] == 0x5000 and second[3][2] == 0x5008  # a word each, for good
+    assert first[3][2] == 0x5000 and second[3][2] == 0x5010  # a piece each, for good
     assert first[3][1] == recorder.events[0][1] and recorder.events[0][2] >= 132 * 8
-    capture._counters[0][1] = capture.COUNTER_WORDS  # every word given: the memset of a counter of its own again
+    capture._kept[0][1] = capture.KEPT_BYTES  # every piece given: the memset of a counter of its own again
     recorder.events.clear()
     fast._launch(kernel, 132, 0x7000, 0x8000, 1 << 20, 8, 0, STREAM, 0)
     assert recorder.names() == ["allocate", "memset", "launch", "free"]
 
 
-def test_counter_words_are_made_once_and_not_while_the_legacy_stream_is_forbidden(monkeypatch):
+def test_kept_memory_is_made_once_and_not_while_the_legacy_stream_is_forbidden(monkeypatch):
     recorder = Recorder(monkeypatch)
     monkeypatch.setattr(driver, "synchronize", lambda stream: recorder.events.append(("synchronize", stream)))
-    monkeypatch.setattr(capture, "_counters", {})
+    monkeypatch.setattr(capture, "_kept", {})
     monkeypatch.setattr(driver, "_capturing", lambda handle: -906)  # a blocking stream captures: nothing on stream 0
-    capture.prepare_counters(0)
-    assert recorder.events == [] and capture.counter(0) is None
+    capture.prepare_kept(0)
+    assert recorder.events == [] and capture.kept(8, 0) is None
     monkeypatch.setattr(driver, "_capturing", lambda handle: 0)
-    capture.prepare_counters(0)
-    capture.prepare_counters(0)
+    capture.prepare_kept(0)
+    capture.prepare_kept(0)
     assert recorder.names() == ["allocate", "memset", "synchronize"]
-    assert recorder.events[1][2] == 2 * capture.COUNTER_WORDS and recorder.events[1][3] == 0
-    assert capture.counter(0) == recorder.events[0][1]
+    assert recorder.events[0][2] == capture.KEPT_BYTES and recorder.events[1][2:] == (capture.KEPT_BYTES // 4, 0)
+    assert capture.kept(8, 0) == recorder.events[0][1]
 
 
 def test_a_captured_axis_scan_takes_its_own_status(monkeypatch):
