@@ -136,16 +136,15 @@ def device_min_max(data, call) -> tuple:
     fn = get_kernel("histogram/min_max.cu", "min_max_partials", device=call.device,
                     VALUE_T=plan.VALUE_C_TYPES[dtype], VALUE_IS_HALF=int(dtype == np.float16),
                     KEY_T=plan.VALUE_C_TYPES[kdtype], MIN_MAX_BLOCK=plan.MIN_MAX_BLOCK)
-    slot = grid * 8  # each partial array starts 8-byte aligned
-    scratch = call.scratch(3 * slot)
+    slot = grid * kdtype.itemsize  # a multiple of 8 (min_max_grid): the arrays back to back, each aligned, no padding
+    scratch = call.scratch(2 * slot + 4 * grid)
     lowest, highest = plan._lowest_highest(dtype)
     base = int(scratch.gpudata)
     fn.prepared_async_call((grid, 1, 1), (plan.MIN_MAX_BLOCK, 1, 1), call.stream, int(data.gpudata),
                            np.int64(data.size), plan._kernel_number(lowest), plan._kernel_number(highest), base,
                            base + slot, base + 2 * slot)
     host = call.to_host(scratch)
-    width = grid * kdtype.itemsize
-    mins, maxs = host[:width].view(kdtype), host[slot:slot + width].view(kdtype)
+    mins, maxs = host[:slot].view(kdtype), host[slot:2 * slot].view(kdtype)
     nans = host[2 * slot:2 * slot + 4 * grid].view(np.int32)
     return numpy_models.finish_min_max(mins, maxs, nans, dtype)
 

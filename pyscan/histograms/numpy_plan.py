@@ -390,7 +390,11 @@ def grid_size(n: int, itemsize: int, weighted: bool, sms: int) -> int:
 
 
 def min_max_grid(n: int, itemsize: int, sms: int) -> int:
-    return max(1, min(_ceil_div(n, MIN_MAX_BLOCK * max(1, 16 // itemsize)), MIN_MAX_BLOCKS_PER_SM * sms))
+    """Blocks of min_max.cu for n elements: a multiple of 8, so that the three partial arrays (keys of 1 to 8 bytes,
+    int32 flags) lie back to back with no padding and every byte the host copies back was written by a block (a
+    block with no elements writes the identities)."""
+    grid = max(1, min(_ceil_div(n, MIN_MAX_BLOCK * max(1, 16 // itemsize)), MIN_MAX_BLOCKS_PER_SM * sms))
+    return _ceil_div(grid, 8) * 8
 
 
 def density(counts: np.ndarray, bin_edges: np.ndarray) -> np.ndarray:
