@@ -9,7 +9,7 @@ a small function (scan, a reduction, arithmetic) timed eagerly and under torch.c
 time per call with a synchronize after each batch, the median of rounds.
 
     python pyscan_tools/lab/graph_replay_vs_torch.py [--sizes 10,12,14,16,18,20] [--dtypes int32,float32]
-                                                     [--rounds 15] [--calls 20] [--no-compile] [--memset]
+                                                     [--rounds 15] [--calls 20] [--no-compile] [--no-graphs] [--memset]
 
 --memset adds the row "scan memset": the scan captured with no kept memory (capture.KEPT_MOST = 0), so each call is a
 memset node and the kernel with epoch 0, the fallback (pyscan/runtime/capture.py) beside the one-node graph.
@@ -103,29 +103,39 @@ def host_us(fn, x, rounds, calls):
 
 
 def compiled(sizes, rounds, calls):
+    """The same small function with pyscan's calls and with torch's, each eager, compiled (fullgraph) and compiled
+    with mode="reduce-overhead" (torch's CUDA graphs): torch.compile's own per-call cost shows in the torch rows."""
     def f(x):
         return pyscan.scan(x) * 2 + pyscan.reduce(x, op="max")
 
-    print(f"\ntorch.compile(fullgraph=True) against eager: host wall time per call, us (median of {rounds} rounds of "
-          f"{calls})")
-    print(f"{'n':>9} {'eager':>9} {'compiled':>9} {'ratio':>7} {'reduce-overhead':>16}")
-    def f_default(x):  # one code object per compiled mode: two backends on one code object evict each other's
-        return f(x)     # entries on every call (Dynamo's BACKEND_MATCH guard), which times recompiling
+    def g(x):
+        return torch.cumsum(x, 0) * 2 + torch.amax(x)
 
-    def f_overhead(x):
-        return f(x)
+    print(f"\ntorch.compile(fullgraph=True) against eager: host wall time per call, us (median of {rounds} rounds of "
+          f"{calls}); the function scan(x) * 2 + reduce(x, max) with pyscan's calls and with torch's")
+    print(f"{'n':>9} {'calls':<7} {'eager':>9} {'compiled':>9} {'ratio':>7} {'reduce-overhead':>16}")
+
+    def compiled_pair(fn):
+        def f_default(x):  # one code object per compiled mode: two backends on one code object evict each other's
+            return fn(x)   # entries on every call (Dynamo's BACKEND_MATCH guard), which times recompiling
+
+        def f_overhead(x):
+            return fn(x)
+
+        return (torch.compile(f_default, fullgraph=True, dynamic=False),
+                torch.compile(f_overhead, fullgraph=True, dynamic=False, mode="reduce-overhead"))
 
     torch._dynamo.reset()
     torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 2 * len(sizes))
-    default = torch.compile(f_default, fullgraph=True, dynamic=False)
-    overhead = torch.compile(f_overhead, fullgraph=True, dynamic=False, mode="reduce-overhead")
+    rows = {"pyscan": (f, *compiled_pair(f)), "torch": (g, *compiled_pair(g))}
     for log2 in sizes:
         x = torch.randn(1 << log2, device="cuda")
-        for fn in (f, default, overhead):
-            for _ in range(5):
-                fn(x)
-        e, c, o = (host_us(fn, x, rounds, calls) for fn in (f, default, overhead))
-        print(f"{1 << log2:>9} {e:>9.2f} {c:>9.2f} {c / e:>7.2f} {o:>16.2f}", flush=True)
+        for label, fns in rows.items():
+            for fn in fns:
+                for _ in range(5):
+                    fn(x)
+            e, c, o = (host_us(fn, x, rounds, calls) for fn in fns)
+            print(f"{1 << log2:>9} {label:<7} {e:>9.2f} {c:>9.2f} {c / e:>7.2f} {o:>16.2f}", flush=True)
 
 
 def main():
@@ -135,6 +145,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--no-graphs", action="store_true", help="only the compiled-against-eager table")
     parser.add_argument("--memset", action="store_true", help="add the scan's memset fallback as a row")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -142,7 +153,8 @@ def main():
     if args.memset:
         ours, theirs = ROWS["scan"]
         ROWS["scan memset"] = (without_kept_memory(ours), theirs)
-    graphs(sizes, args.dtypes.split(","), args.rounds, args.calls)
+    if not args.no_graphs:
+        graphs(sizes, args.dtypes.split(","), args.rounds, args.calls)
     if not args.no_compile:
         compiled(sizes, args.rounds, args.calls)
 
