@@ -113,17 +113,11 @@ class Kind:
         (on its library's stream, pyscan's kernels launched in the device's primary context), or None: begin() then
         takes x, and says what is wrong if anything is.  An array whose device is looked up from its address (its
         results come from pyscan's pool) only while that device's primary context is current."""
-        try:
-            address, shape, dtype, contiguous, device, stream = self.view(x)
-        except TypeError:
+        read = self.ready_nd(x)
+        if read is None or len(read[1]) != 1:
             return None
-        if len(shape) != 1 or not contiguous or dtype not in READY_DTYPES:
-            return None
-        if device is None:
-            device = driver.device_of_pointer(address)
-            if driver._primary.get(device) != driver.current_context():
-                return None
-        return address, shape[0], dtype, device, self.default_stream(x, device) if stream is None else stream
+        address, shape, dtype, device, stream = read
+        return address, shape[0], dtype, device, stream
 
     def new(self, x, shape, dtype, device, stream):
         """(a new array of this kind, its address) on the stream ready() gave."""
@@ -132,7 +126,7 @@ class Kind:
 
     def ready_nd(self, x):
         """(address, shape, dtype, device, stream) of a C-contiguous array of any shape that a call along an axis takes
-        as it is (ready()'s rule without its 1-D one), or None."""
+        as it is (ready()'s rule without its 1-D one: ready() is this for 1-D arrays), or None."""
         try:
             address, shape, dtype, contiguous, device, stream = self.view(x)
         except TypeError:
@@ -145,10 +139,9 @@ class Kind:
                 return None
         return address, shape, dtype, device, self.default_stream(x, device) if stream is None else stream
 
-    def new_shaped(self, x, shape, dtype, device, stream):
-        """(a new array of this kind of `shape` and dtype, its address) on the stream ready_nd() gave."""
-        native = self.empty(shape, dtype, device, stream)
-        return native, self.pointer(native)
+    # (a new array of this kind of any `shape` and dtype, its address) on the stream ready_nd() gave: new() takes any
+    # shape; torch's new() makes results of x's shape or () only, and has its own.
+    new_shaped = new
 
 
 class _Templated(Kind):

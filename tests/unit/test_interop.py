@@ -284,3 +284,21 @@ def test_dtype_takes_the_commonest_calls_path_with_the_checked_result(monkeypatc
     with pytest.raises(TypeError):
         pyscan.reduce(x, op="logical_or", dtype=np.int32)  # logical operators give bool
     assert seen == []
+
+
+def test_the_base_kinds_ready_reads_1d_arrays_and_ready_nd_any_shape():
+    """Kind.ready() (GPUArray, Numba, the interface) is ready_nd() for 1-D C-contiguous arrays; new_shaped() makes a
+    result of any shape on the stream they gave."""
+    kind = FakeKind()
+    kind.made = []
+    line = FakeDeviceArray(np.arange(5, dtype=np.int32), device=0)
+    table = FakeDeviceArray(np.zeros((3, 4), np.float32), device=0)
+    strided = FakeDeviceArray(np.zeros((4, 6), np.float32)[:, ::2], device=0)
+    address = line.host.ctypes.data
+    assert arrays.Kind.ready(kind, line) == (address, 5, np.dtype(np.int32), 0, FakeKind.current_stream)
+    assert arrays.Kind.ready(kind, table) is None and arrays.Kind.ready(kind, strided) is None
+    assert kind.ready_nd(table) == (table.host.ctypes.data, (3, 4), np.dtype(np.float32), 0, FakeKind.current_stream)
+    assert kind.ready_nd(strided) is None
+    native, pointer = kind.new_shaped(table, (3, 1), np.dtype(np.float64), 0, FakeKind.current_stream)
+    assert native.shape == (3, 1) and pointer == native.host.ctypes.data
+    assert kind.made == [((3, 1), np.dtype(np.float64), 0, FakeKind.current_stream)]
