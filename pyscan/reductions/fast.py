@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import capture, driver
-from ..runtime.loader import get_kernel
+from ..runtime.loader import _c_launch, get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
 from ..types import COMPUTE_TYPES, defines, identity, mapped_types, result_dtype, ufunc
@@ -99,6 +99,8 @@ def retune(**knobs) -> None:
         raise ValueError(f"unknown knobs {unknown}: the knobs are {list(KNOBS)}")
     globals().update(knobs)
     _plans.clear()
+    _ready_plans.clear()
+    _geometries.clear()
 
 
 KNOBS = ("FAST_BLOCK", "FAST_UNROLL", "SMALL_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM", "ONE_BLOCK_VECTORS")
@@ -108,10 +110,11 @@ class Plan:
     """What a launch needs for (dtype, op) on one device: the small and large builds, the blocks of each the device
     runs at once, the elements a block covers at one vector per thread, and the primary context it launches in."""
 
-    __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context", "one_block", "partial_size")
+    __slots__ = ("small", "most_small", "large", "most_large", "per_block", "context", "partial_size", "result")
 
     def __init__(self, dtype, op, device: int, result=None, map=None):
         result = result_dtype(dtype, op) if result is None else result
+        self.result = result  # the result dtype (`out` holds one element of it)
         self.partial_size = COMPUTE_TYPES[result].itemsize  # the per-block results are the compute type
         self.small, self.large = (get_kernel(KERNEL, "reduce_fast", device=device, **macros)
                                   for _, macros in (kernel_builds(dtype, op, unroll, result, map)[0]
@@ -119,7 +122,6 @@ class Plan:
         self.most_small, self.most_large = max_blocks(self.small, device), max_blocks(self.large, device)
         self.per_block = FAST_BLOCK * vector_width(dtype)
         self.context = driver.primary(device)
-        self.one_block = self.small.config(1, FAST_BLOCK)
         capture.prepare_kept(device)  # made outside any capture: a captured call's counter without a memset
 
     def choose(self, n: int) -> tuple:
@@ -133,6 +135,7 @@ class Plan:
 
 
 _plans: dict = {}  # (dtype, op, device, result dtype or None: NumPy's[, map where one is given]) -> Plan
+_ready_plans: dict = {}  # (dtype, op, device) -> the Plan of NumPy's result dtype: ready()'s one look-up
 
 
 def _plan_key(dtype, op, device, result, map) -> tuple:
@@ -146,6 +149,8 @@ def plan(dtype, op, device: int, result=None, map=None) -> Plan:
         previous = driver.enter(device)  # a ready() call has not entered it: compiling and occupancy need it
         try:
             found = _plans[key] = Plan(dtype, op, device, result, map)
+            if result is None and map is None:
+                _ready_plans[(dtype, op, device)] = found
         finally:
             driver.leave(previous)
     return found
@@ -182,23 +187,38 @@ def launch_into(out: int, x: int, n: int, dtype, op: str, device: int, stream: i
 
 
 def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
+    """One launch of build fn on `blocks` blocks: a plan's prepared call (the C launcher with the geometry and the
+    argument letters ready; Kernel.launch_typed, which raises with the launch's details, only where it failed)."""
     if blocks == 1:
-        fn.launch_typed(context, stream, fn.config(1, FAST_BLOCK), out, 0, 0, x, n)
-        return
-    if driver._capturing(stream) and driver.capturing(stream, device):
+        partials = counter = 0
+    elif driver._capturing(stream) and driver.capturing(stream, device):
         # a CUDA graph: a counter word of the graph's own that the kernel puts back to zero, and partials from the
         # capturing allocator; or, with no such word left, the call's own buffer with its counter zeroed by a memset
         # node (runtime.capture)
-        word = capture.kept(8, device)
-        if word is not None:
+        counter = capture.kept(8, device)
+        if counter is not None:
             kept = capture.scratch(blocks * partial_size, device, stream)
-            fn.launch_typed(context, stream, fn.config(blocks, FAST_BLOCK), out, kept.address, word, x, n)
-            return
-        kept = capture.status(PARTIALS_OFFSET + blocks * partial_size, device, stream, zero_bytes=PARTIALS_OFFSET)
+            partials = kept.address
+        else:
+            kept = capture.status(PARTIALS_OFFSET + blocks * partial_size, device, stream,
+                                  zero_bytes=PARTIALS_OFFSET)
+            partials, counter = kept.address + PARTIALS_OFFSET, kept.address
     else:
         kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)
-    fn.launch_typed(context, stream, fn.config(blocks, FAST_BLOCK), out, kept.address + PARTIALS_OFFSET,
-                    kept.address, x, n)
+        partials, counter = kept.address + PARTIALS_OFFSET, kept.address
+    geometry = _geometries.get(blocks) or _geometry(blocks)
+    if _c_launch(context, fn.function, stream, geometry, fn.arg_types, out, partials, counter, x, n):
+        fn.launch_typed(context, stream, geometry, out, partials, counter, x, n)  # again, to raise (or retry)
+
+
+_geometries: dict = {}  # blocks -> the launch geometry of FAST_BLOCK threads a block
+
+
+def _geometry(blocks):
+    geometry = (blocks, 1, 1, FAST_BLOCK, 1, 1, 0)
+    if len(_geometries) < 4096:
+        _geometries[blocks] = geometry
+    return geometry
 
 
 def launch(x, *, op, call, blocks=None, out=None, dtype=None, map=None):
@@ -216,17 +236,12 @@ def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: st
     """The commonest call, pyscan.reduce(x) of a non-empty 1-D C-contiguous device array on its library's stream,
     made whole: the 0-d result allocated by x's library (kind), one launch in the device's primary context.
     result: dtype= checked (pyscan.types.requested_result); None: NumPy's accumulator rule."""
-    default = RESULTS.get((dtype, op)) or result_dtype(dtype, op)
-    if result is None or result == default:
-        native, out = kind.new(x, (), default, device, stream)
-        p = _plans.get((dtype, op, device, None)) or plan(dtype, op, device)
-    else:  # dtype= other than NumPy's rule (int32 summed in int32): the plan of that result
-        native, out = kind.new(x, (), result, device, stream)
-        p = _plans.get((dtype, op, device, result)) or plan(dtype, op, device, result)
-    if n <= p.per_block:  # one block: no workspace (launch_into's rule, without its look-ups)
-        p.small.launch_typed(p.context, stream, p.one_block, out, 0, 0, address, n)
-    else:
-        _launch(*p.choose(n), out, address, n, p.partial_size, device, stream, p.context)
+    p = _ready_plans.get((dtype, op, device)) if result is None else None
+    if p is None:
+        default = RESULTS.get((dtype, op)) or result_dtype(dtype, op)
+        p = plan(dtype, op, device, None if result is None or result == default else result)
+    native, out = kind.new(x, (), p.result, device, stream)
+    _launch(*p.choose(n), out, address, n, p.partial_size, device, stream, p.context)
     return native
 
 

@@ -309,6 +309,15 @@ class _CuPy(Kind):
                 _CuPy._takes_device = False
         return cupy.cuda.get_current_stream().ptr
 
+    def new(self, x, shape, dtype, device, stream):
+        # cupy.empty's own constructor, on x's device (current, the common case): the hot call
+        cupy = sys.modules["cupy"]
+        native = (cupy.ndarray(shape, dtype) if device == cupy.cuda.runtime.getDevice() else
+                  self.empty(shape, dtype, device, stream))
+        return native, native.data.ptr
+
+    new_shaped = new  # any shape
+
     def empty(self, shape, dtype, device, stream, on_default=True):
         cupy = sys.modules["cupy"]
         if device != cupy.cuda.runtime.getDevice():
@@ -391,9 +400,14 @@ class _Torch(Kind):
         return native, native.data_ptr()
 
     def new(self, x, shape, dtype, device, stream):
-        # empty_like's rule, inlined: the hot call; like x only where the result has x's dtype (int32 add -> int64)
-        native = (sys.modules["torch"].empty_like(x) if shape != () and self._to_numpy.get(x.dtype) == dtype else
-                  self.empty_like(x, shape, dtype, device, stream))
+        # empty_like's rule, inlined: the hot call; x's dtype given only where the result's differs (int32 add ->
+        # int64)
+        same = self._to_numpy.get(x.dtype) == dtype
+        if shape == ():
+            native = x.new_empty(()) if same else x.new_empty((), dtype=self._to_torch[dtype])
+        else:
+            torch = sys.modules["torch"]
+            native = torch.empty_like(x) if same else torch.empty_like(x, dtype=self._to_torch[dtype])
         return native, native.data_ptr()
 
     def empty_like(self, x, shape, dtype, device, stream, on_default=True):

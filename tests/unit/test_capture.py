@@ -42,11 +42,16 @@ class Recorder:
                             self.events.append(("memset", address, words, stream)))
         monkeypatch.setattr(driver, "enter", lambda ordinal, keep_any_on_device=False: -1)
         monkeypatch.setattr(driver, "leave", lambda previous: None)
+        # the fast reduction's prepared call: the C launcher with the kernel's handle (here its name)
+        monkeypatch.setattr(fast, "_c_launch", lambda context, function, stream, geometry, types, *args:
+                            self.events.append(("launch", function, stream, args)) or 0)
 
     def kernel(self, name="kernel"):
         recorder = self
 
         class Kernel:
+            function, arg_types = name, "PPPPq"
+
             def launch_typed(self, context, stream, geometry, *args):
                 recorder.events.append(("launch", name, stream, args))
 
