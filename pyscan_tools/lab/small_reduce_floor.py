@@ -7,8 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pyscan  # noqa: E402
@@ -54,61 +52,67 @@ def in_place(t, op="add"):
 
 
 def main():
-    import cupy
     import torch
-    from cuda.bindings import driver as cu
 
     driver.ready()
     for dtype in (torch.int32, torch.float32):
         for log2n in (10, 16):
-            n = 1 << log2n
-            t = torch.arange(n, device="cuda").to(dtype)
-            c = cupy.asarray(t)
-            np_dtype = arrays.TORCH._to_numpy[dtype]
-            pyscan.reduce(t), pyscan.reduce(c), pyscan.reduce(t, op="max")
-            p = fast.plan(np_dtype, "add", 0)
-            fn, blocks = p.choose(n)
-            out = torch.empty((), dtype=torch.int64 if dtype == torch.int32 else dtype, device="cuda")
-            stream = torch.cuda.current_stream().cuda_stream
-            geometry = fn.config(blocks, fast.FAST_BLOCK)
-            err, function = cu.cuKernelGetFunction(cu.CUkernel(fn.function))
-            function = int(function)
-            kept = fast._workspace.get(fast.PARTIALS_OFFSET + blocks * p.partial_size, 0, stream)
-            args = (out.data_ptr(), kept.address + 16, kept.address, t.data_ptr(), n) if blocks > 1 else (
-                out.data_ptr(), 0, 0, t.data_ptr(), n)
-            rows = [
-                ("torch.sum(t)", lambda: torch.sum(t)),
-                ("torch.amax(t)", lambda: torch.amax(t)),
-                ("cupy.sum(c)", lambda: cupy.sum(c)),
-                ("pyscan.reduce(t)", lambda: pyscan.reduce(t)),
-                ("pyscan.reduce(c)", lambda: pyscan.reduce(c)),
-                ("pyscan.reduce(t, op=max)", lambda: pyscan.reduce(t, op="max")),
-                ("TORCH.ready(t)", lambda: arrays.TORCH.ready(t)),
-                ("CUPY.ready(c)", lambda: arrays.CUPY.ready(c)),
-                ("TORCH.new 0-d", lambda: arrays.TORCH.new(t, (), np_dtype, 0, stream)),
-                ("CUPY.new 0-d", lambda: arrays.CUPY.new(c, (), np_dtype, 0, stream)),
-                ("t.new_empty(())", lambda: t.new_empty(())),
-                ("cupy.ndarray(())", lambda: cupy.ndarray((), np_dtype)),
-                ("launch_typed (CUkernel)", lambda: fn.launch_typed(p.context, stream, geometry, *args)),
-                ("_c_launch (CUkernel)", lambda: _c_launch(p.context, fn.function, stream, geometry, fn.arg_types,
-                                                           *args)),
-                ("_c_launch (CUfunction)", lambda: _c_launch(p.context, function, stream, geometry, fn.arg_types,
-                                                             *args)),
-                ("_c_launch (CUfunction, ctx 0)", lambda: _c_launch(0, function, stream, geometry, fn.arg_types,
-                                                                    *args)),
-                ("driver._capturing(stream)", lambda: driver._capturing(stream)),
-                ("workspace.get", lambda: fast._workspace.get(16 + blocks * p.partial_size, 0, stream)),
-                ("p.choose(n)", lambda: p.choose(n)),
-                ("python call baseline", lambda: None),
-            ]
-            print(f"--- {dtype} n=2^{log2n}: blocks {blocks}")
-            for name, f in rows:
-                value = us(f)
-                torch.cuda.synchronize()
-                print(f"{name:<36}{value:8.2f} us", flush=True)
-            steps = in_place(t)
-            torch.cuda.synchronize()
-            print("in place: ready %.2f  new %.2f  plan %.2f  launch %.2f  (sum %.2f)" % (*steps, sum(steps)))
+            one_size(dtype, log2n)
+
+
+def one_size(dtype, log2n):
+    import cupy
+    import torch
+    from cuda.bindings import driver as cu
+
+    n = 1 << log2n
+    t = torch.arange(n, device="cuda").to(dtype)
+    c = cupy.asarray(t)
+    np_dtype = arrays.TORCH._to_numpy[dtype]
+    pyscan.reduce(t), pyscan.reduce(c), pyscan.reduce(t, op="max")
+    p = fast.plan(np_dtype, "add", 0)
+    fn, blocks = p.choose(n)
+    out = torch.empty((), dtype=torch.int64 if dtype == torch.int32 else dtype, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream
+    geometry = fn.config(blocks, fast.FAST_BLOCK)
+    err, function = cu.cuKernelGetFunction(cu.CUkernel(fn.function))
+    function = int(function)
+    kept = fast._workspace.get(fast.PARTIALS_OFFSET + blocks * p.partial_size, 0, stream)
+    args = (out.data_ptr(), kept.address + 16, kept.address, t.data_ptr(), n) if blocks > 1 else (
+        out.data_ptr(), 0, 0, t.data_ptr(), n)
+    rows = [
+        ("torch.sum(t)", lambda: torch.sum(t)),
+        ("torch.amax(t)", lambda: torch.amax(t)),
+        ("cupy.sum(c)", lambda: cupy.sum(c)),
+        ("pyscan.reduce(t)", lambda: pyscan.reduce(t)),
+        ("pyscan.reduce(c)", lambda: pyscan.reduce(c)),
+        ("pyscan.reduce(t, op=max)", lambda: pyscan.reduce(t, op="max")),
+        ("TORCH.ready(t)", lambda: arrays.TORCH.ready(t)),
+        ("CUPY.ready(c)", lambda: arrays.CUPY.ready(c)),
+        ("TORCH.new 0-d", lambda: arrays.TORCH.new(t, (), np_dtype, 0, stream)),
+        ("CUPY.new 0-d", lambda: arrays.CUPY.new(c, (), np_dtype, 0, stream)),
+        ("t.new_empty(())", lambda: t.new_empty(())),
+        ("cupy.ndarray(())", lambda: cupy.ndarray((), np_dtype)),
+        ("launch_typed (CUkernel)", lambda: fn.launch_typed(p.context, stream, geometry, *args)),
+        ("_c_launch (CUkernel)", lambda: _c_launch(p.context, fn.function, stream, geometry, fn.arg_types,
+                                                   *args)),
+        ("_c_launch (CUfunction)", lambda: _c_launch(p.context, function, stream, geometry, fn.arg_types,
+                                                     *args)),
+        ("_c_launch (CUfunction, ctx 0)", lambda: _c_launch(0, function, stream, geometry, fn.arg_types,
+                                                            *args)),
+        ("driver._capturing(stream)", lambda: driver._capturing(stream)),
+        ("workspace.get", lambda: fast._workspace.get(16 + blocks * p.partial_size, 0, stream)),
+        ("p.choose(n)", lambda: p.choose(n)),
+        ("python call baseline", lambda: None),
+    ]
+    print(f"--- {dtype} n=2^{log2n}: blocks {blocks}")
+    for name, f in rows:
+        value = us(f)
+        torch.cuda.synchronize()
+        print(f"{name:<36}{value:8.2f} us", flush=True)
+    steps = in_place(t)
+    torch.cuda.synchronize()
+    print("in place: ready %.2f  new %.2f  plan %.2f  launch %.2f  (sum %.2f)" % (*steps, sum(steps)))
 
 
 if __name__ == "__main__":
