@@ -400,15 +400,42 @@ class _Torch(Kind):
         return native, native.data_ptr()
 
     def new(self, x, shape, dtype, device, stream):
-        # empty_like's rule, inlined: the hot call; x's dtype given only where the result's differs (int32 add ->
-        # int64)
-        same = self._to_numpy.get(x.dtype) == dtype
+        # empty_like's rule, inlined: the hot call.  A scan's result is like x (x's dtype given only where the
+        # result's differs: int32 add -> int64); a reduction's 0-d result is like a kept 0-d tensor of its dtype
+        # (torch.empty_like with no arguments to parse: 1.7-2.0 us on an H100 host where x.new_empty((), dtype=...)
+        # takes 2.3-3.1; pyscan_tools/lab/small_reduce_floor.py)
+        torch = sys.modules["torch"]
         if shape == ():
-            native = x.new_empty(()) if same else x.new_empty((), dtype=self._to_torch[dtype])
+            like = self._zero_d.get((dtype, device)) or self._zero_d_like(dtype, device)
+            native = torch.empty_like(like) if like is not None else x.new_empty((), dtype=self._to_torch[dtype])
+        elif self._to_numpy.get(x.dtype) == dtype:
+            native = torch.empty_like(x)
         else:
-            torch = sys.modules["torch"]
-            native = torch.empty_like(x) if same else torch.empty_like(x, dtype=self._to_torch[dtype])
+            native = torch.empty_like(x, dtype=self._to_torch[dtype])
         return native, native.data_ptr()
+
+    _zero_d: dict = {}  # (dtype, device) -> a 0-d tensor that reductions' results are made like
+
+    def _zero_d_like(self, dtype, device):
+        """The kept 0-d tensor of dtype on device, made now over 16 bytes of pyscan's memory, not torch's: a tensor
+        torch's allocator made during a capture, or a warm-up of torch.compile's CUDA-graph trees, would live in the
+        graph's pool, which they refuse to leave untracked.  None where that memory cannot be had now (a capture
+        that forbids the legacy stream): the result is then made with new_empty."""
+        torch = sys.modules["torch"]
+        try:
+            if driver.capturing(0, device):  # CaptureError where another stream's capture forbids the legacy one
+                return None
+            memory = _Interfaced(driver.allocate(16, device, 0), dtype.itemsize)
+        except Exception:  # noqa: BLE001 - CudaError, CaptureError: this call takes new_empty
+            return None
+        raw = torch.as_tensor(memory, device=self._device(device))  # the tensor keeps `memory` (and its buffer)
+        like = self._zero_d[(dtype, device)] = raw.view(self._to_torch[dtype]).reshape(())
+        return like
+    def _device(self, device):
+        where = self._devices.get(device)
+        if where is None:
+            where = self._devices[device] = sys.modules["torch"].device("cuda", device)
+        return where
 
     def empty_like(self, x, shape, dtype, device, stream, on_default=True):
         """torch.empty_like / Tensor.new_empty: half the host time of torch.empty's dtype and device arguments (a
@@ -426,14 +453,21 @@ class _Torch(Kind):
 
     def empty(self, shape, dtype, device, stream, on_default=True):
         torch = sys.modules["torch"]
-        where = self._devices.get(device)
-        if where is None:
-            where = self._devices[device] = torch.device("cuda", device)
+        where = self._device(device)
         if on_default:
             return torch.empty(shape, dtype=self._to_torch[dtype], device=where)
         # the caching allocator ties a block to the stream current at allocation: make it the call's stream
         with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=where)):
             return torch.empty(shape, dtype=self._to_torch[dtype], device=where)
+
+
+class _Interfaced:
+    """`nbytes` bytes of pyscan's memory as a uint8 array of __cuda_array_interface__ (torch.as_tensor's input)."""
+
+    def __init__(self, buffer, nbytes: int):
+        self.buffer = buffer
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (buffer.address, False),
+                                         "strides": None, "version": 3}
 
 
 class _TorchTraced(_Torch):

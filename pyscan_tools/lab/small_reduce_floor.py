@@ -80,6 +80,16 @@ def one_size(dtype, log2n):
     kept = fast._workspace.get(fast.PARTIALS_OFFSET + blocks * p.partial_size, 0, stream)
     args = (out.data_ptr(), kept.address + 16, kept.address, t.data_ptr(), n) if blocks > 1 else (
         out.data_ptr(), 0, 0, t.data_ptr(), n)
+    template, where = out, torch.device("cuda", 0)
+    templates = {}
+
+    def template_new(x, shape, dtype, device, stream):  # the 0-d result like a kept 0-d tensor of its dtype
+        like = templates.get((dtype, device))
+        if like is None:
+            like = templates[(dtype, device)] = torch.empty((), dtype=arrays.TORCH._to_torch[dtype], device=where)
+        native = torch.empty_like(like)
+        return native, native.data_ptr()
+
     rows = [
         ("torch.sum(t)", lambda: torch.sum(t)),
         ("torch.amax(t)", lambda: torch.amax(t)),
@@ -104,10 +114,18 @@ def one_size(dtype, log2n):
         ("workspace.get", lambda: fast._workspace.get(16 + blocks * p.partial_size, 0, stream)),
         ("p.choose(n)", lambda: p.choose(n)),
         ("python call baseline", lambda: None),
+        ("torch.empty_like(template)", lambda: torch.empty_like(template)),
+        ("template.new_empty(())", lambda: template.new_empty(())),
+        ("torch.empty((), dtype, device)", lambda: torch.empty((), dtype=template.dtype, device=where)),
+        ("pyscan.reduce(t), templated new", lambda: pyscan.reduce(t)),
+        ("pyscan.reduce(t), again as shipped", lambda: pyscan.reduce(t)),
     ]
     print(f"--- {dtype} n=2^{log2n}: blocks {blocks}")
     for name, f in rows:
+        if name.endswith("templated new"):
+            arrays.TORCH.new = template_new
         value = us(f)
+        vars(arrays.TORCH).pop("new", None)
         torch.cuda.synchronize()
         print(f"{name:<36}{value:8.2f} us", flush=True)
     steps = in_place(t)

@@ -337,6 +337,32 @@ def test_the_device_epoch_wraps_with_the_flags_zeroed():
             assert (kept_words[2:] == expected_flags).all()  # zeroed by the wrap
 
 
+def test_torch_reduction_results_are_made_like_a_template_of_pyscans_memory(monkeypatch):
+    """The ready path's 0-d torch results are torch.empty_like(a kept 0-d tensor): fresh memory from torch's allocator
+    on each call; the template over pyscan's memory, not torch's, and never made during a capture (the first call
+    captured takes new_empty, and the replays stay right)."""
+    from pyscan.runtime import arrays
+
+    generator = torch.Generator(device="cuda").manual_seed(5)
+    x = torch.empty(2**16 + 3, dtype=torch.float32, device="cuda")
+    _fill(x, generator)
+    pyscan.reduce(x), pyscan.reduce(x, op="max")  # the plans made (outside the capture)
+    monkeypatch.setattr(arrays.TORCH, "_zero_d", {})
+    graph = torch.cuda.CUDAGraph()
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph):  # no warm-up: the template would be made here, and is not
+        out = pyscan.reduce(x)
+    assert arrays.TORCH._zero_d == {}
+    _replay_and_check(graph, x, out, lambda x: torch.sum(x), generator, replays=5)
+    allocated = torch.cuda.memory_allocated()
+    a, b = pyscan.reduce(x), pyscan.reduce(x, op="max")  # the template made here
+    like = arrays.TORCH._zero_d[(np.dtype(np.float32), x.get_device())]
+    assert torch.cuda.memory_allocated() - allocated == 2 * 512  # the two results only: torch's smallest block each
+    assert len({a.data_ptr(), b.data_ptr(), like.data_ptr()}) == 3
+    assert a.shape == () and a.dtype == torch.float32 and a.device == x.device
+    assert a.item() == torch.sum(x).item() and b.item() == torch.amax(x).item()
+
+
 # --- torch.compile ---------------------------------------------------------------------------------------------------
 
 def _f(x):
