@@ -406,7 +406,9 @@ class _Torch(Kind):
         # takes 2.3-3.1; pyscan_tools/lab/small_reduce_floor.py)
         torch = sys.modules["torch"]
         if shape == ():
-            like = self._zero_d.get((dtype, device)) or self._zero_d_like(dtype, device)
+            like = self._zero_d.get((dtype, device))  # (no `or`: a tensor's truth is a read of its value)
+            if like is None:
+                like = self._zero_d_like(dtype, device)
             native = torch.empty_like(like) if like is not None else x.new_empty((), dtype=self._to_torch[dtype])
         elif self._to_numpy.get(x.dtype) == dtype:
             native = torch.empty_like(x)

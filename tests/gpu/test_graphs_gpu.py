@@ -356,6 +356,11 @@ def test_torch_reduction_results_are_made_like_a_template_of_pyscans_memory(monk
     _replay_and_check(graph, x, out, lambda x: torch.sum(x), generator, replays=5)
     allocated = torch.cuda.memory_allocated()
     a, b = pyscan.reduce(x), pyscan.reduce(x, op="max")  # the template made here
+    torch.cuda.set_sync_debug_mode("error")  # then used, and nothing waits for the GPU (a tensor's truth, say)
+    try:
+        a, b = pyscan.reduce(x), pyscan.reduce(x, op="max")
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
     like = arrays.TORCH._zero_d[(np.dtype(np.float32), x.get_device())]
     assert torch.cuda.memory_allocated() - allocated == 2 * 512  # the two results only: torch's smallest block each
     assert len({a.data_ptr(), b.data_ptr(), like.data_ptr()}) == 3
