@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import capture, driver
-from ..runtime.loader import _c_launch, get_kernel
+from ..runtime import capture, driver, loader
+from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..scans.steps import Step
 from ..types import COMPUTE_TYPES, defines, identity, mapped_types, result_dtype, ufunc
@@ -187,8 +187,7 @@ def launch_into(out: int, x: int, n: int, dtype, op: str, device: int, stream: i
 
 
 def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
-    """One launch of build fn on `blocks` blocks: a plan's prepared call (the C launcher with the geometry and the
-    argument letters ready; Kernel.launch_typed, which raises with the launch's details, only where it failed)."""
+    """One launch of build fn on `blocks` blocks, a prepared call (loader.launch_raw)."""
     if blocks == 1:
         partials = counter = 0
     elif driver._capturing(stream) and driver.capturing(stream, device):
@@ -207,7 +206,7 @@ def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
         kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)
         partials, counter = kept.address + PARTIALS_OFFSET, kept.address
     geometry = _geometries.get(blocks) or _geometry(blocks)
-    if _c_launch(context, fn.function, stream, geometry, fn.arg_types, out, partials, counter, x, n):
+    if loader.launch_raw(context, fn.function, stream, geometry, fn.arg_types, out, partials, counter, x, n):
         fn.launch_typed(context, stream, geometry, out, partials, counter, x, n)  # again, to raise (or retry)
 
 

@@ -224,16 +224,19 @@ def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) 
         raise compile_error(relpath, defines, exc) from None
 
 
-try:  # pyscan/runtime/_launch.c, built by setup.py; where it is not, driver.ready() says so before any launch
-    from ._launch import launch as _c_launch
+# launch_raw(context, function, stream, geometry, letters, *args) -> CUresult: pyscan/runtime/_launch.c's launch,
+# built by setup.py (where it is not, driver.ready() says so before any launch).  Plans call it with everything
+# ready (a prepared call) and Kernel.launch_typed only where it returned an error, to raise with the details.
+try:
+    from ._launch import launch as launch_raw
 except ImportError:
-    _c_launch = None
+    launch_raw = None
 
 
 
 def launch_path() -> str:
     """How kernels are launched in this process (`python -m pyscan info` prints it)."""
-    if _c_launch is None:
+    if launch_raw is None:
         return "none: the launcher pyscan/runtime/_launch.c is not built (`pip install -e .` builds it)"
     return "cuLaunchKernel from C (pyscan.runtime._launch), kernels loaded by cuda.core"
 
@@ -268,7 +271,7 @@ class Kernel:
         """One launch in `context` (a primary context's handle, driver.primary(); 0: the thread's current one) on
         stream `handle`, with a geometry from config(): a plan's launch, with nothing looked up."""
         try:
-            code = _c_launch(context, self.function, handle, geometry, self.arg_types, *args)
+            code = launch_raw(context, self.function, handle, geometry, self.arg_types, *args)
         except TypeError as exc:
             raise TypeError(f"{self.name}: {exc}") from None
         if code == _INVALID_CONTEXT and not context and not driver.current_context():

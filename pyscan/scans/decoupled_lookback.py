@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime import capture, driver
+from ..runtime import capture, driver, loader
 from ..runtime.loader import get_kernel
 from ..runtime.workspace import StreamWorkspace
 from ..types import COMPUTE_TYPES, check_model_input, identity, result_dtype, ufunc
@@ -354,8 +354,11 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
     key = (dtype, op, vector, small, device, result)
     p = _plans.get(key) or plan(*key)
     tiles = -(-n // p.tile)
+    kernel = p.kernel
     if tiles == 1:  # no look-back: no status words, no epoch
-        p.kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)
+        if loader.launch_raw(context, kernel.function, stream, p.one_tile, kernel.arg_types, out, x, n, exclusive, 0,
+                             0, 1, 0):
+            kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)  # to raise
         return
     if driver._capturing(stream) and driver.capturing(stream, device):
         # a CUDA graph: status the graph keeps, whose epoch the kernel reads and advances; or, with none left, the
@@ -367,8 +370,10 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
             base, epoch = own.address, 0
     else:
         base, epoch = next_status(tiles, p.status_size, device, stream)
-    p.kernel.launch_typed(context, stream, p.kernel.config(min(tiles, p.most_blocks), p.block, p.shared), out, x, n,
-                          exclusive, base, base + 16, tiles, epoch)
+    geometry = kernel.config(min(tiles, p.most_blocks), p.block, p.shared)
+    if loader.launch_raw(context, kernel.function, stream, geometry, kernel.arg_types, out, x, n, exclusive, base,
+                         base + 16, tiles, epoch):
+        kernel.launch_typed(context, stream, geometry, out, x, n, exclusive, base, base + 16, tiles, epoch)  # to raise
 
 
 def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, exclusive: bool, result=None):

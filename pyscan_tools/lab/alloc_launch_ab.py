@@ -48,7 +48,7 @@ def main():
     function = int(driver._check(cu.cuKernelGetFunction(kernel.kernel.handle), "cuKernelGetFunction"))
     out = torch.empty((), dtype=torch.int32, device="cuda")
     geometry, types = fast._geometry(1), kernel.arg_types
-    launch = loader._c_launch
+    launch = loader.launch_raw
     largs = (out.data_ptr(), 0, 0, t.data_ptr(), 1024)
     pool = driver.pool(0)
     pool_handle = pool.handle

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import pyscan  # noqa: E402
 from pyscan.reductions import fast  # noqa: E402
 from pyscan.runtime import arrays, driver  # noqa: E402
-from pyscan.runtime.loader import _c_launch  # noqa: E402
+from pyscan.runtime.loader import launch_raw  # noqa: E402
 
 REPS = 20000
 
@@ -104,11 +104,11 @@ def one_size(dtype, log2n):
         ("t.new_empty(())", lambda: t.new_empty(())),
         ("cupy.ndarray(())", lambda: cupy.ndarray((), np_dtype)),
         ("launch_typed (CUkernel)", lambda: fn.launch_typed(p.context, stream, geometry, *args)),
-        ("_c_launch (CUkernel)", lambda: _c_launch(p.context, fn.function, stream, geometry, fn.arg_types,
+        ("launch_raw (CUkernel)", lambda: launch_raw(p.context, fn.function, stream, geometry, fn.arg_types,
                                                    *args)),
-        ("_c_launch (CUfunction)", lambda: _c_launch(p.context, function, stream, geometry, fn.arg_types,
+        ("launch_raw (CUfunction)", lambda: launch_raw(p.context, function, stream, geometry, fn.arg_types,
                                                      *args)),
-        ("_c_launch (CUfunction, ctx 0)", lambda: _c_launch(0, function, stream, geometry, fn.arg_types,
+        ("launch_raw (CUfunction, ctx 0)", lambda: launch_raw(0, function, stream, geometry, fn.arg_types,
                                                             *args)),
         ("driver._capturing(stream)", lambda: driver._capturing(stream)),
         ("workspace.get", lambda: fast._workspace.get(16 + blocks * p.partial_size, 0, stream)),

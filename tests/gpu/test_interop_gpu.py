@@ -328,14 +328,14 @@ def test_the_commonest_call_launches_what_the_general_path_launches(kind, n, mon
     pyscan.scan(x), pyscan.reduce(x)  # the type is seen once: later calls may take ready()
     default = arrays.kind_of(x).default_stream(x, 0)
     launches, begun = [], []
-    launch_typed, begin = loader.Kernel.launch_typed, arrays.begin
+    launch_raw, begin = loader.launch_raw, arrays.begin
 
-    def record(self, context, handle, geometry, *args):
-        kept = tuple(a for a, letter in zip(args, self.arg_types) if letter not in "PI")  # no addresses, no epoch
-        launches.append((self.name, geometry, handle, kept))
-        return launch_typed(self, context, handle, geometry, *args)
+    def record(context, function, handle, geometry, letters, *args):  # every launch: the plans' prepared calls
+        kept = tuple(a for a, letter in zip(args, letters) if letter not in "PI")  # no addresses, no epoch
+        launches.append((function, geometry, handle, kept))
+        return launch_raw(context, function, handle, geometry, letters, *args)
 
-    monkeypatch.setattr(loader.Kernel, "launch_typed", record)
+    monkeypatch.setattr(loader, "launch_raw", record)
     monkeypatch.setattr(arrays, "begin", lambda *a, **k: begun.append(1) or begin(*a, **k))
     results = {}
     for path, options in (("ready", {}), ("general", {"stream": default})):

@@ -11,7 +11,7 @@ import pytest
 import pyscan
 from pyscan.errors import CaptureError
 from pyscan.reductions import fast
-from pyscan.runtime import capture, driver
+from pyscan.runtime import capture, driver, loader
 from pyscan.scans import axis as axis_scan
 from pyscan.scans import decoupled_lookback as dl
 
@@ -42,8 +42,8 @@ class Recorder:
                             self.events.append(("memset", address, words, stream)))
         monkeypatch.setattr(driver, "enter", lambda ordinal, keep_any_on_device=False: -1)
         monkeypatch.setattr(driver, "leave", lambda previous: None)
-        # the fast reduction's prepared call: the C launcher with the kernel's handle (here its name)
-        monkeypatch.setattr(fast, "_c_launch", lambda context, function, stream, geometry, types, *args:
+        # the plans' prepared calls: the C launcher with the kernel's handle (here its name)
+        monkeypatch.setattr(loader, "launch_raw", lambda context, function, stream, geometry, types, *args:
                             self.events.append(("launch", function, stream, args)) or 0)
 
     def kernel(self, name="kernel"):
