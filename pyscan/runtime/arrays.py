@@ -408,7 +408,7 @@ class _Torch(Kind):
         if shape == ():
             like = self._zero_d.get((dtype, device))  # (no `or`: a tensor's truth is a read of its value)
             if like is None:
-                like = self._zero_d_like(dtype, device)
+                like = self._zero_d_like(dtype, device, stream)
             native = torch.empty_like(like) if like is not None else x.new_empty((), dtype=self._to_torch[dtype])
         elif self._to_numpy.get(x.dtype) == dtype:
             native = torch.empty_like(x)
@@ -418,16 +418,17 @@ class _Torch(Kind):
 
     _zero_d: dict = {}  # (dtype, device) -> a 0-d tensor that reductions' results are made like
 
-    def _zero_d_like(self, dtype, device):
-        """The kept 0-d tensor of dtype on device, made now over 16 bytes of pyscan's memory, not torch's: a tensor
-        torch's allocator made during a capture, or a warm-up of torch.compile's CUDA-graph trees, would live in the
-        graph's pool, which they refuse to leave untracked.  None where that memory cannot be had now (a capture
-        that forbids the legacy stream): the result is then made with new_empty."""
+    def _zero_d_like(self, dtype, device, stream):
+        """The kept 0-d tensor of dtype on device, made now over 16 bytes of pyscan's memory allocated on the call's
+        stream, not torch's memory: a tensor torch's allocator made during a capture, or a warm-up of torch.compile's
+        CUDA-graph trees, would live in the graph's pool, which they refuse to leave untracked.  None while the
+        stream is capturing (an allocation there would be a node of the graph; one on the legacy stream would
+        invalidate the capture: tests/gpu/test_graphs_gpu.py): the result is then made with new_empty."""
         torch = sys.modules["torch"]
         try:
-            if driver.capturing(0, device):  # CaptureError where another stream's capture forbids the legacy one
+            if driver.capturing(stream, device):  # CaptureError: the legacy stream while another stream captures
                 return None
-            memory = _Interfaced(driver.allocate(16, device, 0), dtype.itemsize)
+            memory = _Interfaced(driver.allocate(16, device, stream), dtype.itemsize)
         except Exception:  # noqa: BLE001 - CudaError, CaptureError: this call takes new_empty
             return None
         raw = torch.as_tensor(memory, device=self._device(device))  # the tensor keeps `memory` (and its buffer)
