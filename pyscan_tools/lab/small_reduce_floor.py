@@ -13,20 +13,9 @@ import pyscan  # noqa: E402
 from pyscan.reductions import fast  # noqa: E402
 from pyscan.runtime import arrays, driver  # noqa: E402
 from pyscan.runtime.loader import launch_raw  # noqa: E402
+from pyscan_tools.lab.call_parts import us  # noqa: E402
 
-REPS = 20000
-
-
-def us(fn, reps=REPS):
-    for _ in range(300):
-        fn()
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
-    return best
+REPS = 20000  # as call_parts.us
 
 
 def in_place(t, op="add"):
