@@ -434,6 +434,7 @@ class _Torch(Kind):
         raw = torch.as_tensor(memory, device=self._device(device))  # the tensor keeps `memory` (and its buffer)
         like = self._zero_d[(dtype, device)] = raw.view(self._to_torch[dtype]).reshape(())
         return like
+
     def _device(self, device):
         where = self._devices.get(device)
         if where is None:
@@ -442,8 +443,9 @@ class _Torch(Kind):
 
     def empty_like(self, x, shape, dtype, device, stream, on_default=True):
         """torch.empty_like / Tensor.new_empty: half the host time of torch.empty's dtype and device arguments (a
-        scan's result is like x; a reduction's is x.new_empty(())).  No tensor is kept to be made like: one made
-        while torch.compile's CUDA-graph trees record would stay in their pool, untracked (they refuse that)."""
+        scan's result is like x; a reduction's is x.new_empty(())), for a Call's results.  (new(), the ready path's,
+        makes 0-d results like a kept tensor over pyscan's memory, never torch's: one torch's allocator made while
+        torch.compile's CUDA-graph trees record would stay in their pool, untracked, which they refuse.)"""
         if not on_default:
             return self.empty(shape, dtype, device, stream, on_default)
         if shape == ():

@@ -189,6 +189,19 @@ def test_a_captured_fast_reduction_takes_a_kept_zero_counter_and_no_memset(monke
     assert recorder.names() == ["allocate", "memset", "launch", "free"]
 
 
+def test_a_prepared_launch_that_fails_goes_again_through_launch_typed_which_raises(monkeypatch, scan_plan):
+    # the plans call the C launcher with everything ready; on an error code they call Kernel.launch_typed with the
+    # same arguments, which launches again and raises naming the launch (here the fake records it)
+    recorder = Recorder(monkeypatch)
+    monkeypatch.setattr(loader, "launch_raw", lambda *args: 719)  # CUDA_ERROR_LAUNCH_FAILED
+    fast._launch(recorder.kernel("reduce_fast"), 1, 0x7000, 0x8000, 100, 8, 0, STREAM, 0)
+    scan_plan(recorder)
+    _scan(1000)
+    assert recorder.launches() == [("launch", "reduce_fast", STREAM, (0x7000, 0, 0, 0x8000, 100)),
+                                   ("launch", "decoupled_lookback", STREAM,
+                                    (0x9000000, 0x8000000, 1000, False, 0, 0, 1, 0))]
+
+
 def test_kept_memory_is_made_once_and_not_while_the_legacy_stream_is_forbidden(monkeypatch):
     recorder = Recorder(monkeypatch)
     monkeypatch.setattr(driver, "synchronize", lambda stream: recorder.events.append(("synchronize", stream)))
