@@ -100,7 +100,6 @@ def retune(**knobs) -> None:
     globals().update(knobs)
     _plans.clear()
     _ready_plans.clear()
-    _geometries.clear()
 
 
 KNOBS = ("FAST_BLOCK", "FAST_UNROLL", "SMALL_UNROLL", "FAST_LOAD", "BLOCKS_PER_SM", "ONE_BLOCK_VECTORS")
@@ -205,19 +204,9 @@ def _launch(fn, blocks, out, x, n, partial_size, device, stream, context):
     else:
         kept = _workspace.get(PARTIALS_OFFSET + blocks * partial_size, device, stream)
         partials, counter = kept.address + PARTIALS_OFFSET, kept.address
-    geometry = _geometries.get(blocks) or _geometry(blocks)
+    geometry = fn.config(blocks, FAST_BLOCK)
     if loader.launch_raw(context, fn.function, stream, geometry, fn.arg_types, out, partials, counter, x, n):
         fn.launch_typed(context, stream, geometry, out, partials, counter, x, n)  # again, to raise (or retry)
-
-
-_geometries: dict = {}  # blocks -> the launch geometry of FAST_BLOCK threads a block
-
-
-def _geometry(blocks):
-    geometry = (blocks, 1, 1, FAST_BLOCK, 1, 1, 0)
-    if len(_geometries) < 4096:
-        _geometries[blocks] = geometry
-    return geometry
 
 
 def launch(x, *, op, call, blocks=None, out=None, dtype=None, map=None):

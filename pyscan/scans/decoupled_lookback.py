@@ -356,11 +356,8 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
     tiles = -(-n // p.tile)
     kernel = p.kernel
     if tiles == 1:  # no look-back: no status words, no epoch
-        if loader.launch_raw(context, kernel.function, stream, p.one_tile, kernel.arg_types, out, x, n, exclusive, 0,
-                             0, 1, 0):
-            kernel.launch_typed(context, stream, p.one_tile, out, x, n, exclusive, 0, 0, 1, 0)  # to raise
-        return
-    if driver._capturing(stream) and driver.capturing(stream, device):
+        geometry, base, status, epoch = p.one_tile, 0, 0, 0
+    elif driver._capturing(stream) and driver.capturing(stream, device):
         # a CUDA graph: status the graph keeps, whose epoch the kernel reads and advances; or, with none left, the
         # call's own, zeroed by a memset node, and epoch 0 (pyscan.runtime.capture)
         nbytes = 8 * (2 + status_words(tiles, p.status_size))
@@ -370,10 +367,11 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
             base, epoch = own.address, 0
     else:
         base, epoch = next_status(tiles, p.status_size, device, stream)
-    geometry = kernel.config(min(tiles, p.most_blocks), p.block, p.shared)
+    if tiles > 1:
+        geometry, status = kernel.config(min(tiles, p.most_blocks), p.block, p.shared), base + 16
     if loader.launch_raw(context, kernel.function, stream, geometry, kernel.arg_types, out, x, n, exclusive, base,
-                         base + 16, tiles, epoch):
-        kernel.launch_typed(context, stream, geometry, out, x, n, exclusive, base, base + 16, tiles, epoch)  # to raise
+                         status, tiles, epoch):
+        kernel.launch_typed(context, stream, geometry, out, x, n, exclusive, base, status, tiles, epoch)  # to raise
 
 
 def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, exclusive: bool, result=None):

@@ -47,7 +47,7 @@ def main():
     context = plan.context
     function = int(driver._check(cu.cuKernelGetFunction(kernel.kernel.handle), "cuKernelGetFunction"))
     out = torch.empty((), dtype=torch.int32, device="cuda")
-    geometry, types = fast._geometry(1), kernel.arg_types
+    geometry, types = kernel.config(1, fast.FAST_BLOCK), kernel.arg_types
     launch = loader.launch_raw
     largs = (out.data_ptr(), 0, 0, t.data_ptr(), 1024)
     pool = driver.pool(0)
