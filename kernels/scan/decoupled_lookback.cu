@@ -59,6 +59,18 @@
 // the stores, each in its own layout of padded 16-byte vectors; op_load converts as a lane reads its items,
 // op_store as it writes its results.  Where all three are T (CONVERTS false) this is the shipped kernel as tuned.
 //
+// Rows (ROWS 1, the entry point decoupled_lookback_rows_scan; pyscan/scans/axis.py): the scan along the last axis
+// of a C-contiguous (rows, row_length) table, every row on its own, in this same one pass over the flattened array
+// (PMPP ch. 11's segmented scan exercise; Blelloch 1990, "Prefix sums and their applications", §1.5).  A row start
+// (a "head": an index that is a multiple of row_length) restarts the running value.  The tile's scan runs on
+// (value, head flag) pairs under (a, fa) (+) (b, fb) = (fb ? b : a op b, fa | fb), associative whenever op is; the
+// flags come from the index (a lane's first head and the distance between heads), never from memory.  The look-back
+// changes in one place: a tile holding a head knows its inclusive prefix at its end without its predecessors (the
+// op over its elements since its last head), so it publishes P at once, never A, and no look-back goes past a row
+// start; a tile whose first element is a head does not look back at all.  So rows of 2 and rows of 2^31 run with
+// every block busy, each element read and written once, with the persistent blocks, copies in flight and early
+// aggregates of the 1-D scan.  With ROWS 0 every flag is a constant false and the code below is the 1-D scan's.
+//
 // Lengths: n is 64-bit and every element offset is computed in 64 bits ((long long)tile * TILE + ...); tile
 // indices are 32-bit ints, so num_tiles (plus the persistent grid) must stay below 2^31: n < 2^44 elements of a
 // 4-byte type, 2^43 of an 8-byte type, more than any device holds.
@@ -77,6 +89,10 @@
 #endif
 // The epoch argument that says "read it from the status buffer, and advance it" (see the header).
 constexpr unsigned int EPOCH_ON_DEVICE = 0xffffffffu;
+
+#ifndef ROWS
+#define ROWS 0  // 1: scan every row of row_length elements on its own (the entry point decoupled_lookback_rows_scan)
+#endif
 
 #ifndef VECTOR_LOADS
 #define VECTOR_LOADS 1  // the host passes 0 when `in` or `out` is not 16-byte aligned
@@ -218,6 +234,54 @@ __device__ __forceinline__ T warp_inclusive_scan(T v, int lane) {
     return v;
 }
 
+// ---- rows: (value, head flag) pairs (ROWS 1) -----------------------------------------------------------------
+
+struct Pair {  // the op over a run of elements since its last row start, and whether it holds one
+    T value;
+    bool flag;
+};
+
+// a before b
+__device__ __forceinline__ Pair pair_combine(Pair a, Pair b) {
+    return Pair{b.flag ? b.value : op_combine(a.value, b.value), a.flag || b.flag};
+}
+
+__device__ __forceinline__ Pair warp_inclusive_scan(Pair s, int lane) {
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const T v = __shfl_up_sync(FULL, s.value, offset);
+        const bool f = __shfl_up_sync(FULL, (int)s.flag, offset) != 0;
+        if (lane >= offset) s = pair_combine(Pair{v, f}, s);
+    }
+    return s;
+}
+
+// The row starts among a lane's ITEMS items, the first of which is element g: the first one (ITEMS: none) and the
+// distance to the next (at least ITEMS: none after it).  One 64-bit % per lane and tile.
+struct Heads {
+    int first, step;
+};
+__device__ __forceinline__ Heads heads_at(long long g, long long row_length) {
+    const long long r = g % row_length;
+    const long long d = r == 0 ? 0 : row_length - r;
+    return Heads{d < ITEMS ? (int)d : ITEMS, row_length < ITEMS ? (int)row_length : ITEMS};
+}
+
+// The lane's (value, flag): the op over its items since its last head (from the identity at a head).
+__device__ __forceinline__ Pair thread_pair_of(const T (&items)[ITEMS], Heads h) {
+    Pair p{op_identity(), false};
+    int head = h.first;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        if (i == head) {
+            p = Pair{op_identity(), true};
+            head += h.step;
+        }
+        p.value = op_combine(p.value, items[i]);
+    }
+    return p;
+}
+
 // Is this warp's part of `tile` whole, and the arrays 16-byte aligned (the vector path)?
 __device__ __forceinline__ bool warp_part_full(long long n, int tile, int warp) {
     return VECTOR_LOADS && n - ((long long)tile * TILE + (long long)warp * WARP_ITEMS) >= WARP_ITEMS;
@@ -265,13 +329,16 @@ struct NoProbe {
 template <class Probe>
 __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive,
                                            unsigned int* tile_counter, unsigned long long* status,
-                                           long long num_tiles, unsigned int epoch, Probe& probe) {
+                                           long long num_tiles, unsigned int epoch, Probe& probe,
+                                           long long row_length = 0) {
     // STAGES * STAGE_VECS 16-byte vectors, sized by the host (shared_size), which also raises the function's limit
     // (MAX_DYNAMIC_SHARED_SIZE_BYTES) past 48 KB.
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     int4(*smem)[STAGE_VECS] = reinterpret_cast<int4(*)[STAGE_VECS]>(dynamic_smem);
     __shared__ T warp_totals[WARPS];
     __shared__ T next_warp_totals[WARPS];
+    __shared__ bool warp_flags[WARPS];  // (ROWS) does the warp's part hold a row start
+    __shared__ bool next_warp_flags[WARPS];
     __shared__ T shared_prefix;
     __shared__ int shared_tile[STAGES];
     __shared__ unsigned int shared_epoch;
@@ -338,11 +405,24 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
         else read_items(wvec, lane, items);
 
-        // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.
-        const T inclusive = warp_inclusive_scan(thread_total_of(items), lane);
-        T thread_prefix = __shfl_up_sync(FULL, inclusive, 1);  // exclusive within the warp
-        if (lane == 0) thread_prefix = op_identity();
-        if (lane == 31) warp_totals[warp] = inclusive;
+        // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.  (ROWS: of the
+        //    (value, flag) pairs; prefix_flag: a row starts in this warp before this lane's items.)
+        Heads heads{ITEMS, ITEMS};
+        T thread_prefix;
+        bool prefix_flag = false;
+        if constexpr (ROWS) {
+            heads = heads_at(base + (long long)lane * ITEMS, row_length);
+            const Pair inclusive = warp_inclusive_scan(thread_pair_of(items, heads), lane);
+            thread_prefix = __shfl_up_sync(FULL, inclusive.value, 1);
+            prefix_flag = __shfl_up_sync(FULL, (int)inclusive.flag, 1) != 0;
+            if (lane == 0) thread_prefix = op_identity(), prefix_flag = false;
+            if (lane == 31) warp_totals[warp] = inclusive.value, warp_flags[warp] = inclusive.flag;
+        } else {
+            const T inclusive = warp_inclusive_scan(thread_total_of(items), lane);
+            thread_prefix = __shfl_up_sync(FULL, inclusive, 1);  // exclusive within the warp
+            if (lane == 0) thread_prefix = op_identity();
+            if (lane == 31) warp_totals[warp] = inclusive;
+        }
         // The next tile, when it is whole and already here: its warp totals by the same arithmetic (so the A
         // published before this tile's look-back is bit for bit the aggregate it will compute).
         const bool early = PERSISTENT && num_tiles > 1 && next > 0 && next < num_tiles &&
@@ -352,34 +432,60 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             T next_items[ITEMS];
             if constexpr (CONVERTS) read_items_converted(nvec, lane, WARP_ITEMS, next_items);
             else read_items(nvec, lane, next_items);
-            const T total = warp_inclusive_scan(thread_total_of(next_items), lane);
-            if (lane == 31) next_warp_totals[warp] = total;
+            if constexpr (ROWS) {
+                const long long next_base = (long long)next * TILE + (long long)warp * WARP_ITEMS;
+                const Pair total = warp_inclusive_scan(
+                    thread_pair_of(next_items, heads_at(next_base + (long long)lane * ITEMS, row_length)), lane);
+                if (lane == 31) next_warp_totals[warp] = total.value, next_warp_flags[warp] = total.flag;
+            } else {
+                const T total = warp_inclusive_scan(thread_total_of(next_items), lane);
+                if (lane == 31) next_warp_totals[warp] = total;
+            }
         }
         __syncthreads();
         probe.phase(1);
-        T warp_prefix = op_identity();
         T aggregate = op_identity();
+        bool aggregate_flag = false;  // (ROWS) the tile holds a row start: its P is its aggregate
+        if constexpr (ROWS) {
+            Pair warp_prefix{op_identity(), false}, all{op_identity(), false};
 #pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
-            if (w == warp) warp_prefix = aggregate;
-            aggregate = op_combine(aggregate, warp_totals[w]);
+            for (int w = 0; w < WARPS; ++w) {
+                if (w == warp) warp_prefix = all;
+                all = pair_combine(all, Pair{warp_totals[w], warp_flags[w]});
+            }
+            const Pair p = pair_combine(warp_prefix, Pair{thread_prefix, prefix_flag});
+            thread_prefix = p.value, prefix_flag = p.flag;
+            aggregate = all.value, aggregate_flag = all.flag;
+        } else {
+            T warp_prefix = op_identity();
+#pragma unroll
+            for (int w = 0; w < WARPS; ++w) {
+                if (w == warp) warp_prefix = aggregate;
+                aggregate = op_combine(aggregate, warp_totals[w]);
+            }
+            thread_prefix = op_combine(warp_prefix, thread_prefix);
         }
-        thread_prefix = op_combine(warp_prefix, thread_prefix);
 
         // 4. Decoupled look-back (warp 0).
         if (Probe::look_back && num_tiles > 1 && warp == 0) {
             TileStatus<T> st(status, epoch);
             T exclusive_prefix = op_identity();
             if (early && lane == 0) {
-                T next_aggregate = op_identity();
+                Pair next_all{op_identity(), false};
 #pragma unroll
-                for (int w = 0; w < WARPS; ++w) next_aggregate = op_combine(next_aggregate, next_warp_totals[w]);
-                st.publish(next, STATUS_A, next_aggregate);
+                for (int w = 0; w < WARPS; ++w)
+                    next_all = ROWS ? pair_combine(next_all, Pair{next_warp_totals[w], next_warp_flags[w]})
+                                    : Pair{op_combine(next_all.value, next_warp_totals[w]), false};
+                st.publish(next, next_all.flag ? STATUS_P : STATUS_A, next_all.value);
             }
+            // (ROWS) a tile whose first element starts a row needs no prefix: warp 0's lane 0 holds that element
+            const bool starts_row = ROWS && __shfl_sync(FULL, heads.first, 0) == 0;
             if (tile == 0) {
                 if (lane == 0) st.publish(0, STATUS_P, aggregate);
+            } else if (starts_row) {
+                if (lane == 0 && !a_published) st.publish(tile, STATUS_P, aggregate);
             } else {
-                if (lane == 0 && !a_published) st.publish(tile, STATUS_A, aggregate);
+                if (lane == 0 && !a_published) st.publish(tile, aggregate_flag ? STATUS_P : STATUS_A, aggregate);
                 // Lane i looks at tile (window - i): lane 0 the nearest predecessor.
                 for (int window = tile - 1;; window -= 32) {
                     unsigned flag;
@@ -393,7 +499,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                     exclusive_prefix = op_combine(window_total, exclusive_prefix);
                     if (p_lanes) break;
                 }
-                if (lane == 0) st.publish(tile, STATUS_P, op_combine(exclusive_prefix, aggregate));
+                if (lane == 0 && !aggregate_flag) st.publish(tile, STATUS_P, op_combine(exclusive_prefix, aggregate));
             }
             if (lane == 0) shared_prefix = exclusive_prefix;
         } else if ((!Probe::look_back || num_tiles <= 1) && t == 0) {
@@ -405,11 +511,18 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
 
         // 5. Rescan the items, read again from shared memory (still there), from the thread's prefix; store the
         //    warp's part through its region.
-        T running = op_combine(shared_prefix, thread_prefix);
+        //    (ROWS: a lane after a row start in its tile has its prefix in thread_prefix alone, and every head
+        //    restarts the running value from the identity.)
+        T running = prefix_flag ? thread_prefix : op_combine(shared_prefix, thread_prefix);
         if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
         else read_items(wvec, lane, items);
+        int head = heads.first;
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
+            if (ROWS && i == head) {
+                running = op_identity();
+                head += heads.step;
+            }
             const T x = items[i];
             const T nxt = op_combine(running, x);
             items[i] = exclusive ? running : nxt;
@@ -490,9 +603,20 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     }
 }
 
+#if ROWS
+// Every row of row_length > 0 elements (n a multiple of it) scanned on its own.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
+    decoupled_lookback_rows_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, long long row_length, int exclusive,
+                                 unsigned int* tile_counter, unsigned long long* status, long long num_tiles,
+                                 unsigned int epoch) {
+    NoProbe probe;
+    scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe, row_length);
+}
+#else
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive, unsigned int* tile_counter,
                             unsigned long long* status, long long num_tiles, unsigned int epoch) {
     NoProbe probe;
     scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe);
 }
+#endif

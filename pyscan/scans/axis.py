@@ -1,6 +1,7 @@
-"""Scans along an axis of an N-d array (docs/axis.md): kernels/scan/axis_rows.cu (the last axis: a segmented scan
-of the flattened array with decoupled look-back, rows as segments) and kernels/scan/axis_columns.cu (any other
-axis: n rows of `inner` lanes, a look-back over row chunks per lane).  One read and one write of every element.
+"""Scans along an axis of an N-d array (docs/axis.md): the rows build of kernels/scan/decoupled_lookback.cu (the
+last axis: the 1-D single-pass scan of the flattened array on (value, row start) pairs, rows as segments) and
+kernels/scan/axis_columns.cu (any other axis: n rows of `inner` lanes, a look-back over row chunks per lane).  One
+read and one write of every element.
 
 `scan_along(x, out, outer, n, inner, ...)` scans a C-contiguous (outer, n, inner) view; the registry entry "axis"
 is the same driver on a 1-D array (one row).  The models (`rows_model`, `columns_model`, `model`) follow the
@@ -30,14 +31,13 @@ from ..types import (
     store,
     ufunc,
 )
+from . import decoupled_lookback as dl
+from .decoupled_lookback import rows_model
 from .registry import SCANS
-from .steps import Step
 
-ROWS_KERNEL, ROWS_FUNCTION = "scan/axis_rows.cu", "axis_rows_scan"
+ROWS_KERNEL, ROWS_FUNCTION = dl.KERNEL, dl.ROWS_FUNCTION
 COLUMNS_KERNEL, COLUMNS_FUNCTION = "scan/axis_columns.cu", "axis_columns_scan"
-BLOCK = 256  # threads per block of both kernels
-ROW_ITEMS = 16  # axis_rows.cu ITEMS: consecutive elements per thread
-TILE = BLOCK * ROW_ITEMS  # 4096 elements per tile of the row scan
+BLOCK = 256  # threads per block of the column scan
 MAX_GRID = 2**31 - 1
 
 
@@ -67,88 +67,6 @@ def column_geometry(n: int, inner: int, itemsize: int) -> tuple:
 
 # ---------------------------------------------------------------------------------------------------------------
 # Models.
-
-def _seg_combine(fa, va, fb, vb, f):
-    """The segmented operator, a before b: (fa | fb, fb ? vb : op(va, vb))."""
-    return fa | fb, np.where(fb, vb, f(va, vb))
-
-
-def rows_model(x, n: int, *, op="add", exclusive=False, return_steps=False, e=None):
-    """axis_rows.cu on the flattened C-order array x of compute values (its size a multiple of the row length n):
-    every row scanned.  e: the kernels' op_identity() (the result dtype's identity held in the compute type; default:
-    the compute type's own, which differs only in what an exclusive scan starts with, e.g. int8 max's -128)."""
-    flat_in = np.ascontiguousarray(x).reshape(-1)
-    total, dt = flat_in.size, flat_in.dtype
-    if total == 0:
-        return (flat_in.copy(), []) if return_steps else flat_in.copy()
-    f = ufunc(op)
-    e = identity(op, dt) if e is None else dt.type(e)
-    tiles = -(-total // TILE)
-    flat = np.full(tiles * TILE, e, dt)
-    flat[:total] = flat_in
-    X = flat.reshape(tiles, BLOCK, ROW_ITEMS)
-    g = np.arange(tiles * TILE, dtype=np.int64).reshape(tiles, BLOCK, ROW_ITEMS)
-    heads = g % n == 0
-    # 2. thread pairs: a left-to-right loop over the items, restarting at heads
-    flag = np.zeros((tiles, BLOCK), bool)
-    value = np.full((tiles, BLOCK), e, dt)
-    for i in range(ROW_ITEMS):
-        flag |= heads[:, :, i]
-        value = f(np.where(heads[:, :, i], e, value), X[:, :, i])
-    # warp Kogge-Stone over the pairs (lane >= offset takes (lane - offset) before it)
-    Wf, Wv = flag.reshape(tiles, BLOCK // 32, 32).copy(), value.reshape(tiles, BLOCK // 32, 32).copy()
-    offset = 1
-    while offset < 32:
-        sf, sv = Wf[:, :, :-offset].copy(), Wv[:, :, :-offset].copy()
-        Wf[:, :, offset:], Wv[:, :, offset:] = _seg_combine(sf, sv, Wf[:, :, offset:], Wv[:, :, offset:], f)
-        offset *= 2
-    pf = np.zeros_like(Wf)
-    pv = np.full_like(Wv, e)
-    pf[:, :, 1:], pv[:, :, 1:] = Wf[:, :, :-1], Wv[:, :, :-1]  # shfl_up by 1, lane 0 the identity
-    # warp prefixes, warp by warp from the identity
-    agg_f, agg_v = np.zeros(tiles, bool), np.full(tiles, e, dt)
-    wpf, wpv = np.zeros((tiles, BLOCK // 32), bool), np.full((tiles, BLOCK // 32), e, dt)
-    for w in range(BLOCK // 32):
-        wpf[:, w], wpv[:, w] = agg_f, agg_v
-        agg_f, agg_v = _seg_combine(agg_f, agg_v, Wf[:, w, -1], Wv[:, w, -1], f)
-    tpf, tpv = _seg_combine(wpf[:, :, None], wpv[:, :, None], pf, pv, f)
-    tpf, tpv = tpf.reshape(tiles, BLOCK), tpv.reshape(tiles, BLOCK)
-    # 3. look-back in the serial schedule: P[t] = aggregate if the tile holds a head (or is tile 0), else op(P[t-1],
-    #    aggregate); the exclusive prefix of tile t is P[t-1] unless it is tile 0 or starts a row
-    starts_row = (np.arange(tiles, dtype=np.int64) * TILE) % n == 0
-    prefix = np.full(tiles, e, dt)
-    P = np.empty(tiles, dt)
-    for t in range(tiles):
-        if t > 0 and not starts_row[t]:
-            prefix[t] = P[t - 1]
-        P[t] = agg_v[t] if (t == 0 or agg_f[t]) else f(prefix[t], agg_v[t])
-    # 4. rescan
-    running = np.where(tpf, tpv, f(prefix[:, None], tpv))
-    out = np.empty_like(X)
-    for i in range(ROW_ITEMS):
-        running = np.where(heads[:, :, i], e, running)
-        nxt = f(running, X[:, :, i])
-        out[:, :, i] = running if exclusive else nxt
-        running = nxt
-    result = out.reshape(-1)[:total].copy()
-    if not return_steps:
-        return result
-    block = np.where(flag, value, f(tpv, value))  # each thread's inclusive pair within the tile (its value)
-    looked = np.where(flag | tpf, block, f(prefix[:, None], block))
-    steps = [Step("load (coalesced, into shared memory)", flat.copy()),
-             Step("thread (flag, value) totals, restarting at row starts", _at_last(X, value)),
-             Step("segmented block scan of the thread totals (warp shuffles + warp totals)", _at_last(X, block)),
-             Step("look-back: + the tile's prefix, up to the first row start", _at_last(X, looked)),
-             Step("rescan each thread's items from its prefix" + (" (exclusive)" if exclusive else ""),
-                  out.reshape(-1).copy())]
-    return result, steps
-
-
-def _at_last(X, values):
-    A = X.copy()
-    A[:, :, -1] = values
-    return A.reshape(-1)
-
 
 def columns_model(x, *, op="add", exclusive=False, e=None):
     """axis_columns.cu on a C-contiguous (outer, n, inner) array x of compute values (inner > 1): every column
@@ -192,11 +110,11 @@ def columns_model(x, *, op="add", exclusive=False, e=None):
     return out.reshape(outer, chunks * R, lane_chunks * lanes)[:, :n, :inner].copy()
 
 
-def compute_model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, e=None):
+def compute_model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, e=None, itemsize=None):
     """NumPy step-model of the axis scan on the kernels' compute values (x already loaded: pyscan.types.load): x of
-    any shape scanned along `axis` (the kernel the driver picks for it: axis_rows.cu when nothing but extents of 1
-    follow the axis, else axis_columns.cu).  return_steps: the row kernel's steps (a scan along the last axis).
-    e: the kernels' op_identity() (rows_model)."""
+    any shape scanned along `axis` (the kernel the driver picks for it: decoupled_lookback.cu's rows build when
+    nothing but extents of 1 follow the axis, else axis_columns.cu).  return_steps: the row kernel's steps (a scan
+    along the last axis).  e: the kernels' op_identity(); itemsize: the rows build's element size (rows_model)."""
     from ..axes import normalize_axis, split
 
     check_op(op)
@@ -209,7 +127,7 @@ def compute_model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, 
     if x.size == 0:
         return (x.copy(), []) if return_steps else x.copy()
     if inner == 1:
-        out = rows_model(x, n, op=op, exclusive=exclusive, return_steps=return_steps, e=e)
+        out = rows_model(x, n, op=op, exclusive=exclusive, return_steps=return_steps, e=e, itemsize=itemsize)
         if return_steps:
             return out[0].reshape(x.shape), out[1]
         return out.reshape(x.shape)
@@ -229,7 +147,8 @@ def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, dtype=No
     if isinstance(op, CustomOperator):
         op = op.bound(types.value)
     e = np.asarray(identity(op, types.value)).astype(types.compute)[()]
-    out = compute_model(load(x, types), op=op, exclusive=exclusive, return_steps=return_steps, axis=axis, e=e)
+    out = compute_model(load(x, types), op=op, exclusive=exclusive, return_steps=return_steps, axis=axis, e=e,
+                        itemsize=dl.element_size(types.input, types.value))
     result, steps = out if return_steps else (out, None)
     result = store(result, types)
     return (result, steps) if return_steps else result
@@ -237,13 +156,11 @@ def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, dtype=No
 
 def error_depth(n: int, inner: int = 1, itemsize: int = 4) -> int:
     """Roundings on any path from an input to an output of a scan of length n along the axis.
-    Rows (inner == 1): like decoupled_lookback's: the thread loop (ITEMS) + warp scan (5) + warp totals (8) give the
-    aggregate; each look-back hop adds <= 7 (a 5-level warp reduction, 1 combine, 1 publish) over the <= ceil(n /
-    TILE) + 1 tiles of a row; the rescan adds the prefix (2) and ITEMS.  Columns: the thread loop (items) and the
-    Kogge-Stone over ty (log2 rows) give a chunk's aggregate; one combine per chunk of the chain; the rescan
-    (2 + items)."""
+    Rows (inner == 1): decoupled_lookback's bound for n elements, plus one look-back hop (7) for a row that starts
+    mid-tile: its chain crosses one tile more.  Columns: the thread loop (items) and the Kogge-Stone over ty (log2
+    rows) give a chunk's aggregate; one combine per chunk of the chain; the rescan (2 + items)."""
     if inner <= 1:
-        return 7 * (-(-int(n) // TILE) + 1) + 2 * ROW_ITEMS + BLOCK // 32 + 16
+        return dl.decoupled_lookback_error_depth(n) + 7
     lanes, rows, items, _, chunks = column_geometry(max(int(n), 1), inner, itemsize)
     return 2 * items + rows.bit_length() + 2 * chunks + 4
 
@@ -281,37 +198,42 @@ def _kernel(relpath, function, in_dtype, value, out_dtype, op, device, **more):
 
 
 class Plan:
-    """One scan of a C-contiguous (outer, n, inner) view with outer * n * inner > 0 on one device: the kernel, its
-    launch geometry, its arguments after the two pointers, and the status slots it keeps (0: none, one tile or one
-    chunk).  Made once per view, dtypes, operator and exclusive (plan()); scan_along() and ready() launch it."""
+    """One scan of a C-contiguous (outer, n, inner) view with outer * n * inner > 0 on one device.  The last axis
+    (inner == 1): the rows build of the 1-D fast scan, launched as decoupled_lookback.launch does (its plans, status
+    words and persistent grid).  Any other: the column kernel, its launch geometry, its arguments after the two
+    pointers, and the status slots it keeps (0: none, one chunk).  Made once per view, dtypes, operator and exclusive
+    (plan()); scan_along() and ready() launch it."""
 
-    __slots__ = ("kernel", "geometry", "before", "after", "slots", "itemsize")
+    __slots__ = ("kernel", "geometry", "before", "after", "slots", "itemsize", "rows")
 
     def __init__(self, outer, n, inner, in_dtype, acc, out_dtype, op, exclusive: bool, device: int):
         total = outer * n * inner
         self.itemsize = COMPUTE_TYPES[acc].itemsize  # T's: the status words and the shared memory hold T
+        self.rows = None
         if inner == 1:
-            self.kernel = _kernel(ROWS_KERNEL, ROWS_FUNCTION, in_dtype, acc, out_dtype, op, device)
-            tiles = -(-total // TILE)
-            if tiles > MAX_GRID:
-                raise ValueError(f"scan: {total} elements is more tiles than one launch takes ({MAX_GRID})")
-            grid, self.slots = tiles, (0 if tiles == 1 else tiles)
-            self.before, self.after = (total, n, int(exclusive)), (tiles,)
-        else:
-            lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize)
-            self.kernel = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, device,
-                                  ITEMS=column_items(self.itemsize))
-            grid = outer * lane_chunks * chunks
-            if grid > MAX_GRID:
-                raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {grid} blocks, "
-                                 f"more than one launch takes ({MAX_GRID})")
-            self.slots = 0 if chunks == 1 else grid * lanes
-            self.before, self.after = (n, inner, lanes, rows, items, lane_chunks, chunks, int(exclusive)), ()
+            if out_dtype != acc:
+                raise ValueError(f"scan: the rows build writes the result dtype {acc}, not {out_dtype}")
+            # (total, row length, x's dtype, op, exclusive, the result dtype where it is not x's): dl.launch's
+            self.rows = (total, n, in_dtype, op, bool(exclusive), None if acc == in_dtype else acc)
+            return
+        lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize)
+        self.kernel = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, device,
+                              ITEMS=column_items(self.itemsize))
+        grid = outer * lane_chunks * chunks
+        if grid > MAX_GRID:
+            raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {grid} blocks, "
+                             f"more than one launch takes ({MAX_GRID})")
+        self.slots = 0 if chunks == 1 else grid * lanes
+        self.before, self.after = (n, inner, lanes, rows, items, lane_chunks, chunks, int(exclusive)), ()
         self.geometry = self.kernel.config(grid, BLOCK)
 
     def launch(self, out: int, x: int, device: int, stream: int, context: int) -> None:
         """The scan of x into out (device addresses) on `stream`: the stream's kept status and its next epoch, or
-        under a CUDA graph's capture a zeroed status of the call's own (_next_status)."""
+        under a CUDA graph's capture a zeroed status of the call's own (_next_status).  Rows: dl.launch."""
+        if self.rows is not None:
+            total, n, in_dtype, op, exclusive, result = self.rows
+            dl.launch(out, x, total, in_dtype, op, exclusive, device, stream, context, result, row_length=n)
+            return
         base, epoch, own = (0, 0, None) if not self.slots else _next_status(self.slots, self.itemsize, device, stream)
         self.kernel.launch_typed(context, stream, self.geometry, out, x, *self.before, base, base + 16 if base else 0,
                                  *self.after, epoch)
@@ -361,7 +283,7 @@ def builds(dtype, op) -> list:
     dtype = as_dtype(dtype)
     value = result_dtype(dtype, op)
     macros = kernel_macros(dtype, value, value, op)
-    return [(ROWS_KERNEL, macros),
+    return [(ROWS_KERNEL, dl.kernel_defines(dtype, op, True, None, None if value == dtype else value, rows=True)),
             (COLUMNS_KERNEL, {**macros, "ITEMS": column_items(COMPUTE_TYPES[value].itemsize)})]
 
 
@@ -369,9 +291,9 @@ SCANS.register(
     "axis", axis_driver, kernels=(ROWS_KERNEL, COLUMNS_KERNEL),
     source="PMPP ch. 11: the segmented scan exercise with §11.7's single pass, decoupled look-back (Merrill & "
            "Garland 2016)",
-    summary="N-d arrays along any axis (auto's choice for axis=): the last axis as one segmented look-back scan "
-            "of the flattened array (rows as segments), other axes as n rows of `inner` coalesced lanes with a "
-            "look-back over row chunks per lane; one read and one write of every element",
+    summary="N-d arrays along any axis (auto's choice for axis=): the last axis as the 1-D fast scan of the "
+            "flattened array on (value, row start) pairs (rows as segments), other axes as n rows of `inner` "
+            "coalesced lanes with a look-back over row chunks per lane; one read and one write of every element",
     model=compute_model, fast=True, error_depth=error_depth,
 )
 

@@ -39,6 +39,7 @@ from .steps import Step
 
 KERNEL = "scan/decoupled_lookback.cu"
 FUNCTION = "decoupled_lookback_scan"
+ROWS_FUNCTION = "decoupled_lookback_rows_scan"  # the build with ROWS 1: every row scanned on its own (scans/axis.py)
 STEP_LIMIT = 1 << 16
 
 
@@ -248,6 +249,96 @@ def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False
 decoupled_lookback_model.takes_types = True
 
 
+def _pair_combine(fa, va, fb, vb, f):
+    """The rows build's operator on (flag, value) pairs, a before b: (fa | fb, fb ? vb : op(va, vb))."""
+    return fa | fb, np.where(fb, vb, f(va, vb))
+
+
+def rows_model(x, row_length: int, *, op="add", exclusive=False, return_steps=False, e=None, itemsize=None):
+    """NumPy step-model of the kernel's rows build (ROWS 1, the kernel file's header): the flattened C-order array x
+    of compute values (its size a multiple of row_length), every row scanned, with the 1-D scan's tiles and the
+    (value, head flag) pairs, in the schedule where every look-back finds its predecessor's P at its first look.
+    e: the kernel's op_identity() (the result dtype's identity held in the compute type; default: the compute type's
+    own, which differs only in what an exclusive scan starts with, e.g. int8 max's -128).  itemsize: the element
+    size that sizes the tile (element_size() of x's dtype and the result dtype; default: the compute type's)."""
+    flat_in = np.ascontiguousarray(x).reshape(-1)
+    total, dt = flat_in.size, flat_in.dtype
+    if total == 0:
+        return (flat_in.copy(), []) if return_steps else flat_in.copy()
+    if return_steps and total > STEP_LIMIT:
+        raise ValueError(f"decoupled_lookback rows: steps are recorded for at most {STEP_LIMIT} elements, got {total}")
+    f = ufunc(op)
+    e = identity(op, dt) if e is None else dt.type(e)
+    policy, tile, _ = _policy(itemsize or dt.itemsize, total)
+    threads, items = policy.threads, tile // policy.threads
+    tiles = -(-total // tile)
+    flat = np.full(tiles * tile, e, dt)
+    flat[:total] = flat_in
+    X = flat.reshape(tiles, threads, items)
+    heads = np.arange(tiles * tile, dtype=np.int64).reshape(tiles, threads, items) % row_length == 0
+    # 3. thread pairs: a left-to-right loop over the items, from the identity at heads (thread_pair_of)
+    flag = np.zeros((tiles, threads), bool)
+    value = np.full((tiles, threads), e, dt)
+    for i in range(items):
+        flag |= heads[:, :, i]
+        value = f(np.where(heads[:, :, i], e, value), X[:, :, i])
+    # warp Kogge-Stone over the pairs (lane >= offset takes (lane - offset) before it)
+    Wf = flag.reshape(tiles, threads // 32, 32).copy()
+    Wv = value.reshape(tiles, threads // 32, 32).copy()
+    offset = 1
+    while offset < 32:
+        sf, sv = Wf[:, :, :-offset].copy(), Wv[:, :, :-offset].copy()
+        Wf[:, :, offset:], Wv[:, :, offset:] = _pair_combine(sf, sv, Wf[:, :, offset:], Wv[:, :, offset:], f)
+        offset *= 2
+    pf = np.zeros_like(Wf)
+    pv = np.full_like(Wv, e)
+    pf[:, :, 1:], pv[:, :, 1:] = Wf[:, :, :-1], Wv[:, :, :-1]  # shfl_up by 1, lane 0 the identity
+    # warp prefixes, warp by warp from the identity
+    agg_f, agg_v = np.zeros(tiles, bool), np.full(tiles, e, dt)
+    wpf, wpv = np.zeros((tiles, threads // 32), bool), np.full((tiles, threads // 32), e, dt)
+    for w in range(threads // 32):
+        wpf[:, w], wpv[:, w] = agg_f, agg_v
+        agg_f, agg_v = _pair_combine(agg_f, agg_v, Wf[:, w, -1], Wv[:, w, -1], f)
+    tpf, tpv = _pair_combine(wpf[:, :, None], wpv[:, :, None], pf, pv, f)
+    tpf, tpv = tpf.reshape(tiles, threads), tpv.reshape(tiles, threads)
+    # 4. look-back in the serial schedule: P[t] = aggregate if the tile holds a head (or is tile 0), else
+    #    op(P[t-1], aggregate); the exclusive prefix of tile t is P[t-1] unless it is tile 0 or starts a row
+    starts_row = (np.arange(tiles, dtype=np.int64) * tile) % row_length == 0
+    prefix = np.full(tiles, e, dt)
+    P = np.empty(tiles, dt)
+    for t in range(tiles):
+        if t > 0 and not starts_row[t]:
+            prefix[t] = P[t - 1]
+        P[t] = agg_v[t] if (t == 0 or agg_f[t]) else f(prefix[t], agg_v[t])
+    # 5. rescan, the running value from the identity at every head
+    running = np.where(tpf, tpv, f(prefix[:, None], tpv))
+    out = np.empty_like(X)
+    for i in range(items):
+        running = np.where(heads[:, :, i], e, running)
+        nxt = f(running, X[:, :, i])
+        out[:, :, i] = running if exclusive else nxt
+        running = nxt
+    result = out.reshape(-1)[:total].copy()
+    if not return_steps:
+        return result
+
+    def at_last_item(values):
+        A = X.copy()
+        A[:, :, -1] = values
+        return A.reshape(-1)
+
+    block = np.where(flag, value, f(tpv, value))  # each thread's inclusive pair within the tile (its value)
+    looked = np.where(flag | tpf, block, f(prefix[:, None], block))
+    steps = [Step("load (16-byte vectors through shared memory)", flat.copy(), []),
+             Step(f"thread (flag, value) totals ({items} items each), restarting at row starts", at_last_item(value),
+                  []),
+             Step("segmented block scan of the thread totals (warp shuffles + warp totals)", at_last_item(block), []),
+             Step("look-back: + the tile's prefix, up to the first row start", at_last_item(looked), []),
+             Step("rescan each thread's items from its prefix" + (" (exclusive)" if exclusive else ""),
+                  out.reshape(-1).copy(), [])]
+    return result, steps
+
+
 def decoupled_lookback_error_depth(n: int) -> int:
     """Roundings on any path from an input to an output (an upper bound for every element size's Config):
     a tile aggregate: <= ITEMS - 1 (thread loop) + 5 (warp scan) + WARPS (warp totals);
@@ -273,7 +364,7 @@ class Plan:
     __slots__ = ("kernel", "policy", "tile", "shared", "vector", "block", "most_blocks", "one_tile", "context",
                  "status_size")
 
-    def __init__(self, dtype, op, vector: bool, small: bool, device: int, result=None):
+    def __init__(self, dtype, op, vector: bool, small: bool, device: int, result=None, rows: bool = False):
         result = dtype if result is None else result
         size = element_size(dtype, result)
         self.status_size = COMPUTE_TYPES[result].itemsize  # the status words hold compute values
@@ -281,8 +372,8 @@ class Plan:
         self.tile, self.vector = _tile(self.policy, size), vector
         self.block, self.context = self.policy.threads, driver.primary(device)
         self.most_blocks = self.policy.grid(1 << 62, vector, device)  # the persistent grid's cap (Config.grid)
-        self.kernel = get_kernel(KERNEL, FUNCTION, device=device,
-                                 **kernel_defines(dtype, op, vector, self.policy, result))
+        self.kernel = get_kernel(KERNEL, ROWS_FUNCTION if rows else FUNCTION, device=device,
+                                 **kernel_defines(dtype, op, vector, self.policy, result, rows))
         self.shared = self.policy.shared_bytes(vector)
         if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
             self.kernel.set_max_dynamic_shared(self.shared)
@@ -290,23 +381,25 @@ class Plan:
         capture.prepare_kept(device)  # made outside any capture: a captured call's status without a memset node
 
 
-_plans: dict = {}  # (dtype, op, vector, small, device) -> Plan
+_plans: dict = {}  # (dtype, op, vector, small, device, result) -> Plan; the rows build's keys end with True
 
 
-def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None, result=None) -> dict:
+def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None, result=None,
+                   rows: bool = False) -> dict:
     """The #defines of the kernel for x of dtype, op, a result dtype (default: dtype), 16-byte aligned (vector) or
-    unaligned arrays, and a Config (default: the large-array one)."""
+    unaligned arrays, and a Config (default: the large-array one); rows: the build that scans every row on its own
+    (ROWS 1)."""
     return {**(policy or config(dtype, None, result)).defines(), "VECTOR_LOADS": int(vector),
-            **type_defines(dtype, op, result)}
+            **({"ROWS": 1} if rows else {}), **type_defines(dtype, op, result)}
 
 
-def plan(dtype, op, vector: bool, small: bool, device: int, result=None) -> Plan:
-    key = (dtype, op, vector, small, device, result)
+def plan(dtype, op, vector: bool, small: bool, device: int, result=None, rows: bool = False) -> Plan:
+    key = (dtype, op, vector, small, device, result) + ((True,) if rows else ())
     found = _plans.get(key)
     if found is None:
         previous = driver.enter(device)  # a ready() call has not entered it: compiling and attributes need it
         try:
-            found = _plans[key] = Plan(dtype, op, vector, small, device, result)
+            found = _plans[key] = Plan(dtype, op, vector, small, device, result, rows)
         finally:
             driver.leave(previous)
     return found
@@ -344,14 +437,17 @@ def next_status(tiles: int, itemsize: int, device: int, stream: int) -> tuple:
 
 
 def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: int, stream: int,
-           context: int = 0, result=None) -> None:
+           context: int = 0, result=None, row_length: int = 0) -> None:
     """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, as `result` (a np.dtype;
     None: dtype), on `stream` of `device` in `context` (0: the current one): the policy's choice, the plan's look-up
-    and one launch."""
+    and one launch.  row_length > 0: every row of that many elements on its own (the rows build; n a multiple of
+    it)."""
     vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
     same = (result is None or result == dtype) and dtype.itemsize >= 4  # then the tile's element size is x's
     small = _policy(dtype.itemsize if same else element_size(dtype, result), n)[2]
     key = (dtype, op, vector, small, device, result)
+    if row_length:
+        key += (True,)
     p = _plans.get(key) or plan(*key)
     tiles = -(-n // p.tile)
     kernel = p.kernel
@@ -369,9 +465,12 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
         base, epoch = next_status(tiles, p.status_size, device, stream)
     if tiles > 1:
         geometry, status = kernel.config(min(tiles, p.most_blocks), p.block, p.shared), base + 16
-    if loader.launch_raw(context, kernel.function, stream, geometry, kernel.arg_types, out, x, n, exclusive, base,
-                         status, tiles, epoch):
-        kernel.launch_typed(context, stream, geometry, out, x, n, exclusive, base, status, tiles, epoch)  # to raise
+    if row_length:
+        args = (out, x, n, row_length, exclusive, base, status, tiles, epoch)
+    else:
+        args = (out, x, n, exclusive, base, status, tiles, epoch)
+    if loader.launch_raw(context, kernel.function, stream, geometry, kernel.arg_types, *args):
+        kernel.launch_typed(context, stream, geometry, *args)  # to raise
 
 
 def ready(kind, x, address: int, n: int, dtype, device: int, stream: int, op: str, exclusive: bool, result=None):

@@ -123,8 +123,8 @@ def test_non_commutative_scans(algorithm):
 
 
 def test_non_commutative_scans_along_axes():
-    """The axis kernels' look-backs in order too: long rows (axis_rows.cu: many tiles per row) and columns
-    (axis_columns.cu: row chunks per lane)."""
+    """The axis kernels' look-backs in order too: long rows (decoupled_lookback.cu's rows build: many tiles per row)
+    and columns (axis_columns.cu: row chunks per lane)."""
     rng = np.random.default_rng(77)
     x = affine_maps(rng, 2 * (2**19 + 5)).reshape(2, -1)
     got = pyscan.scan(x.view(np.int64), axis=1, op=AFFINE_SIGNED, identity=AFFINE_IDENTITY).view(np.uint64)

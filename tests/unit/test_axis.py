@@ -22,6 +22,7 @@ from pyscan.reductions import axis as raxis
 from pyscan.reductions.registry import REDUCTIONS
 from pyscan.runtime import arrays
 from pyscan.scans import axis as saxis
+from pyscan.scans import decoupled_lookback as dl
 from pyscan.scans.registry import SCANS
 from pyscan.types import COMPUTE_TYPES, CustomOperator, Types, identity, load, store, ufunc
 
@@ -78,11 +79,11 @@ def test_scan_model_every_axis(dtype, op, exclusive, rng):
             assert_close(got, expected, x, a, op, saxis.error_depth(n, inner, x.dtype.itemsize))
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 31, 4095, 4096, 4097, 8191, 12289])
+@pytest.mark.parametrize("n", [1, 2, 3, 31, 4095, 4096, 4097, 8191, 8192, 8193, 12289])
 def test_scan_model_rows_across_tiles(n, rng):
-    """Row lengths around the 4096-element tile: rows that start mid-tile, tiles with several heads, rows over
-    several tiles (the look-back stops at a row start)."""
-    for rows in (1, 2, 3):
+    """Row lengths around the rows build's tiles (int32: 4096 elements below 32 such tiles, 8192 above): rows that
+    start mid-tile, tiles with several heads, rows over several tiles (the look-back stops at a row start)."""
+    for rows in (1, 2, 3, -(-140_000 // n)):  # the last: over 32 small tiles, the large tile
         x = rng.integers(-50, 50, (rows, n)).astype(np.int32)
         for exclusive in (False, True):
             np.testing.assert_array_equal(saxis.rows_model(x, n, exclusive=exclusive).reshape(rows, n),
@@ -110,7 +111,8 @@ def test_scan_model_steps_of_rows():
     x = (np.arange(6000, dtype=np.int64) % 5).reshape(3, 2000)
     result, steps = saxis.model(x, return_steps=True)
     np.testing.assert_array_equal(result, np.cumsum(x, axis=1))
-    assert len(steps) == 5 and all(s.values.size == 4096 * 2 for s in steps)
+    tile = dl.tile_size(np.int64, x.size)  # the small tile: 2048 elements of 8 bytes
+    assert tile == 2048 and len(steps) == 5 and all(s.values.size == 3 * tile for s in steps)
 
 
 # ----------------------------------------------------------------------------------------------- reduce models
@@ -238,7 +240,7 @@ def test_kernel_macros_are_one_place():
 
 
 def test_registry_entries():
-    assert SCANS.get("axis").kernels == ("scan/axis_rows.cu", "scan/axis_columns.cu")
+    assert SCANS.get("axis").kernels == ("scan/decoupled_lookback.cu", "scan/axis_columns.cu")
     assert REDUCTIONS.get("axis").kernels == ("reduction/axis_rows.cu", "reduction/axis_columns.cu")
     assert "axis" not in SCANS.auto_priority and SCANS.choose() == "decoupled_lookback"  # 1-D auto unchanged
     assert "axis" in pyscan.scans.IN_PLACE

@@ -434,10 +434,10 @@ def test_kernels_compile_with_custom_operators_and_maps(tmp_path):
     # the axis kernels, through their own macros
     from pyscan import axes
 
-    for k, (relpath, in_dtype, acc, source, e) in enumerate([
-            ("scan/axis_rows.cu", np.float32, np.float32, "max(a, b)", -np.inf),
-            ("reduction/axis_columns.cu", np.int32, np.int64, "a + b", 0)]):
-        macros = axes.kernel_macros(in_dtype, acc, acc, operator(source, e))
+    for k, (relpath, in_dtype, acc, source, e, extra) in enumerate([
+            ("scan/decoupled_lookback.cu", np.float32, np.float32, "max(a, b)", -np.inf, {"ROWS": 1}),
+            ("reduction/axis_columns.cu", np.int32, np.int64, "a + b", 0, {})]):
+        macros = {**axes.kernel_macros(in_dtype, acc, acc, operator(source, e)), **extra}
         path = tmp_path / f"axis{k}.cu"
         path.write_text(loader.build_source(relpath, **macros))
         procs[(relpath, str(np.dtype(in_dtype)), source, None)] = subprocess.Popen(
