@@ -84,22 +84,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     const long long step = (long long)rows * inner;          // from row q to row q + rows
 
     // 1. coalesced loads: row q of the chunk (q = k * rows + ty) -> smem[row_at(q) + tx], op_load converting each
-    //    element to the result dtype and widening it to T (operators.cuh); the results go out through op_store.
-    //    All of a thread's loads are issued before the first lands (unrolled over ITEMS into registers, then
-    //    stored): a loop over the runtime `items` that stored each element before loading the next kept one load
-    //    in flight per thread.
+    //    element to the result dtype and widening it to T (operators.cuh); the results go out through op_store
     if (used) {
-        InT loaded[ITEMS];
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const int q = ty + k * rows;
-            if (k < items && lane_ok && q < left) loaded[k] = in[at + k * step];
-        }
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const int q = ty + k * rows;
-            if (k < items) smem[row_at(q, lanes) + tx] = lane_ok && q < left ? op_load(loaded[k]) : op_identity();
-        }
+        const InT* source = in + at;
+        for (int k = 0, q = ty; k < items; ++k, q += rows, source += step)
+            smem[row_at(q, lanes) + tx] = lane_ok && q < left ? op_load(*source) : op_identity();
     }
     __syncthreads();
 
@@ -170,11 +159,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     }
     __syncthreads();
     if (lane_ok) {
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const int q = ty + k * rows;
-            if (k < items && q < left) out[at + k * step] = op_store(smem[row_at(q, lanes) + tx]);
-        }
+        OutT* target = out + at;
+        for (int k = 0, q = ty; k < items && q < left; ++k, q += rows, target += step)
+            *target = op_store(smem[row_at(q, lanes) + tx]);
     }
 
     if (chunks > 1 && t == 0) {
