@@ -169,10 +169,12 @@ def error_depth(n: int, inner: int = 1, itemsize: int = 4) -> int:
 # GPU.
 
 EPOCHS = 1 << 30
-# The tile counter and status words of both kernels, per (device, stream) and element size: zeroed when allocated,
-# each launch takes the next epoch (docs/runtime.md, "Kept buffers").  Layout (64-bit words): [0] counter and finished
-# blocks, [1] unused, [2:] status words (rows: per tile; columns: per (group, chunk, lane) slot).
-_status = {4: StreamWorkspace("axis scan status, 32-bit types"), 8: StreamWorkspace("axis scan status, 64-bit types")}
+# The column kernel's ticket counter and status words, per (device, stream) and element size (the rows build keeps
+# the 1-D scan's, decoupled_lookback.py): zeroed when allocated, each launch takes the next epoch (docs/runtime.md,
+# "Kept buffers").  Layout (64-bit words): [0] counter and finished blocks, [1] unused, [2:] status words, per
+# (group, chunk, lane) slot.
+_status = {4: StreamWorkspace("axis column scan status, 32-bit types"),
+           8: StreamWorkspace("axis column scan status, 64-bit types")}
 
 
 def _next_status(slots: int, itemsize: int, device: int, stream: int) -> tuple:

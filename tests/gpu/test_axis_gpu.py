@@ -382,3 +382,34 @@ def test_planned_axis_calls_under_torch_graph_capture():
         graph.replay()
         assert torch.equal(scanned, torch.cumsum(x, 0))
         assert torch.equal(reduced, y.sum(1))  # small integers: every float32 sum exact in any order
+
+
+@pytest.mark.parametrize("dtype,requested", [(np.int32, None), (np.int64, None), (np.float64, None),
+                                             (np.int8, None), (np.float16, np.float32), (np.uint8, np.int64)],
+                         ids=lambda v: "-" if v is None else np.dtype(v).name)
+def test_rows_of_arrays_that_are_not_16_byte_aligned(dtype, requested, rng):
+    """The scan along the last axis (decoupled_lookback.cu's rows build) of CuPy views that start one element into
+    their memory: no 16-byte vectors, one block per tile (VECTOR_LOADS 0), the row starts found the same way.  Row
+    lengths around the tiles, inclusive and exclusive, against NumPy exactly (integers; floats within the bound)."""
+    cupy = pytest.importorskip("cupy")
+    for rows, n in [(3, 1), (4099, 2), (257, 31), (33, 4097), (5, 9000), (2, 40_000)]:
+        host = (rng.integers(-100, 100, rows * n + 1) if np.dtype(dtype).kind in "iu" else
+                rng.standard_normal(rows * n + 1) * 10).astype(dtype)
+        base = cupy.asarray(host)
+        x = base[1:].reshape(rows, n)
+        assert x.data.ptr % 16 != 0
+        for exclusive in (False, True):
+            got = cupy.asnumpy(pyscan.scan(x, axis=1, exclusive=exclusive, dtype=requested))
+            values = host[1:].reshape(rows, n)
+            result = np.cumsum(values[:, :1], axis=1, dtype=requested).dtype  # NumPy's result dtype
+            assert got.dtype == result
+            want = np.cumsum(values.astype(np.float64) if result.kind == "f" else values, axis=1, dtype=None if
+                             result.kind == "f" else result)
+            if exclusive:
+                want = np.concatenate([np.zeros((rows, 1), want.dtype), want[:, :-1]], axis=1)
+            if result.kind in "iu":
+                np.testing.assert_array_equal(got, want)
+            else:
+                bound = saxis.error_depth(n) * np.finfo(result).eps * np.cumsum(np.abs(values.astype(np.float64)),
+                                                                                 axis=1)
+                assert np.all(np.abs(got.astype(np.float64) - want) <= bound + 1e-30), (rows, n, exclusive)
