@@ -34,7 +34,8 @@
 #define BLOCK_THREADS 256
 #endif
 #ifndef ITEMS
-#define ITEMS 16  // the most rows a thread scans (the host passes `items` <= ITEMS); 8 for 8-byte T (shared memory)
+#define ITEMS 32  // the most rows a thread scans (the host passes `items` <= ITEMS); 16 for 8-byte T (shared
+                  // memory), half that where a thread scans no more than half (pyscan/scans/axis.py)
 #endif
 #if BLOCK_THREADS != 256
 #error "the host's geometry (pyscan/scans/axis.py) assumes 256 threads"

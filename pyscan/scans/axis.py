@@ -42,9 +42,19 @@ MAX_GRID = 2**31 - 1
 
 
 def column_items(itemsize: int) -> int:
-    """axis_columns.cu ITEMS, the most rows a thread scans: 16 for 4-byte types, 8 for 8-byte ones (its shared
-    memory, ITEMS * 384 elements, stays at 24 KB)."""
-    return 16 if itemsize == 4 else 8
+    """The most rows a thread of axis_columns.cu scans: 32 for 4-byte compute types, 16 for 8-byte ones (the
+    kernel's shared memory, (ITEMS + 1) * 256 elements, then 33 and 34 KB of the 48 KB a block may hold statically).
+    A chunk's fixed costs (the barriers, the Kogge-Stone over row groups, the look-back) are spread over more
+    elements: twice 16 / 8 rows ran 1.05-1.4 x faster (docs/axis.md)."""
+    return 32 if itemsize == 4 else 16
+
+
+def column_build_items(items: int, itemsize: int) -> int:
+    """The ITEMS of the build that runs `items` rows a thread: column_items(), or half that where the thread scans
+    no more than half (short columns, e.g. 16 x 2^20 along axis 0: the smaller shared memory keeps more blocks
+    resident; the larger build ran such shapes 1.08-1.13 x slower)."""
+    most = column_items(itemsize)
+    return most if items > most // 2 else most // 2
 
 
 def column_geometry(n: int, inner: int, itemsize: int) -> tuple:
@@ -220,7 +230,7 @@ class Plan:
             return
         lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize)
         self.kernel = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, device,
-                              ITEMS=column_items(self.itemsize))
+                              ITEMS=column_build_items(items, self.itemsize))
         grid = outer * lane_chunks * chunks
         if grid > MAX_GRID:
             raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {grid} blocks, "
@@ -280,13 +290,14 @@ def axis_driver(x, out, *, op, exclusive, call):
 
 
 def builds(dtype, op) -> list:
-    """(kernel file, #defines) of the two kernels for x of dtype and op, into NumPy's result dtype (prewarm, the
-    sanitizer)."""
+    """(kernel file, #defines) of the builds for x of dtype and op, into NumPy's result dtype (prewarm, the
+    sanitizer): the rows build of the fast scan and the column kernel's two (column_build_items)."""
     dtype = as_dtype(dtype)
     value = result_dtype(dtype, op)
     macros = kernel_macros(dtype, value, value, op)
+    size = COMPUTE_TYPES[value].itemsize
     return [(ROWS_KERNEL, dl.kernel_defines(dtype, op, True, None, None if value == dtype else value, rows=True)),
-            (COLUMNS_KERNEL, {**macros, "ITEMS": column_items(COMPUTE_TYPES[value].itemsize)})]
+            *[(COLUMNS_KERNEL, {**macros, "ITEMS": column_items(size) // k}) for k in (1, 2)]]
 
 
 SCANS.register(

@@ -26,10 +26,10 @@ VARIANTS = [("int32", "add", "int32"), ("int32", "add", "int64"), ("float64", "a
             ("int32", "b != 0 ? b : a", "int32")]
 EXACT = [v for v in VARIANTS if v[0] != "float64"]
 # (outer, n, inner): the row chunks and lanes each exercises are in the comments (4-byte compute type)
-SHAPES = [(1, 5000, 2),      # lanes 2, rows 128: 3 chunks
-          (2, 6000, 16),     # lanes 16, rows 16: 24 chunks, more than a window
-          (1, 3000, 40),     # lanes 32 (rows 8), 2 lane chunks, the second 8 lanes wide: 24 chunks
-          (3, 3000, 3),      # lanes 3, rows 85 (255 threads used): 3 chunks
+SHAPES = [(1, 9000, 2),      # lanes 2, rows 128: 3 chunks
+          (2, 12000, 16),    # lanes 16, rows 16: 24 chunks, more than a window
+          (1, 6000, 40),     # lanes 32 (rows 8), 2 lane chunks, the second 8 lanes wide: 24 chunks
+          (3, 6000, 3),      # lanes 3, rows 85 (255 threads used): 3 chunks
           (2, 33, 5),        # a thread holds one row (items 1 < ITEMS): one chunk
           (1, 9, 300)]       # 10 lane chunks of 32 lanes, 9 rows: one chunk
 
