@@ -175,6 +175,13 @@ def tile_size(dtype, n: int | None = None, result=None) -> int:
     return block_threads(dtype, n, result) * items_per_thread(dtype, n, result)
 
 
+def _at_last_item(X, values):
+    """A step's array: the tiles' items X ([tile, thread, item]) with each thread's last item replaced by its value."""
+    A = X.copy()
+    A[:, :, -1] = values
+    return A.reshape(-1)
+
+
 def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False, types=None):
     """NumPy step-model of `decoupled_lookback` (module docstring): any length.  x: the compute values (the
     registered model converts any dtype, pyscan.types.typed_model); `types` (pyscan.types.Types): the call's input
@@ -228,18 +235,12 @@ def decoupled_lookback_model(x, *, op="add", exclusive=False, return_steps=False
     result = out.reshape(-1)[:n].copy()
     if not return_steps:
         return result
-
-    def at_last_item(values):
-        A = X.copy()
-        A[:, :, -1] = values
-        return A.reshape(-1)
-
     block_inclusive = f(thread_prefix, thread_total)
     steps = [
         Step("load (16-byte vectors through shared memory)", flat.copy(), []),
-        Step(f"thread totals ({items} items each)", at_last_item(thread_total), []),
-        Step("block scan of the thread totals (warp shuffles + warp totals)", at_last_item(block_inclusive), []),
-        Step("look-back: + the tile's exclusive prefix", at_last_item(f(tile_prefix[:, None], block_inclusive)), []),
+        Step(f"thread totals ({items} items each)", _at_last_item(X, thread_total), []),
+        Step("block scan of the thread totals (warp shuffles + warp totals)", _at_last_item(X, block_inclusive), []),
+        Step("look-back: + the tile's exclusive prefix", _at_last_item(X, f(tile_prefix[:, None], block_inclusive)), []),
         Step("rescan each thread's items from its prefix" + (" (exclusive)" if exclusive else ""),
              out.reshape(-1).copy(), []),
     ]
@@ -321,19 +322,13 @@ def rows_model(x, row_length: int, *, op="add", exclusive=False, return_steps=Fa
     result = out.reshape(-1)[:total].copy()
     if not return_steps:
         return result
-
-    def at_last_item(values):
-        A = X.copy()
-        A[:, :, -1] = values
-        return A.reshape(-1)
-
     block = np.where(flag, value, f(tpv, value))  # each thread's inclusive pair within the tile (its value)
     looked = np.where(flag | tpf, block, f(prefix[:, None], block))
     steps = [Step("load (16-byte vectors through shared memory)", flat.copy(), []),
-             Step(f"thread (flag, value) totals ({items} items each), restarting at row starts", at_last_item(value),
+             Step(f"thread (flag, value) totals ({items} items each), restarting at row starts", _at_last_item(X, value),
                   []),
-             Step("segmented block scan of the thread totals (warp shuffles + warp totals)", at_last_item(block), []),
-             Step("look-back: + the tile's prefix, up to the first row start", at_last_item(looked), []),
+             Step("segmented block scan of the thread totals (warp shuffles + warp totals)", _at_last_item(X, block), []),
+             Step("look-back: + the tile's prefix, up to the first row start", _at_last_item(X, looked), []),
              Step("rescan each thread's items from its prefix" + (" (exclusive)" if exclusive else ""),
                   out.reshape(-1).copy(), [])]
     return result, steps
