@@ -2,58 +2,145 @@
 // outer index, the op over n rows of `inner` lanes, lane by lane (PMPP ch. 10's reduction tree, over the rows of a
 // block, once per lane).  The output is (outer, inner).
 //
-// Why this shape.  Threads on consecutive lanes read consecutive addresses (coalesced): a block is `lanes` lanes x
-// `rows` row groups (lanes = inner when inner < 32, a warp then holds 32 / inner whole rows; else 32 .. 256 lanes,
-// wider when n is short).  Blocks are (group, chunk): group = (outer index, lane chunk), chunk = a run of
-// `chunk_rows` rows; the host cuts n into as many chunks as it takes to fill the GPU (2^20 x 16 along axis 0 has a
-// single group of 16 lanes: it needs many row chunks).  A thread folds its lane's rows of the chunk
-// (ty, ty + rows, ...) into four independent accumulators, then a shared-memory tree over ty (PMPP §10.4's
-// convergent tree) gives the chunk's value of each lane.  One chunk per group: that is the result.  Several: they
-// are partials, an (outer, chunks, inner) array that the host reduces again with this same kernel (a second pass,
-// as in PMPP §10.7 without its atomics).  No atomics: every output is a fixed tree of the inputs, so float sums are
-// reproducible run to run and bounded (pyscan/reductions/axis.py, error_depth).
+// Why this shape.  Threads on consecutive lanes read consecutive addresses (coalesced).  A thread holds
+// LANES_PER_THREAD lanes (V; 32 bytes of accumulators: 8 lanes of a 4-byte compute type, 4 of an 8-byte one) and,
+// with VECTOR_LOADS, reads them as one run of V consecutive elements per row (16-byte loads where x's element is 2
+// bytes or wider): a warp then reads 32 V consecutive elements of a row at a time, not 32, with a quarter to an
+// eighth of the load instructions (PMPP §6.1's coalescing, widened as CUB's vectorized loads).  Without
+// VECTOR_LOADS (x not aligned to the run, or inner not a multiple of V) the thread's lanes are strided (tx,
+// tx + threads_x, ...), scalar loads, and every lane's arithmetic is the same as with vectors.  A block is
+// `lanes` lanes (threads_x = lanes / V threads across) x `rows` row groups (lanes = inner when inner < 32, with V = 1:
+// a warp then holds 32 / inner whole rows).  Blocks are (group, chunk): group = (outer index, lane chunk),
+// chunk = a run of `chunk_rows` rows; the host cuts n into as many chunks as it takes to fill the GPU (2^20 x 16
+// along axis 0 has a single group of 16 lanes: it needs many row chunks).  A thread folds each of its lanes' rows
+// of the chunk (ty, ty + rows, ...) into four independent accumulators, then a shared-memory tree over ty (PMPP
+// §10.4's convergent tree) gives the chunk's value of each lane.  One chunk per group: that is the result.
+// Several: they are partials, an (outer, chunks, inner) array that the host reduces again with this same kernel (a
+// second pass, as in PMPP §10.7 without its atomics).  No atomics: every output is a fixed tree of the inputs, the
+// same whatever V and VECTOR_LOADS, so float sums are reproducible run to run and bounded
+// (pyscan/reductions/axis.py, columns_pass and error_depth).
 #include "../common/partials.cuh"  // load_element: x or an earlier pass's partials; op_store keeps partials as T
+
+#ifndef LANES_PER_THREAD
+#define LANES_PER_THREAD (32 / (int)sizeof(T))  // the host passes 1 where inner < 32
+#endif
+#ifndef VECTOR_LOADS
+#define VECTOR_LOADS 1  // the host passes 0 where x + lane is not aligned to a run of V elements
+#endif
 
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
 constexpr int BLOCK = 256;
+constexpr int V = LANES_PER_THREAD;
+static_assert(V >= 1 && BLOCK % V == 0, "LANES_PER_THREAD must divide the block");
+
+// A run of V consecutive elements of x, as few loads as its bytes allow (16 at most each).
+constexpr int RUN_BYTES = V * (int)sizeof(InT);
+constexpr int LOAD_BYTES = RUN_BYTES < 16 ? RUN_BYTES : 16;
+template <int B> struct Word;
+template <> struct Word<1> { using type = unsigned char; };
+template <> struct Word<2> { using type = unsigned short; };
+template <> struct Word<4> { using type = unsigned int; };
+template <> struct Word<8> { using type = uint2; };
+template <> struct Word<16> { using type = int4; };
+using LoadWord = typename Word<LOAD_BYTES>::type;
+static_assert(!VECTOR_LOADS || RUN_BYTES % LOAD_BYTES == 0, "a run is whole loads");
+
+// This thread's V elements of one row: x_row points at the row's element of the block's first lane.
+__device__ __forceinline__ void load_lanes(const InT* x_row, int tx, int threads_x, long long first,
+                                           long long inner, T (&v)[V]) {
+    if constexpr (VECTOR_LOADS && V > 1) {
+        // inner is a multiple of V: the run is all in or all past the end
+        if (first + (long long)tx * V < inner) {
+            InT e[V];
+            const LoadWord* src = reinterpret_cast<const LoadWord*>(x_row + (long long)tx * V);
+#pragma unroll
+            for (int k = 0; k < RUN_BYTES / LOAD_BYTES; ++k) {
+                const LoadWord w = src[k];
+                memcpy(reinterpret_cast<unsigned char*>(e) + k * LOAD_BYTES, &w, LOAD_BYTES);
+            }
+#pragma unroll
+            for (int i = 0; i < V; ++i) v[i] = load_element(e[i]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < V; ++i) v[i] = op_identity();
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const long long l = (long long)tx + (long long)i * threads_x;
+            v[i] = first + l < inner ? load_element(x_row[l]) : op_identity();
+        }
+    }
+}
+
+// Lane i of thread tx: its offset from the block's first lane.
+__device__ __forceinline__ long long lane_of(int tx, int threads_x, int i) {
+    return (VECTOR_LOADS && V > 1) ? (long long)tx * V + i : (long long)tx + (long long)i * threads_x;
+}
 
 // out[(o * chunks + c) * inner + l] = op over rows [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer
 // index o.  The grid is outer * lane_chunks * chunks blocks (lane_chunks = ceil(inner / lanes)).
 extern "C" __global__ void __launch_bounds__(BLOCK)
     axis_columns_reduce(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long inner, int lanes,
                         int rows, long long chunk_rows, long long lane_chunks, long long chunks) {
-    __shared__ T totals[BLOCK];
+    __shared__ T totals[V][BLOCK];  // lane i of thread t at [i][t]: the tree's reads are conflict-free
     const int t = threadIdx.x;
-    const int tx = t % lanes, ty = t / lanes;
+    const int threads_x = lanes / V;
+    const int tx = t % threads_x, ty = t / threads_x;
     const bool used = ty < rows;
     const long long b = blockIdx.x;
     const long long group = b / chunks, c = b % chunks;
     const long long o = group / lane_chunks;
-    const long long l = (group % lane_chunks) * lanes + tx;
+    const long long first = (group % lane_chunks) * lanes;  // the block's first lane
     const long long lo = c * chunk_rows;
     const long long hi = lo + chunk_rows < n ? lo + chunk_rows : n;
-    T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
-    if (used && l < inner) {
-        const InT* x = in + o * n * inner + l;
+    T a0[V], a1[V], a2[V], a3[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) a0[i] = a1[i] = a2[i] = a3[i] = op_identity();
+    if (used && first + lane_of(tx, threads_x, 0) < inner) {
+        const InT* x = in + o * n * inner + first;
         long long r = lo + ty;
         for (; r + 3LL * rows < hi; r += 4LL * rows) {
-            const T v0 = load_element(x[r * inner]), v1 = load_element(x[(r + rows) * inner]),
-                    v2 = load_element(x[(r + 2 * rows) * inner]), v3 = load_element(x[(r + 3 * rows) * inner]);
-            a0 = op_combine(a0, v0);
-            a1 = op_combine(a1, v1);
-            a2 = op_combine(a2, v2);
-            a3 = op_combine(a3, v3);
+            T v0[V], v1[V], v2[V], v3[V];
+            load_lanes(x + r * inner, tx, threads_x, first, inner, v0);
+            load_lanes(x + (r + rows) * inner, tx, threads_x, first, inner, v1);
+            load_lanes(x + (r + 2 * rows) * inner, tx, threads_x, first, inner, v2);
+            load_lanes(x + (r + 3 * rows) * inner, tx, threads_x, first, inner, v3);
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                a0[i] = op_combine(a0[i], v0[i]);
+                a1[i] = op_combine(a1[i], v1[i]);
+                a2[i] = op_combine(a2[i], v2[i]);
+                a3[i] = op_combine(a3[i], v3[i]);
+            }
         }
-        for (; r < hi; r += rows) a0 = op_combine(a0, load_element(x[r * inner]));
+        for (; r < hi; r += rows) {
+            T v0[V];
+            load_lanes(x + r * inner, tx, threads_x, first, inner, v0);
+#pragma unroll
+            for (int i = 0; i < V; ++i) a0[i] = op_combine(a0[i], v0[i]);
+        }
     }
-    if (used) totals[t] = op_combine(op_combine(a0, a1), op_combine(a2, a3));
+    if (used) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) totals[i][t] = op_combine(op_combine(a0[i], a1[i]), op_combine(a2[i], a3[i]));
+    }
     __syncthreads();
     int half = 1;
     while (half < rows) half <<= 1;
     for (half >>= 1; half >= 1; half >>= 1) {  // the tree over ty: row group ty takes ty + half
-        if (used && ty < half && ty + half < rows) totals[t] = op_combine(totals[t], totals[t + half * lanes]);
+        if (used && ty < half && ty + half < rows) {
+#pragma unroll
+            for (int i = 0; i < V; ++i) totals[i][t] = op_combine(totals[i][t], totals[i][t + half * threads_x]);
+        }
         __syncthreads();
     }
-    if (ty == 0 && l < inner) out[(o * chunks + c) * inner + l] = op_store(totals[t]);
+    if (ty == 0) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const long long l = first + lane_of(tx, threads_x, i);
+            if (l < inner) out[(o * chunks + c) * inner + l] = op_store(totals[i][t]);
+        }
+    }
 }

@@ -45,11 +45,12 @@ NOMINAL_SMS = 132  # the models' default: an H100 SXM
 MAX_GRID = 2**31 - 1
 
 
-def row_plan(rows: int, n: int, sms: int) -> tuple:
-    """("short" | "warp" | "block", grid, splits, seg) of axis_rows.cu for `rows` rows of n > 0 elements."""
+def row_plan(rows: int, n: int, sms: int, rows_per_thread: int = 1) -> tuple:
+    """("short" | "warp" | "block", grid, splits, seg) of axis_rows.cu for `rows` rows of n > 0 elements; a "short"
+    thread folds rows_per_thread rows (axis_rows_reduce_short: SHORT_ROW // n; argmax/argmin's kernel: 1)."""
     target = BLOCKS_PER_SM * sms
     if n <= SHORT_ROW:
-        return "short", -(-rows // BLOCK), 1, n
+        return "short", -(-rows // (BLOCK * rows_per_thread)), 1, n
     if n <= WARP_ROW and -(-rows // (BLOCK // 32)) >= target:
         return "warp", -(-rows // (BLOCK // 32)), 1, n
     splits = max(1, min(-(-target // rows), -(-n // (BLOCK * MIN_PER_THREAD))))
@@ -58,28 +59,39 @@ def row_plan(rows: int, n: int, sms: int) -> tuple:
     return "block", rows * splits, splits, seg
 
 
-def pass_plan(outer: int, n: int, inner: int, sms: int) -> tuple:
+def pass_plan(outer: int, n: int, inner: int, sms: int, itemsize: int | None = None) -> tuple:
     """One pass of the axis kernels over an (outer, n, inner) view (n > 0): (kernel, grid, chunks, geometry), kernel
     one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan) or "columns" (column_plan); chunks the
     partials per output (1: the pass gives the result; more: the next pass reduces the (outer, chunks, inner)
-    partials); geometry the kernel's arguments after its pointers.  The reductions and argmax/argmin run it."""
+    partials); geometry the kernel's arguments after its pointers.  itemsize: the reduction's compute type (its
+    threads hold column_vec lanes, or SHORT_ROW // n short rows); None: argmax/argmin's kernels (a lane, a row)."""
     if inner == 1:
-        mode, grid, splits, seg = row_plan(outer, n, sms)
+        per = SHORT_ROW // n if itemsize is not None and n <= SHORT_ROW else 1
+        mode, grid, splits, seg = row_plan(outer, n, sms, per)
         return "rows_" + mode, grid, splits, ((n, splits, seg) if mode == "block" else (outer, n))
-    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
+    vec = column_vec(inner, itemsize) if itemsize is not None else 1
+    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms, vec)
     return "columns", outer * lane_chunks * chunks, chunks, (n, inner, lanes, rows, chunk_rows, lane_chunks, chunks)
 
 
-def column_plan(outer: int, n: int, inner: int, sms: int) -> tuple:
-    """(lanes, rows, chunk_rows, lane_chunks, chunks) of axis_columns.cu for an (outer, n, inner) view, inner > 1."""
+def column_vec(inner: int, itemsize: int) -> int:
+    """Lanes a thread of axis_columns.cu holds (LANES_PER_THREAD) for `inner` lanes of a compute type of `itemsize`
+    bytes: 32 bytes of accumulators where inner >= 32, one lane (a warp over whole rows) below."""
+    return 32 // itemsize if inner >= 32 else 1
+
+
+def column_plan(outer: int, n: int, inner: int, sms: int, vec: int = 1) -> tuple:
+    """(lanes, rows, chunk_rows, lane_chunks, chunks) of axis_columns.cu for an (outer, n, inner) view, inner > 1,
+    `vec` lanes a thread (column_vec; 1 where inner < 32): lanes / vec threads across, rows = 256 / that down."""
     if inner < 32:
-        lanes = inner
+        threads_x, vec = inner, 1
     else:
         rows = 1
         while rows < 8 and rows * 16 < n:
             rows *= 2
-        lanes = min(BLOCK // rows, max(32, 1 << (inner - 1).bit_length()))
-    rows = BLOCK // lanes
+        across = -(-inner // vec)
+        threads_x = min(BLOCK // rows, max(32 if vec == 1 else 1, 1 << (across - 1).bit_length()))
+    lanes, rows = threads_x * vec, BLOCK // threads_x
     lane_chunks = -(-inner // lanes)
     groups = outer * lane_chunks
     wanted = max(1, min(-(-BLOCKS_PER_SM * sms // groups), -(-n // (rows * MIN_PER_THREAD))))
@@ -166,7 +178,7 @@ def columns_pass(x, op, sms):
     """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, chunks, inner) results."""
     outer, n, inner = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
-    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms)
+    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms, column_vec(inner, x.itemsize))
     out = np.empty((outer, chunks, inner), x.dtype)
     for c in range(chunks):
         lo, hi = c * chunk_rows, min(n, (c + 1) * chunk_rows)
@@ -254,10 +266,13 @@ def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOM
     return (stored, steps) if return_steps else stored
 
 
-def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS) -> int:
+def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS, itemsize: int | None = None) -> int:
     """An upper bound on the additions an input passes through in the passes over n elements along the axis: per
     pass, a thread's fold (its elements, 4 accumulators folded in 2 more), the warp trees (5 + 5) or the row-group
-    tree (log2 rows + 1), summed over the passes that reduce the partials."""
+    tree (log2 rows + 1), summed over the passes that reduce the partials.  itemsize: the compute type's (the
+    column passes' geometry depends on it), None: the larger bound of a 4- and an 8-byte one."""
+    if itemsize is None:
+        return max(error_depth(n, inner, outer, sms, size) for size in (4, 8))
     depth, n, outer, inner = 0, max(int(n), 1), max(int(outer), 1), max(int(inner), 1)
     while True:
         if inner == 1:
@@ -265,7 +280,7 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS) 
             per = {"short": seg, "warp": -(-seg // 32) + 7, "block": -(-seg // BLOCK) + 12}[mode]
             chunks = splits
         else:
-            lanes, rows, chunk_rows, _, chunks = column_plan(outer, n, inner, sms)
+            lanes, rows, chunk_rows, _, chunks = column_plan(outer, n, inner, sms, column_vec(inner, itemsize))
             per = -(-chunk_rows // rows) + 2 + rows.bit_length()
         depth += per
         if chunks == 1:
@@ -310,8 +325,9 @@ class Plan:
         steps, offset, source, partials_in, source_dtype = [], 0, self.X, False, in_dtype
         for k, (outer, n, inner) in enumerate(passes):
             last_pass = k == len(passes) - 1
+            vec = column_vec(inner, compute.itemsize)
             while True:
-                kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms)
+                kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms, compute.itemsize)
                 if grid > MAX_GRID:
                     raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
                 last = last_pass and chunks == 1
@@ -321,8 +337,15 @@ class Plan:
                     target, offset = offset, offset + -(-outer * chunks * inner * compute.itemsize // 256) * 256
                 macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
                 kernel, function = REDUCE_FUNCTIONS[kind]
+                unaligned = None  # (alignment, the strided build's get_kernel arguments) for x not aligned to a run
+                if kind == "columns":
+                    vector = vec > 1 and inner % vec == 0  # partials are: 256-byte aligned at every row start
+                    macros.update(LANES_PER_THREAD=vec, VECTOR_LOADS=int(vector))
+                    if vector and source == self.X:
+                        unaligned = (min(16, vec * np.dtype(source_dtype).itemsize),
+                                     (kernel, function, device, {**macros, "VECTOR_LOADS": 0}))
                 fn = get_kernel(kernel, function, device=device, **macros)
-                steps.append((fn, fn.config(grid, BLOCK), source, target, geometry))
+                steps.append((fn, fn.config(grid, BLOCK), source, target, geometry, unaligned))
                 source, source_dtype, partials_in = target, compute, True
                 if chunks == 1:
                     break
@@ -338,9 +361,12 @@ class Plan:
                 base = owner.address
             else:
                 base = _partials.get(self.partial_bytes, device, stream).address
-        for fn, geometry, source, target, args in self.steps:
-            fn.launch_typed(context, stream, geometry, out if target == self.OUT else base + target,
-                            x if source == self.X else base + source, *args)
+        for fn, geometry, source, target, args, unaligned in self.steps:
+            source = x if source == self.X else base + source
+            if unaligned is not None and source % unaligned[0]:
+                kernel, function, on, macros = unaligned[1]
+                fn = get_kernel(kernel, function, device=on, **macros)
+            fn.launch_typed(context, stream, geometry, out if target == self.OUT else base + target, source, *args)
         del owner  # kept until the launches that use it are enqueued
 
 
@@ -382,16 +408,22 @@ def axis_driver(x, *, op, call):
 
 def builds(dtype, op) -> list:
     """(kernel file, #defines) of the kernels for x of dtype and op (prewarm): a pass from x to the result or to
-    partials, a pass from partials to partials or to the result; a later pass of a tuple axis reads partials too."""
+    partials, a pass from partials to partials or to the result; a later pass of a tuple axis reads partials too.
+    The column kernel in its three builds: a thread's lanes as one run (VECTOR_LOADS), strided, and one lane."""
     dtype = as_dtype(dtype)
     value = result_dtype(dtype, op)
     compute = COMPUTE_TYPES[value]
+    vec = column_vec(32, compute.itemsize)
     found = {}
     for source, partials_in in ((dtype, False), (compute, True)):
         for to in (value, compute):
             macros = kernel_macros(source, value, to, op, partials_in=partials_in)
-            found[tuple(sorted((k, str(v)) for k, v in macros.items()))] = macros
-    return [(kernel, macros) for macros in found.values() for kernel in (ROWS_KERNEL, COLUMNS_KERNEL)]
+            variants = [(ROWS_KERNEL, macros)] + [
+                (COLUMNS_KERNEL, {**macros, "LANES_PER_THREAD": lanes, "VECTOR_LOADS": vector})
+                for lanes, vector in ((vec, 1), (vec, 0), (1, 0))]
+            for kernel, m in variants:
+                found[(kernel, tuple(sorted((k, str(v)) for k, v in m.items())))] = (kernel, m)
+    return list(found.values())
 
 
 def _entry_error_depth(n: int, blocks=None, dtype=None) -> int:

@@ -504,10 +504,13 @@ def test_bfloat16_models_round_once():
 
 def test_builds_cover_every_pass():
     """prewarm's builds: from x to the result or to compute-type partials, from partials to partials or the result
-    (float16: four; int8 add, whose result dtype is its compute type: two), each for both kernels; the scans one
-    per kernel, every dtype and operator."""
-    assert len(raxis.builds(np.float16, "add")) == 8
-    assert len(raxis.builds(np.int8, "add")) == 4
+    (float16: four; int8 add, whose result dtype is its compute type: two), each for the rows kernel and the
+    column kernel's three builds (a thread's lanes as one run, strided, one lane); the scans one per kernel, every
+    dtype and operator."""
+    assert len(raxis.builds(np.float16, "add")) == 16
+    assert len(raxis.builds(np.int8, "add")) == 8
+    columns = [m for k, m in raxis.builds(np.float32, "add") if k == raxis.COLUMNS_KERNEL]
+    assert {(m["LANES_PER_THREAD"], m["VECTOR_LOADS"]) for m in columns} == {(8, 1), (8, 0), (1, 0)}
     assert {m.get("PARTIALS_IN", 0) for _, m in raxis.builds(np.float16, "max")} == {0, 1}
     for dtype, op in CASES:
         assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL] + [saxis.COLUMNS_KERNEL] * 2
@@ -529,6 +532,7 @@ class FakeAxisKernel:
         self.in_dtype, self.value = _C_TO_DTYPE[macros["IN_TYPE"]], _C_TO_DTYPE[macros["VALUE_TYPE"]]
         self.compute, self.out_dtype = _C_TO_DTYPE[macros["ELEM_TYPE"]], _C_TO_DTYPE[macros["OUT_TYPE"]]
         self.partials_in = macros.get("PARTIALS_IN", 0) == 1
+        self.vec = macros.get("LANES_PER_THREAD", 1)  # the column kernel's lanes a thread
         self.op = _OP_NAMES[macros["OP"]]
         assert self.compute == COMPUTE_TYPES[self.value]
         assert self.out_dtype in (self.value, self.compute) and (not self.partials_in or self.in_dtype == self.compute)
@@ -561,7 +565,7 @@ class FakeAxisKernel:
         self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
         if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
             out, x, rows, n = args
-            assert grid * (256 if self.function.endswith("short") else 8) >= rows
+            assert grid * (256 * (16 // n) if self.function.endswith("short") else 8) >= rows  # short: 16 // n rows a thread
             self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
         elif self.function == "axis_rows_reduce_block":
             out, x, n, splits, seg = args
@@ -573,7 +577,8 @@ class FakeAxisKernel:
         else:
             out, x, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks = args
             outer = grid // (lane_chunks * chunks)
-            assert grid == outer * lane_chunks * chunks and lanes * rows <= 256 and lane_chunks * lanes >= inner
+            assert grid == outer * lane_chunks * chunks and lanes // self.vec * rows <= 256 and lanes % self.vec == 0
+            assert lane_chunks * lanes >= inner and (self.vec == 1 or inner >= 32)
             values = self._read(x, outer * n * inner).reshape(outer, n, inner)
             self._write(out, np.stack([self._combine(values[:, c * chunk_rows:(c + 1) * chunk_rows], 1)
                                        for c in range(chunks)], 1))

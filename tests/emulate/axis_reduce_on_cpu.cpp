@@ -1,0 +1,65 @@
+// axis_reduce_on_cpu.cpp -- runs one launch of kernels/reduction/axis_columns.cu or axis_rows.cu's short-rows kernel
+// on the CPU (cuda_on_cpu.h) for tests/unit/test_axis_emulated.py:
+//     axis_reduce_on_cpu OUTER N INNER LANES ROWS CHUNK_ROWS LANE_CHUNKS CHUNKS SKIP x.bin out.bin
+//     axis_reduce_on_cpu ROWS N GRID x.bin out.bin            (built with -DEMU_SHORT_ROWS)
+// x.bin: the elements (IN_TYPE, C order); the kernel reads them from SKIP elements into an exactly sized heap array
+// (SKIP 1: x not aligned to a thread's run), so AddressSanitizer reports any read past its end.  out.bin: the
+// launch's outputs (OUT_TYPE): columns OUTER * CHUNKS * INNER, short ROWS.  The geometry is the host's
+// (pyscan.reductions.axis.pass_plan).
+#include "cuda_on_cpu.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#ifdef EMU_SHORT_ROWS
+#include "../../kernels/reduction/axis_rows.cu"
+#else
+#include "../../kernels/reduction/axis_columns.cu"
+#endif
+
+// The file's elements after `skip` default ones, in a heap array of exactly that many (not std::vector: bool).
+template <typename E>
+static std::unique_ptr<E[]> read_file(const char* path, long long skip) {
+    FILE* f = std::fopen(path, "rb");
+    if (!f) return nullptr;
+    std::fseek(f, 0, SEEK_END);
+    const long long count = std::ftell(f) / (long long)sizeof(E);
+    std::fseek(f, 0, SEEK_SET);
+    std::unique_ptr<E[]> v(new E[skip + count]());
+    const bool ok = std::fread(v.get() + skip, sizeof(E), count, f) == (size_t)count;
+    std::fclose(f);
+    return ok ? std::move(v) : nullptr;
+}
+
+int main(int argc, char** argv) {
+    std::unique_ptr<InT[]> x;
+    std::vector<OutT> out;
+#ifdef EMU_SHORT_ROWS
+    if (argc != 6) return 2;
+    const long long rows = std::atoll(argv[1]);
+    const int n = std::atoi(argv[2]), grid = std::atoi(argv[3]);
+    if (!(x = read_file<InT>(argv[4], 0))) return 2;
+    out.assign(rows, OutT{});
+    emu_launch(grid, BLOCK, [&] { axis_rows_reduce_short(out.data(), x.get(), rows, n); });
+    const char* out_path = argv[5];
+#else
+    if (argc != 12) return 2;
+    const long long outer = std::atoll(argv[1]), n = std::atoll(argv[2]), inner = std::atoll(argv[3]);
+    const int lanes = std::atoi(argv[4]), rows = std::atoi(argv[5]);
+    const long long chunk_rows = std::atoll(argv[6]), lane_chunks = std::atoll(argv[7]), chunks = std::atoll(argv[8]);
+    const long long skip = std::atoll(argv[9]);
+    if (!(x = read_file<InT>(argv[10], skip))) return 2;
+    out.assign(outer * chunks * inner, OutT{});
+    emu_launch((int)(outer * lane_chunks * chunks), BLOCK, [&] {
+        axis_columns_reduce(out.data(), x.get() + skip, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks);
+    });
+    const char* out_path = argv[11];
+#endif
+    FILE* f = std::fopen(out_path, "wb");
+    if (!f || std::fwrite(out.data(), sizeof(OutT), out.size(), f) != out.size()) return 2;
+    std::fclose(f);
+    return 0;
+}
