@@ -3,12 +3,11 @@
 // block, once per lane).  The output is (outer, inner).
 //
 // Why this shape.  Threads on consecutive lanes read consecutive addresses (coalesced).  A thread holds
-// LANES_PER_THREAD lanes (V; 32 bytes of accumulators: 8 lanes of a 4-byte compute type, 4 of an 8-byte one) and,
-// with VECTOR_LOADS, reads them as one run of V consecutive elements per row (16-byte loads where x's element is 2
-// bytes or wider): a warp then reads 32 V consecutive elements of a row at a time, not 32, with a quarter to an
-// eighth of the load instructions (PMPP §6.1's coalescing, widened as CUB's vectorized loads).  Without
+// LANES_PER_THREAD lanes (V): where x's elements are narrower than 4 bytes (bool, int8, float16), as many as make 4
+// bytes, and with VECTOR_LOADS it reads them as one 4-byte load per row (PMPP §6.1's coalescing, widened as CUB's
+// vectorized loads: float16 columns read 2-byte elements one by one ran 1.2-1.9 x slower, docs/axis.md).  Without
 // VECTOR_LOADS (x not aligned to the run, or inner not a multiple of V) the thread's lanes are strided (tx,
-// tx + threads_x, ...), scalar loads, and every lane's arithmetic is the same as with vectors.  A block is
+// tx + threads_x, ...), one load each, and every lane's arithmetic is the same as with runs.  A block is
 // `lanes` lanes (threads_x = lanes / V threads across) x `rows` row groups (lanes = inner when inner < 32, with V = 1:
 // a warp then holds 32 / inner whole rows).  Blocks are (group, chunk): group = (outer index, lane chunk),
 // chunk = a run of `chunk_rows` rows; the host cuts n into as many chunks as it takes to fill the GPU (2^20 x 16
@@ -22,7 +21,7 @@
 #include "../common/partials.cuh"  // load_element: x or an earlier pass's partials; op_store keeps partials as T
 
 #ifndef LANES_PER_THREAD
-#define LANES_PER_THREAD (32 / (int)sizeof(T))  // the host passes 1 where inner < 32
+#define LANES_PER_THREAD ((int)sizeof(IN_TYPE) < 4 ? 4 / (int)sizeof(IN_TYPE) : 1)  // the host: 1 where inner < 32
 #endif
 #ifndef VECTOR_LOADS
 #define VECTOR_LOADS 1  // the host passes 0 where x + lane is not aligned to a run of V elements
@@ -34,7 +33,7 @@ constexpr int BLOCK = 256;
 constexpr int V = LANES_PER_THREAD;
 static_assert(V >= 1 && BLOCK % V == 0, "LANES_PER_THREAD must divide the block");
 
-// A run of V consecutive elements of x, as few loads as its bytes allow (16 at most each).
+// A run of V consecutive elements of x, as few loads as its bytes allow (16 bytes at most each).
 constexpr int RUN_BYTES = V * (int)sizeof(InT);
 constexpr int LOAD_BYTES = RUN_BYTES < 16 ? RUN_BYTES : 16;
 template <int B> struct Word;

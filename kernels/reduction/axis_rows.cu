@@ -3,9 +3,8 @@
 //
 // Why three kernels (the host picks by n, pyscan/reductions/axis.py):
 // * short rows (n <= SHORT_ROW): a thread per row.  A warp per row would leave most lanes idle (2^23 rows of 2), so
-//   the block loads its rows (256 * SHORT_ROW / n of them, about 256 * SHORT_ROW consecutive elements) coalesced
-//   into shared memory and each thread folds its own rows from there, each left to right (a pad every 32 elements
-//   keeps the banks apart);
+//   the block loads its 256 rows (256 * n consecutive elements) coalesced into shared memory and each thread folds
+//   its own row from there, left to right (a pad every 32 elements keeps the banks apart);
 // * medium rows (n <= WARP_ROW): a warp per row, the lanes striding through it with four independent accumulators
 //   (loads in flight), folded, then a __shfl_down tree (PMPP §10.4's convergent tree in registers);
 // * long rows: a block per row segment of `seg` elements (the host splits a row into `splits` segments when there
@@ -31,30 +30,22 @@ __device__ __forceinline__ T warp_reduce(T v) {  // lane 0 ends with the warp's 
     return v;
 }
 
-// Rows of n <= SHORT_ROW elements: a thread folds per = SHORT_ROW / n rows (block b owns rows 256 per b ..
-// 256 per (b + 1) - 1: a block's loads are up to 256 * SHORT_ROW elements, all in flight at once, however short the
-// rows: rows of 2 move as much per block as rows of 16).  Thread t folds rows t, t + 256, ... (coalesced stores).
+// Rows of n <= SHORT_ROW elements: block b owns rows 256 b .. 256 b + 255.
 extern "C" __global__ void __launch_bounds__(BLOCK)
     axis_rows_reduce_short(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
     __shared__ T smem[BLOCK * SHORT_ROW + BLOCK * SHORT_ROW / 32];
     const int t = threadIdx.x;
-    const int per = SHORT_ROW / n;
-    const long long row0 = (long long)blockIdx.x * BLOCK * per;
+    const long long row0 = (long long)blockIdx.x * BLOCK;
     const long long base = row0 * n, total = rows * n;
-    const int count = BLOCK * per * n;  // the block's elements, at most BLOCK * SHORT_ROW
-#pragma unroll
-    for (int k = 0; k < SHORT_ROW; ++k) {
+    for (int k = 0; k < n; ++k) {
         const int e = k * BLOCK + t;
-        if (e < count && base + e < total) smem[pad(e)] = load_element(in[base + e]);
+        if (base + e < total) smem[pad(e)] = load_element(in[base + e]);
     }
     __syncthreads();
-    for (int j = 0; j < per; ++j) {
-        const int r = j * BLOCK + t;
-        if (row0 + r < rows) {
-            T acc = op_identity();
-            for (int k = 0; k < n; ++k) acc = op_combine(acc, smem[pad(r * n + k)]);
-            out[row0 + r] = op_store(acc);
-        }
+    if (row0 + t < rows) {
+        T acc = op_identity();
+        for (int j = 0; j < n; ++j) acc = op_combine(acc, smem[pad(t * n + j)]);
+        out[row0 + t] = op_store(acc);
     }
 }
 

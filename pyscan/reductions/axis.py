@@ -41,16 +41,16 @@ SHORT_ROW = 16  # axis_rows.cu SHORT_ROW: rows up to this long get a thread each
 WARP_ROW = 4096  # rows up to this long get a warp each, when there are enough rows to fill the GPU
 BLOCKS_PER_SM = 8  # the grid the geometry aims for: 8 blocks of 256 threads per SM (2048 threads, an H100's most)
 MIN_PER_THREAD = 8  # a row segment or row chunk gives each thread at least this many elements
+COLUMN_MIN_ROWS = 64  # the reduction's column chunks: at least this many rows a thread (fewer partial passes)
 NOMINAL_SMS = 132  # the models' default: an H100 SXM
 MAX_GRID = 2**31 - 1
 
 
-def row_plan(rows: int, n: int, sms: int, rows_per_thread: int = 1) -> tuple:
-    """("short" | "warp" | "block", grid, splits, seg) of axis_rows.cu for `rows` rows of n > 0 elements; a "short"
-    thread folds rows_per_thread rows (axis_rows_reduce_short: SHORT_ROW // n; argmax/argmin's kernel: 1)."""
+def row_plan(rows: int, n: int, sms: int) -> tuple:
+    """("short" | "warp" | "block", grid, splits, seg) of axis_rows.cu for `rows` rows of n > 0 elements."""
     target = BLOCKS_PER_SM * sms
     if n <= SHORT_ROW:
-        return "short", -(-rows // (BLOCK * rows_per_thread)), 1, n
+        return "short", -(-rows // BLOCK), 1, n
     if n <= WARP_ROW and -(-rows // (BLOCK // 32)) >= target:
         return "warp", -(-rows // (BLOCK // 32)), 1, n
     splits = max(1, min(-(-target // rows), -(-n // (BLOCK * MIN_PER_THREAD))))
@@ -63,26 +63,31 @@ def pass_plan(outer: int, n: int, inner: int, sms: int, itemsize: int | None = N
     """One pass of the axis kernels over an (outer, n, inner) view (n > 0): (kernel, grid, chunks, geometry), kernel
     one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan) or "columns" (column_plan); chunks the
     partials per output (1: the pass gives the result; more: the next pass reduces the (outer, chunks, inner)
-    partials); geometry the kernel's arguments after its pointers.  itemsize: the reduction's compute type (its
-    threads hold column_vec lanes, or SHORT_ROW // n short rows); None: argmax/argmin's kernels (a lane, a row)."""
+    partials); geometry the kernel's arguments after its pointers.  itemsize: the size of the elements the pass
+    reads, for the reduction's column kernel (column_vec lanes a thread, COLUMN_MIN_ROWS rows); None: argmax/argmin's
+    (a lane a thread, MIN_PER_THREAD rows)."""
     if inner == 1:
-        per = SHORT_ROW // n if itemsize is not None and n <= SHORT_ROW else 1
-        mode, grid, splits, seg = row_plan(outer, n, sms, per)
+        mode, grid, splits, seg = row_plan(outer, n, sms)
         return "rows_" + mode, grid, splits, ((n, splits, seg) if mode == "block" else (outer, n))
-    vec = column_vec(inner, itemsize) if itemsize is not None else 1
-    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms, vec)
+    if itemsize is None:
+        plan = column_plan(outer, n, inner, sms)
+    else:
+        plan = column_plan(outer, n, inner, sms, column_vec(inner, itemsize), COLUMN_MIN_ROWS)
+    lanes, rows, chunk_rows, lane_chunks, chunks = plan
     return "columns", outer * lane_chunks * chunks, chunks, (n, inner, lanes, rows, chunk_rows, lane_chunks, chunks)
 
 
 def column_vec(inner: int, itemsize: int) -> int:
-    """Lanes a thread of axis_columns.cu holds (LANES_PER_THREAD) for `inner` lanes of a compute type of `itemsize`
-    bytes: 32 bytes of accumulators where inner >= 32, one lane (a warp over whole rows) below."""
-    return 32 // itemsize if inner >= 32 else 1
+    """Lanes a thread of axis_columns.cu holds (LANES_PER_THREAD) where it reads elements of `itemsize` bytes: as many
+    as make 4 bytes of x (2 of float16, 4 of bool), read as one load; 1 for 4-byte and wider elements (the partials
+    of a later pass too) and where inner < 32."""
+    return 4 // itemsize if inner >= 32 and itemsize < 4 else 1
 
 
-def column_plan(outer: int, n: int, inner: int, sms: int, vec: int = 1) -> tuple:
-    """(lanes, rows, chunk_rows, lane_chunks, chunks) of axis_columns.cu for an (outer, n, inner) view, inner > 1,
-    `vec` lanes a thread (column_vec; 1 where inner < 32): lanes / vec threads across, rows = 256 / that down."""
+def column_plan(outer: int, n: int, inner: int, sms: int, vec: int = 1, min_rows: int = MIN_PER_THREAD) -> tuple:
+    """(lanes, rows, chunk_rows, lane_chunks, chunks) of axis_columns.cu for an (outer, n, inner) view, inner > 1:
+    `vec` lanes a thread (lanes / vec threads across, rows = 256 / that down), a row chunk at least `min_rows` rows
+    a thread where n allows (more chunks fill the GPU, but each chunk's partials cost another pass)."""
     if inner < 32:
         threads_x, vec = inner, 1
     else:
@@ -94,7 +99,7 @@ def column_plan(outer: int, n: int, inner: int, sms: int, vec: int = 1) -> tuple
     lanes, rows = threads_x * vec, BLOCK // threads_x
     lane_chunks = -(-inner // lanes)
     groups = outer * lane_chunks
-    wanted = max(1, min(-(-BLOCKS_PER_SM * sms // groups), -(-n // (rows * MIN_PER_THREAD))))
+    wanted = max(1, min(-(-BLOCKS_PER_SM * sms // groups), -(-n // (rows * min_rows))))
     chunk_rows = -(-n // wanted)
     chunk_rows = -(-chunk_rows // rows) * rows
     return lanes, rows, chunk_rows, lane_chunks, -(-n // chunk_rows)
@@ -174,11 +179,13 @@ def rows_pass(x, op, sms):
     return out
 
 
-def columns_pass(x, op, sms):
-    """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, chunks, inner) results."""
+def columns_pass(x, op, sms, itemsize=None):
+    """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, chunks, inner) results.  itemsize: the size
+    of the elements the kernel reads (x's stored dtype on a first pass; default x's own, the compute type's)."""
     outer, n, inner = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
-    lanes, rows, chunk_rows, lane_chunks, chunks = column_plan(outer, n, inner, sms, column_vec(inner, x.itemsize))
+    _, _, chunks, geometry = pass_plan(outer, n, inner, sms, itemsize or x.itemsize)
+    rows, chunk_rows = geometry[3], geometry[4]
     out = np.empty((outer, chunks, inner), x.dtype)
     for c in range(chunks):
         lo, hi = c * chunk_rows, min(n, (c + 1) * chunk_rows)
@@ -197,8 +204,9 @@ def columns_pass(x, op, sms):
     return out
 
 
-def reduce_model_along(x, op, sms=NOMINAL_SMS):
-    """The driver's passes on a C-contiguous (outer, n, inner) x, n > 0: the (outer, inner) result."""
+def reduce_model_along(x, op, sms=NOMINAL_SMS, itemsize=None):
+    """The driver's passes on a C-contiguous (outer, n, inner) x, n > 0: the (outer, inner) result.  itemsize: the
+    size of x's elements as stored (the first pass's geometry depends on it; later passes read partials)."""
     outer, n, inner = x.shape
     if inner == 1:
         part = x.reshape(outer, n)
@@ -206,18 +214,19 @@ def reduce_model_along(x, op, sms=NOMINAL_SMS):
             part = rows_pass(part, op, sms)
             if part.shape[1] == 1:
                 return part.reshape(outer, 1)
-    part = x
-    while True:
+    part = columns_pass(x, op, sms, itemsize)
+    while part.shape[1] != 1:
         part = columns_pass(part, op, sms)
-        if part.shape[1] == 1:
-            return part.reshape(outer, inner)
+    return part.reshape(outer, inner)
 
 
-def compute_model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOMINAL_SMS):
+def compute_model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOMINAL_SMS, itemsize=None):
     """NumPy model of the axis reduction on the kernels' compute values (x already loaded: pyscan.types.load), x of
     any shape over `axis` (None: every axis, as one row), the passes of pyscan.axes.reduce_plan, each the kernels'
     trees, the partials between passes kept in the compute type as the kernels keep them.  A 1-D x (the
-    registry's use, through typed_model) is one row.  An empty reduction gives the identity; max/min raise."""
+    registry's use, through typed_model) is one row.  An empty reduction gives the identity; max/min raise.
+    itemsize: the size of x's elements as stored before the load (the first column pass's geometry depends on it;
+    default: x's own)."""
     from ..axes import normalize_axes, reduce_plan, result_shape
 
     check_op(op)
@@ -236,7 +245,8 @@ def compute_model(x, *, op="add", return_steps=False, axis=None, keepdims=False,
         part = np.ascontiguousarray(x).reshape(-1)
         steps = []
         for outer, n, inner in reduce_plan(x.shape, axes):
-            part = reduce_model_along(part.reshape(outer, n, inner), op, sms).reshape(-1)
+            part = reduce_model_along(part.reshape(outer, n, inner), op, sms, itemsize if not steps else None)
+            part = part.reshape(-1)
             steps.append(Step(f"reduce (outer, n, inner) = ({outer}, {n}, {inner})", part.copy()))
         if not steps:
             steps.append(Step("nothing to combine (only extents of 1 reduced)", part.copy()))
@@ -258,7 +268,8 @@ def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOM
     types = Types.of(x.dtype, op, dtype)
     if isinstance(op, CustomOperator):
         op = op.bound(types.value)
-    out = compute_model(load(x, types), op=op, return_steps=return_steps, axis=axis, keepdims=keepdims, sms=sms)
+    out = compute_model(load(x, types), op=op, return_steps=return_steps, axis=axis, keepdims=keepdims, sms=sms,
+                        itemsize=x.itemsize)
     result, steps = out if return_steps else (out, None)
     stored = store(np.asarray(result), types)
     if np.ndim(result) == 0 and not isinstance(result, np.ndarray):
@@ -269,10 +280,10 @@ def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOM
 def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS, itemsize: int | None = None) -> int:
     """An upper bound on the additions an input passes through in the passes over n elements along the axis: per
     pass, a thread's fold (its elements, 4 accumulators folded in 2 more), the warp trees (5 + 5) or the row-group
-    tree (log2 rows + 1), summed over the passes that reduce the partials.  itemsize: the compute type's (the
-    column passes' geometry depends on it), None: the larger bound of a 4- and an 8-byte one."""
+    tree (log2 rows + 1), summed over the passes that reduce the partials.  itemsize: the size of x's elements (the
+    first column pass's geometry depends on it); None: the largest bound of any."""
     if itemsize is None:
-        return max(error_depth(n, inner, outer, sms, size) for size in (4, 8))
+        return max(error_depth(n, inner, outer, sms, size) for size in (1, 2, 4))
     depth, n, outer, inner = 0, max(int(n), 1), max(int(outer), 1), max(int(inner), 1)
     while True:
         if inner == 1:
@@ -280,12 +291,13 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS, 
             per = {"short": seg, "warp": -(-seg // 32) + 7, "block": -(-seg // BLOCK) + 12}[mode]
             chunks = splits
         else:
-            lanes, rows, chunk_rows, _, chunks = column_plan(outer, n, inner, sms, column_vec(inner, itemsize))
+            _, _, chunks, geometry = pass_plan(outer, n, inner, sms, itemsize)
+            rows, chunk_rows = geometry[3], geometry[4]
             per = -(-chunk_rows // rows) + 2 + rows.bit_length()
         depth += per
         if chunks == 1:
             return depth
-        n = chunks
+        n, itemsize = chunks, 4  # later passes read the partials
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -325,9 +337,9 @@ class Plan:
         steps, offset, source, partials_in, source_dtype = [], 0, self.X, False, in_dtype
         for k, (outer, n, inner) in enumerate(passes):
             last_pass = k == len(passes) - 1
-            vec = column_vec(inner, compute.itemsize)
             while True:
-                kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms, compute.itemsize)
+                reads = np.dtype(source_dtype).itemsize
+                kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms, reads)
                 if grid > MAX_GRID:
                     raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
                 last = last_pass and chunks == 1
@@ -339,11 +351,11 @@ class Plan:
                 kernel, function = REDUCE_FUNCTIONS[kind]
                 unaligned = None  # (alignment, the strided build's get_kernel arguments) for x not aligned to a run
                 if kind == "columns":
-                    vector = vec > 1 and inner % vec == 0  # partials are: 256-byte aligned at every row start
+                    vec = column_vec(inner, reads)
+                    vector = inner % vec == 0  # then every row start of x is aligned if x is
                     macros.update(LANES_PER_THREAD=vec, VECTOR_LOADS=int(vector))
-                    if vector and source == self.X:
-                        unaligned = (min(16, vec * np.dtype(source_dtype).itemsize),
-                                     (kernel, function, device, {**macros, "VECTOR_LOADS": 0}))
+                    if vector and vec > 1:
+                        unaligned = (vec * reads, (kernel, function, device, {**macros, "VECTOR_LOADS": 0}))
                 fn = get_kernel(kernel, function, device=device, **macros)
                 steps.append((fn, fn.config(grid, BLOCK), source, target, geometry, unaligned))
                 source, source_dtype, partials_in = target, compute, True
@@ -409,18 +421,19 @@ def axis_driver(x, *, op, call):
 def builds(dtype, op) -> list:
     """(kernel file, #defines) of the kernels for x of dtype and op (prewarm): a pass from x to the result or to
     partials, a pass from partials to partials or to the result; a later pass of a tuple axis reads partials too.
-    The column kernel in its three builds: a thread's lanes as one run (VECTOR_LOADS), strided, and one lane."""
+    The column kernel one lane a thread, and for x narrower than 4 bytes also its runs of lanes (column_vec) as one
+    load and strided (x not aligned to a run)."""
     dtype = as_dtype(dtype)
     value = result_dtype(dtype, op)
     compute = COMPUTE_TYPES[value]
-    vec = column_vec(32, compute.itemsize)
     found = {}
     for source, partials_in in ((dtype, False), (compute, True)):
+        vec = column_vec(32, source.itemsize)
         for to in (value, compute):
             macros = kernel_macros(source, value, to, op, partials_in=partials_in)
             variants = [(ROWS_KERNEL, macros)] + [
                 (COLUMNS_KERNEL, {**macros, "LANES_PER_THREAD": lanes, "VECTOR_LOADS": vector})
-                for lanes, vector in ((vec, 1), (vec, 0), (1, 0))]
+                for lanes, vector in {(vec, 1), (vec, 0) if vec > 1 else (1, 1), (1, 1)}]
             for kernel, m in variants:
                 found[(kernel, tuple(sorted((k, str(v)) for k, v in m.items())))] = (kernel, m)
     return list(found.values())

@@ -505,12 +505,13 @@ def test_bfloat16_models_round_once():
 def test_builds_cover_every_pass():
     """prewarm's builds: from x to the result or to compute-type partials, from partials to partials or the result
     (float16: four; int8 add, whose result dtype is its compute type: two), each for the rows kernel and the
-    column kernel's three builds (a thread's lanes as one run, strided, one lane); the scans one per kernel, every
-    dtype and operator."""
-    assert len(raxis.builds(np.float16, "add")) == 16
-    assert len(raxis.builds(np.int8, "add")) == 8
-    columns = [m for k, m in raxis.builds(np.float32, "add") if k == raxis.COLUMNS_KERNEL]
-    assert {(m["LANES_PER_THREAD"], m["VECTOR_LOADS"]) for m in columns} == {(8, 1), (8, 0), (1, 0)}
+    column kernel one lane a thread, and from x narrower than 4 bytes also with runs of lanes, as one load and
+    strided; the scans one per kernel, every dtype and operator."""
+    assert len(raxis.builds(np.float16, "add")) == 12  # from x: 2 x (rows + 3 column builds); partials: 2 x 2
+    assert len(raxis.builds(np.int8, "add")) == 6  # from x: rows + 3 column builds; partials: 2
+    columns = [m for k, m in raxis.builds(np.float16, "add") if k == raxis.COLUMNS_KERNEL]
+    assert {(m["LANES_PER_THREAD"], m["VECTOR_LOADS"]) for m in columns} == {(2, 1), (2, 0), (1, 1)}
+    assert {m["LANES_PER_THREAD"] for k, m in raxis.builds(np.float32, "add") if k == raxis.COLUMNS_KERNEL} == {1}
     assert {m.get("PARTIALS_IN", 0) for _, m in raxis.builds(np.float16, "max")} == {0, 1}
     for dtype, op in CASES:
         assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL] + [saxis.COLUMNS_KERNEL] * 2
@@ -565,7 +566,7 @@ class FakeAxisKernel:
         self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
         if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
             out, x, rows, n = args
-            assert grid * (256 * (16 // n) if self.function.endswith("short") else 8) >= rows  # short: 16 // n rows a thread
+            assert grid * (256 if self.function.endswith("short") else 8) >= rows
             self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
         elif self.function == "axis_rows_reduce_block":
             out, x, n, splits, seg = args

@@ -110,8 +110,8 @@ def test_look_backs_through_many_windows(build_hidden, shape):
 
 # ------------------------------------------------- the axis reduction's column and short-rows kernels on the CPU
 
-# (x dtype, op, result dtype, compute itemsize): a thread's run of lanes 32 bytes of x (int32, float64), 16 bytes of
-# float16 (compute float32), 4 bytes of bool (compute int64); a non-commutative operator
+# (x dtype, op, result dtype): a thread's run of lanes 4 bytes of x (float16: 2 lanes, compute float32; bool: 4
+# lanes, compute int64), one lane (int32, float64); a non-commutative operator
 REDUCE_VARIANTS = [("int32", "add", "int32"), ("float64", "add", "float64"), ("float16", "add", "float16"),
                    ("bool", "add", "int64"), ("int32", "b != 0 ? b : a", "int32")]
 # (outer, n, inner): inner a multiple of the lanes a thread holds (one run), not one (strided), under 32 (a lane a
@@ -131,8 +131,8 @@ def _reduce_build(variant, where, short=False):
     if short:
         builds["short"] = build_emulator("axis_reduce_on_cpu", where, macros, extra)
     else:
-        vec = raxis.column_vec(32, compute.itemsize)
-        for lanes, vector in ((vec, 1), (vec, 0), (1, 0)):
+        vec = raxis.column_vec(32, dtype.itemsize)
+        for lanes, vector in {(vec, 1), (vec, 0), (1, 1)}:
             sub = where / f"v{lanes}{vector}"
             sub.mkdir()
             builds[(lanes, vector)] = build_emulator("axis_reduce_on_cpu", sub,
@@ -157,24 +157,25 @@ def _run_binary(binary, args, where, x, out_dtype, count):
 @pytest.mark.parametrize("shape", REDUCE_SHAPES, ids=str)
 def test_the_column_reduction_on_the_cpu_is_the_model(reduce_build, shape):
     """One pass of axis_columns.cu, in each build the host may launch for the shape (a thread's lanes as one run, x
-    aligned; the strided build, x aligned or not; one lane where inner < 32), into compute-type partials: the model's
-    columns_pass bit for bit, on the geometry pass_plan gives."""
+    aligned; the strided build, x aligned or not; one lane a thread, x aligned to its element or not), into
+    compute-type partials: the model's columns_pass bit for bit, on the geometry pass_plan gives."""
     from pyscan.reductions import axis as raxis
     from pyscan.types import Types, load
 
     builds, dtype, op, result, compute, where = reduce_build
     outer, n, inner = shape
     sms = 2  # few blocks wanted: several row chunks at these sizes
-    kind, grid, chunks, geometry = raxis.pass_plan(outer, n, inner, sms, compute.itemsize)
+    kind, grid, chunks, geometry = raxis.pass_plan(outer, n, inner, sms, dtype.itemsize)
     assert kind == "columns"
     _, _, lanes, rows, chunk_rows, lane_chunks, _ = geometry
-    vec = raxis.column_vec(inner, compute.itemsize)
+    vec = raxis.column_vec(inner, dtype.itemsize)
     rng = np.random.default_rng(sum(shape))
     x = _values(dtype, outer * n * inner, rng).reshape(shape) if dtype != np.bool_ else rng.random(shape) < 0.5
     cop = op.bound(result) if hasattr(op, "bound") else op
-    want = raxis.columns_pass(load(x, Types.of(x.dtype, op, result)), cop, sms)
+    want = raxis.columns_pass(load(x, Types.of(x.dtype, op, result)), cop, sms, dtype.itemsize)
+    assert chunks > 1 or n < 1000
     cases = [((vec, 1), 0), ((vec, 0), 0), ((vec, 0), 1)] if vec > 1 and inner % vec == 0 else (
-        [((vec, 0), 0), ((vec, 0), 1)] if vec > 1 else [((1, 0), 0)])
+        [((vec, 0), 0), ((vec, 0), 1)] if vec > 1 else [((1, 1), 0), ((1, 1), 1)])
     for build, skip in cases:
         args = [outer, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks, skip]
         got = _run_binary(builds[build], args, where, x, compute, outer * chunks * inner)
@@ -183,8 +184,8 @@ def test_the_column_reduction_on_the_cpu_is_the_model(reduce_build, shape):
 
 @pytest.mark.parametrize("variant", REDUCE_VARIANTS[:4], ids=lambda v: "-".join(v))
 def test_the_short_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
-    """axis_rows_reduce_short, SHORT_ROW // n rows a thread: every row folded left to right (rows_pass), rows past
-    the last block's end untouched and never read."""
+    """axis_rows_reduce_short, a row a thread: every row folded left to right (rows_pass), nothing read past x's
+    end."""
     from pyscan.reductions import axis as raxis
     from pyscan.types import Types, load
 
@@ -193,7 +194,7 @@ def test_the_short_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
     for rows, n in [(1, 1), (700, 2), (513, 3), (2049, 5), (300, 16), (4097, 2)]:
         x = _values(dtype, rows * n, rng).reshape(rows, n) if dtype != np.bool_ else rng.random((rows, n)) < 0.5
         kind, grid, _, _ = raxis.pass_plan(rows, n, 1, 2, compute.itemsize)
-        assert kind == "rows_short" and grid == -(-rows // (256 * (16 // n)))
+        assert kind == "rows_short" and grid == -(-rows // 256)
         got = _run_binary(builds["short"], [rows, n, grid], where, x, compute, rows)
         want = raxis.rows_pass(load(x, Types.of(x.dtype, op, result)), op, 2)
         np.testing.assert_array_equal(got, want.reshape(-1), err_msg=f"{rows} x {n}")
