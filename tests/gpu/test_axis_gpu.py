@@ -412,3 +412,26 @@ def test_rows_of_arrays_that_are_not_16_byte_aligned(dtype, requested, rng):
                 bound = saxis.error_depth(n) * np.finfo(result).eps * np.cumsum(np.abs(values.astype(np.float64)),
                                                                                  axis=1)
                 assert np.all(np.abs(got.astype(np.float64) - want) <= bound + 1e-30), (rows, n, exclusive)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.bool_, np.int8], ids=lambda d: np.dtype(d).name)
+def test_reductions_of_aligned_and_unaligned_views_are_the_model(dtype, rng):
+    """The reduction's loads that read several elements at once (short rows of 2, 4, 8 or 16 bytes a load; column
+    threads' 4-byte runs of narrow x), on CuPy arrays and on views one element into their memory (which take the
+    kernels that read an element at a time, with the same arithmetic): the model bit for bit either way."""
+    cupy = pytest.importorskip("cupy")
+    sms = driver.multiprocessor_count(0)
+    cases = [((4099, 2), 1), ((1000, 4), 1), ((513, 8), 1), ((300, 16), 1), ((300, 66), 0), ((300, 67), 0),
+             ((64, 4096), 0), ((2, 700, 64), 1), ((3, 5000, 40), 1)]
+    for shape, axis in cases:
+        size = math.prod(shape)
+        host = (rng.random(size + 1) < 0.5) if dtype == np.bool_ else (
+            rng.integers(-100, 100, size + 1) if np.dtype(dtype).kind == "i" else rng.standard_normal(size + 1) * 10)
+        host = host.astype(dtype)
+        base = cupy.asarray(host)
+        for skip in (0, 1):
+            x = base[skip:skip + size].reshape(shape)
+            want = raxis.model(host[skip:skip + size].reshape(shape), axis=axis, sms=sms)
+            got = cupy.asnumpy(pyscan.reduce(x, axis=axis))
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"{shape} axis {axis} skip {skip}")

@@ -564,9 +564,10 @@ class FakeAxisKernel:
 
     def launch_typed(self, context, stream, grid, *args):
         self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
-        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
+        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp") or "_word" in self.function:
             out, x, rows, n = args
-            assert grid * (256 if self.function.endswith("short") else 8) >= rows
+            assert grid * (8 if self.function.endswith("warp") else 256) >= rows
+            assert "_word" not in self.function or self.function.endswith(f"word{n * self.in_dtype.itemsize}")
             self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
         elif self.function == "axis_rows_reduce_block":
             out, x, n, splits, seg = args
