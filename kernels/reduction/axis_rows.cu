@@ -71,15 +71,22 @@ __device__ __forceinline__ void reduce_word_rows(OutT* __restrict__ out, const I
         }
     }
 }
-#define WORD_ROWS(B)                                                                                         \
-    extern "C" __global__ void __launch_bounds__(BLOCK) axis_rows_reduce_word##B(                            \
-        OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {                          \
-        reduce_word_rows<B>(out, in, rows);                                                                  \
-    }
-WORD_ROWS(2)
-WORD_ROWS(4)
-WORD_ROWS(8)
-WORD_ROWS(16)
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_word2(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
+    reduce_word_rows<2>(out, in, rows);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_word4(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
+    reduce_word_rows<4>(out, in, rows);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_word8(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
+    reduce_word_rows<8>(out, in, rows);
+}
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_word16(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
+    reduce_word_rows<16>(out, in, rows);
+}
 
 // Rows of medium length: warp w of block b reduces row 8 b + w.
 extern "C" __global__ void __launch_bounds__(BLOCK)

@@ -753,3 +753,20 @@ def test_the_axis_algorithm_and_unit_extents_run_the_plan(emulated_axis_gpu, rng
     got = pyscan.reduce(FakeDeviceArray(small), axis=1).host
     np.testing.assert_array_equal(got, small.sum(axis=1))
     assert got.dtype == np.int64 and len(launches) == 1
+
+
+def test_every_reduce_function_is_declared_in_its_kernel_file():
+    """Each kernel the axis reduction's plans name is a __global__ function the loader reads off its file, with the
+    arguments the plans pass (the pointers, then the pass geometry): no launch can name a function it cannot find."""
+    from pyscan.runtime.loader import build_source, global_functions, signature
+
+    views = {"rows_short": (5, 3, 1, 2), "rows_warp": (10**6, 100, 1, 2), "rows_block": (2, 10**6, 1, 2),
+             "columns": (2, 100, 64, 2)}
+    for kind, (kernel, function) in raxis.REDUCE_FUNCTIONS.items():
+        source = build_source(kernel, **axes.kernel_macros(np.float16, np.float16, np.float32, "add"))
+        assert function in global_functions(source), (kind, function)
+        word = kind.startswith("rows_word")
+        outer, n, inner, itemsize = (7, int(kind[len("rows_word"):]), 1, 1) if word else views[kind]  # word: int8
+        planned = raxis.pass_plan(outer, n, inner, 132, itemsize)
+        assert planned[0] == kind
+        assert len(signature(source, function)) == 2 + len(planned[3]), (kind, signature(source, function))
