@@ -1,5 +1,4 @@
 // partials.cuh -- the loads of a multi-pass reduction (kernels/reduction/axis_rows.cu, axis_columns.cu).
-// Word<B>::type: an unsigned or vector type of B bytes, for reading B bytes of x (several elements) as one load.
 //
 // A first pass reads x: operators.cuh's op_load converts each element to the result dtype (VALUE_TYPE) and widens it
 // to T, NumPy's conversion to the accumulator, done in the load (no extra pass).  A later pass reads the partials an
@@ -18,10 +17,3 @@ __device__ __forceinline__ T load_element(IN_TYPE v) {
     if constexpr (PARTIALS_IN) return convert<T>(v);
     else return op_load(v);
 }
-
-template <int B> struct Word;
-template <> struct Word<1> { using type = unsigned char; };
-template <> struct Word<2> { using type = unsigned short; };
-template <> struct Word<4> { using type = unsigned int; };
-template <> struct Word<8> { using type = uint2; };
-template <> struct Word<16> { using type = int4; };

@@ -36,6 +36,12 @@ static_assert(V >= 1 && BLOCK % V == 0, "LANES_PER_THREAD must divide the block"
 // A run of V consecutive elements of x, as few loads as its bytes allow (16 bytes at most each).
 constexpr int RUN_BYTES = V * (int)sizeof(InT);
 constexpr int LOAD_BYTES = RUN_BYTES < 16 ? RUN_BYTES : 16;
+template <int B> struct Word;
+template <> struct Word<1> { using type = unsigned char; };
+template <> struct Word<2> { using type = unsigned short; };
+template <> struct Word<4> { using type = unsigned int; };
+template <> struct Word<8> { using type = uint2; };
+template <> struct Word<16> { using type = int4; };
 using LoadWord = typename Word<LOAD_BYTES>::type;
 static_assert(!VECTOR_LOADS || RUN_BYTES % LOAD_BYTES == 0, "a run is whole loads");
 

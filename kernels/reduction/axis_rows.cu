@@ -1,11 +1,10 @@
 // axis_rows.cu -- reduce every row of a C-contiguous (rows, n) table (a reduction along the LAST axis): PMPP ch. 10's
 // reduction trees, one per row, with the work shaped by the row length so every shape reads at copy bandwidth.
 //
-// Why three shapes of kernel (the host picks by n, pyscan/reductions/axis.py):
+// Why three kernels (the host picks by n, pyscan/reductions/axis.py):
 // * short rows (n <= SHORT_ROW): a thread per row.  A warp per row would leave most lanes idle (2^23 rows of 2), so
 //   the block loads its 256 rows (256 * n consecutive elements) coalesced into shared memory and each thread folds
 //   its own row from there, left to right (a pad every 32 elements keeps the banks apart);
-//   rows of 2, 4, 8 or 16 bytes read whole, one load a thread (axis_rows_reduce_word2 .. 16);
 // * medium rows (n <= WARP_ROW): a warp per row, the lanes striding through it with four independent accumulators
 //   (loads in flight), folded, then a __shfl_down tree (PMPP §10.4's convergent tree in registers);
 // * long rows: a block per row segment of `seg` elements (the host splits a row into `splits` segments when there
@@ -48,44 +47,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
         for (int j = 0; j < n; ++j) acc = op_combine(acc, smem[pad(t * n + j)]);
         out[row0 + t] = op_store(acc);
     }
-}
-
-// Rows of n elements that make one load of 2, 4, 8 or 16 bytes (B; x aligned to B: the host's choice over
-// axis_rows_reduce_short, which takes the same arguments): thread t of block b reduces row 256 b + t from one load
-// of it, left to right as axis_rows_reduce_short does.  A warp's loads are one coalesced run of 32 whole rows, with
-// nothing staged in shared memory and no barrier (rows of 2 int32: 8-byte loads).
-template <int B>
-__device__ __forceinline__ void reduce_word_rows(OutT* __restrict__ out, const InT* __restrict__ in, long long rows) {
-    constexpr int N = B / (int)sizeof(InT);  // the row's elements (0: no such build for x's type)
-    const long long row = (long long)blockIdx.x * BLOCK + threadIdx.x;
-    if constexpr (N >= 1) {
-        if (row < rows) {
-            using W = typename Word<B>::type;
-            const W w = reinterpret_cast<const W*>(in)[row];
-            InT e[N];
-            memcpy(e, &w, B);
-            T acc = op_identity();
-#pragma unroll
-            for (int k = 0; k < N; ++k) acc = op_combine(acc, load_element(e[k]));
-            out[row] = op_store(acc);
-        }
-    }
-}
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    axis_rows_reduce_word2(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
-    reduce_word_rows<2>(out, in, rows);
-}
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    axis_rows_reduce_word4(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
-    reduce_word_rows<4>(out, in, rows);
-}
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    axis_rows_reduce_word8(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
-    reduce_word_rows<8>(out, in, rows);
-}
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    axis_rows_reduce_word16(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
-    reduce_word_rows<16>(out, in, rows);
 }
 
 // Rows of medium length: warp w of block b reduces row 8 b + w.

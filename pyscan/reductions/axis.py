@@ -41,7 +41,6 @@ SHORT_ROW = 16  # axis_rows.cu SHORT_ROW: rows up to this long get a thread each
 WARP_ROW = 4096  # rows up to this long get a warp each, when there are enough rows to fill the GPU
 BLOCKS_PER_SM = 8  # the grid the geometry aims for: 8 blocks of 256 threads per SM (2048 threads, an H100's most)
 MIN_PER_THREAD = 8  # a row segment or row chunk gives each thread at least this many elements
-WORD_ROW_BYTES = (2, 4, 8, 16)  # axis_rows_reduce_word<bytes>: short rows read whole, a load a thread
 COLUMN_MIN_ROWS = 64  # the reduction's column chunks: at least this many rows a thread (fewer partial passes)
 NOMINAL_SMS = 132  # the models' default: an H100 SXM
 MAX_GRID = 2**31 - 1
@@ -65,13 +64,10 @@ def pass_plan(outer: int, n: int, inner: int, sms: int, itemsize: int | None = N
     one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan) or "columns" (column_plan); chunks the
     partials per output (1: the pass gives the result; more: the next pass reduces the (outer, chunks, inner)
     partials); geometry the kernel's arguments after its pointers.  itemsize: the size of the elements the pass
-    reads, for the reduction's own kernels: short rows of 2, 4, 8 or 16 bytes are "rows_word<bytes>" (a load a
-    row, where x is aligned to it; else rows_short's arithmetic all the same), the column kernel column_vec lanes
-    a thread, COLUMN_MIN_ROWS rows; None: argmax/argmin's (a lane a thread, MIN_PER_THREAD rows)."""
+    reads, for the reduction's column kernel (column_vec lanes a thread, COLUMN_MIN_ROWS rows); None: argmax/argmin's
+    (a lane a thread, MIN_PER_THREAD rows)."""
     if inner == 1:
         mode, grid, splits, seg = row_plan(outer, n, sms)
-        if mode == "short" and itemsize is not None and n > 1 and n * itemsize in WORD_ROW_BYTES:
-            mode = f"word{n * itemsize}"
         return "rows_" + mode, grid, splits, ((n, splits, seg) if mode == "block" else (outer, n))
     if itemsize is None:
         plan = column_plan(outer, n, inner, sms)
@@ -163,7 +159,7 @@ def rows_pass(x, op, sms):
     rows, n = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
     mode, grid, splits, seg = row_plan(rows, n, sms)
-    if mode == "short":  # axis_rows_reduce_short and _word<bytes>: each row left to right
+    if mode == "short":
         acc = np.full(rows, e, x.dtype)
         for j in range(n):
             acc = f(acc, x[:, j])
@@ -308,7 +304,6 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS, 
 # GPU.
 
 REDUCE_FUNCTIONS = {"rows_short": (ROWS_KERNEL, "axis_rows_reduce_short"),
-                    **{f"rows_word{b}": (ROWS_KERNEL, f"axis_rows_reduce_word{b}") for b in WORD_ROW_BYTES},
                     "rows_warp": (ROWS_KERNEL, "axis_rows_reduce_warp"),
                     "rows_block": (ROWS_KERNEL, "axis_rows_reduce_block"),
                     "columns": (COLUMNS_KERNEL, "axis_columns_reduce")}  # pass_plan's kernels
@@ -354,9 +349,7 @@ class Plan:
                     target, offset = offset, offset + -(-outer * chunks * inner * compute.itemsize // 256) * 256
                 macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
                 kernel, function = REDUCE_FUNCTIONS[kind]
-                unaligned = None  # (alignment, get_kernel's arguments of the same arithmetic) for x not aligned
-                if kind.startswith("rows_word") and source == self.X:
-                    unaligned = (n * reads, (kernel, "axis_rows_reduce_short", device, macros))
+                unaligned = None  # (alignment, the strided build's get_kernel arguments) for x not aligned to a run
                 if kind == "columns":
                     vec = column_vec(inner, reads)
                     vector = inner % vec == 0  # then every row start of x is aligned if x is

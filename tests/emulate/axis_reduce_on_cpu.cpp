@@ -1,8 +1,7 @@
 // axis_reduce_on_cpu.cpp -- runs one launch of kernels/reduction/axis_columns.cu or axis_rows.cu's short-rows kernel
 // on the CPU (cuda_on_cpu.h) for tests/unit/test_axis_emulated.py:
 //     axis_reduce_on_cpu OUTER N INNER LANES ROWS CHUNK_ROWS LANE_CHUNKS CHUNKS SKIP x.bin out.bin
-//     axis_reduce_on_cpu ROWS N GRID x.bin out.bin            (built with -DEMU_SHORT_ROWS; with -DEMU_WORD_BYTES=B
-//                                                          too, axis_rows_reduce_word<B>'s rows of N = B / itemsize)
+//     axis_reduce_on_cpu ROWS N GRID x.bin out.bin            (built with -DEMU_SHORT_ROWS)
 // x.bin: the elements (IN_TYPE, C order); the kernel reads them from SKIP elements into an exactly sized heap array
 // (SKIP 1: x not aligned to a thread's run), so AddressSanitizer reports any read past its end.  out.bin: the
 // launch's outputs (OUT_TYPE): columns OUTER * CHUNKS * INNER, short ROWS.  The geometry is the host's
@@ -44,11 +43,7 @@ int main(int argc, char** argv) {
     const int n = std::atoi(argv[2]), grid = std::atoi(argv[3]);
     if (!(x = read_file<InT>(argv[4], 0))) return 2;
     out.assign(rows, OutT{});
-#ifdef EMU_WORD_BYTES
-    emu_launch(grid, BLOCK, [&] { reduce_word_rows<EMU_WORD_BYTES>(out.data(), x.get(), rows); });
-#else
     emu_launch(grid, BLOCK, [&] { axis_rows_reduce_short(out.data(), x.get(), rows, n); });
-#endif
     const char* out_path = argv[5];
 #else
     if (argc != 12) return 2;

@@ -416,9 +416,9 @@ def test_rows_of_arrays_that_are_not_16_byte_aligned(dtype, requested, rng):
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.bool_, np.int8], ids=lambda d: np.dtype(d).name)
 def test_reductions_of_aligned_and_unaligned_views_are_the_model(dtype, rng):
-    """The reduction's loads that read several elements at once (short rows of 2, 4, 8 or 16 bytes a load; column
-    threads' 4-byte runs of narrow x), on CuPy arrays and on views one element into their memory (which take the
-    kernels that read an element at a time, with the same arithmetic): the model bit for bit either way."""
+    """Reductions along axes of CuPy arrays and of views one element into their memory: the column threads' 4-byte
+    runs of narrow x read as one load where x is aligned to them, else the strided build (the same arithmetic); short
+    rows, several row chunks: the model bit for bit either way."""
     cupy = pytest.importorskip("cupy")
     sms = driver.multiprocessor_count(0)
     cases = [((4099, 2), 1), ((1000, 4), 1), ((513, 8), 1), ((300, 16), 1), ((300, 66), 0), ((300, 67), 0),

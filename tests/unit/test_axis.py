@@ -564,10 +564,9 @@ class FakeAxisKernel:
 
     def launch_typed(self, context, stream, grid, *args):
         self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
-        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp") or "_word" in self.function:
+        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
             out, x, rows, n = args
-            assert grid * (8 if self.function.endswith("warp") else 256) >= rows
-            assert "_word" not in self.function or self.function.endswith(f"word{n * self.in_dtype.itemsize}")
+            assert grid * (256 if self.function.endswith("short") else 8) >= rows
             self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
         elif self.function == "axis_rows_reduce_block":
             out, x, n, splits, seg = args
@@ -765,8 +764,7 @@ def test_every_reduce_function_is_declared_in_its_kernel_file():
     for kind, (kernel, function) in raxis.REDUCE_FUNCTIONS.items():
         source = build_source(kernel, **axes.kernel_macros(np.float16, np.float16, np.float32, "add"))
         assert function in global_functions(source), (kind, function)
-        word = kind.startswith("rows_word")
-        outer, n, inner, itemsize = (7, int(kind[len("rows_word"):]), 1, 1) if word else views[kind]  # word: int8
+        outer, n, inner, itemsize = views[kind]
         planned = raxis.pass_plan(outer, n, inner, 132, itemsize)
         assert planned[0] == kind
         assert len(signature(source, function)) == 2 + len(planned[3]), (kind, signature(source, function))

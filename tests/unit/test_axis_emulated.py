@@ -119,14 +119,14 @@ REDUCE_VARIANTS = [("int32", "add", "int32"), ("float64", "add", "float64"), ("f
 REDUCE_SHAPES = [(1, 700, 64), (2, 300, 40), (1, 500, 1000), (3, 90, 5), (1, 2000, 33), (2, 9, 96)]
 
 
-def _reduce_build(variant, where, short=False, word=None):
+def _reduce_build(variant, where, short=False):
     from pyscan.reductions import axis as raxis
 
     dtype, op_text, result = (np.dtype(variant[0]), variant[1], np.dtype(variant[2]))
     op = _op(op_text)
     compute = COMPUTE_TYPES[result]
     macros = kernel_macros(dtype, result, compute, op)  # the first pass: x into compute-type partials
-    extra = (("-DEMU_SHORT_ROWS",) if short else ()) + ((f"-DEMU_WORD_BYTES={word}",) if word else ())
+    extra = ("-DEMU_SHORT_ROWS",) if short else ()
     builds = {}
     if short:
         builds["short"] = build_emulator("axis_reduce_on_cpu", where, macros, extra)
@@ -184,22 +184,17 @@ def test_the_column_reduction_on_the_cpu_is_the_model(reduce_build, shape):
 
 @pytest.mark.parametrize("variant", REDUCE_VARIANTS[:4], ids=lambda v: "-".join(v))
 def test_the_short_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
-    """axis_rows_reduce_short, a row a thread, and axis_rows_reduce_word<B>, a row a load, where the host launches
-    it (pass_plan: rows of 2, 4, 8 or 16 bytes): every row folded left to right (rows_pass), nothing read past x's
+    """axis_rows_reduce_short, a row a thread: every row folded left to right (rows_pass), nothing read past x's
     end."""
     from pyscan.reductions import axis as raxis
     from pyscan.types import Types, load
 
-    dtype = np.dtype(variant[0])
+    builds, dtype, op, result, compute, where = _reduce_build(variant, tmp_path, short=True)
     rng = np.random.default_rng(3)
     for rows, n in [(1, 1), (700, 2), (513, 3), (2049, 5), (300, 16), (4097, 2), (257, 4), (300, 8)]:
         x = _values(dtype, rows * n, rng).reshape(rows, n) if dtype != np.bool_ else rng.random((rows, n)) < 0.5
         kind, grid, _, _ = raxis.pass_plan(rows, n, 1, 2, dtype.itemsize)
-        assert kind in ("rows_short", f"rows_word{n * dtype.itemsize}") and grid == -(-rows // 256)
-        for word in ([None, n * dtype.itemsize] if kind != "rows_short" else [None]):
-            where = tmp_path / f"{rows}-{n}-{word}"
-            where.mkdir()
-            builds, _, op, result, compute, _ = _reduce_build(variant, where, short=True, word=word)
-            got = _run_binary(builds["short"], [rows, n, grid], where, x, compute, rows)
-            want = raxis.rows_pass(load(x, Types.of(x.dtype, op, result)), op, 2)
-            np.testing.assert_array_equal(got, want.reshape(-1), err_msg=f"{rows} x {n}, word {word}")
+        assert kind == "rows_short" and grid == -(-rows // 256)
+        got = _run_binary(builds["short"], [rows, n, grid], where, x, compute, rows)
+        want = raxis.rows_pass(load(x, Types.of(x.dtype, op, result)), op, 2)
+        np.testing.assert_array_equal(got, want.reshape(-1), err_msg=f"{rows} x {n}")
