@@ -5,7 +5,8 @@
 // Why this shape.  Threads on consecutive lanes read consecutive addresses (coalesced).  A thread holds
 // LANES_PER_THREAD lanes (V): where x's elements are narrower than 4 bytes (bool, int8, float16), as many as make 4
 // bytes, and with VECTOR_LOADS it reads them as one 4-byte load per row (PMPP §6.1's coalescing, widened as CUB's
-// vectorized loads: float16 columns read 2-byte elements one by one ran 1.2-1.9 x slower, docs/axis.md).  Without
+// vectorized loads: float16 along axis 0 of 4096 x 4096 and 16 x 2^20 read 2 bytes a load took 1.10 and 1.20 x as
+// long on one H100, and was level on another: docs/axis.md, "Tuning the column reduction").  Without
 // VECTOR_LOADS (x not aligned to the run, or inner not a multiple of V) the thread's lanes are strided (tx,
 // tx + threads_x, ...), one load each, and every lane's arithmetic is the same as with runs.  A block is
 // `lanes` lanes (threads_x = lanes / V threads across) x `rows` row groups (lanes = inner when inner < 32, with V = 1:
