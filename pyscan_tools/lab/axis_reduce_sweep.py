@@ -15,6 +15,7 @@ import numpy as np
 
 import pyscan
 from pyscan.reductions import axis as raxis
+from pyscan.runtime import driver
 
 CASES = [((4096, 4096), 0), ((16, 2**20), 0), ((64, 65536), 0), ((2**20, 16), 0), ((2**23, 2), 0),
          ((2**23, 2), 1), ((2**20, 16), 1), ((64, 65536), 1), ((16, 2**20), 1), ((4096, 4096), 1)]
@@ -50,11 +51,11 @@ def variants(mode):
     return found
 
 
-def plan_of(shape, axis, itemsize):
+def plan_of(shape, axis, itemsize, sms):
     outer, n, inner = (1, shape[0], shape[1]) if axis == 0 else (shape[0], shape[1], 1)
     steps = []
     while True:
-        kind, grid, chunks, geometry = raxis.pass_plan(outer, n, inner, 132, itemsize)
+        kind, grid, chunks, geometry = raxis.pass_plan(outer, n, inner, sms, itemsize)
         steps.append(f"{kind}:{grid}:{geometry[2:5] if kind == 'columns' else geometry}")
         if chunks == 1:
             return " -> ".join(steps)
@@ -95,7 +96,8 @@ def main(argv):
                 setattr(raxis, k, v)
             raxis._plans.clear()
             raxis.READY.clear()
-            print("  ".join(row), " | ", plan_of(shape, axis, np.dtype(dtype).itemsize), flush=True)
+            sms = driver.multiprocessor_count(0)
+            print("  ".join(row), " | ", plan_of(shape, axis, np.dtype(dtype).itemsize, sms), flush=True)
 
 
 if __name__ == "__main__":
