@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import Pattern
-from ._arrays import returning
+from . import Pattern, case, first_difference
+from ._arrays import kind_problem, returning, to_numpy
 
 SHAPES = ((4096, 4096), (2**20, 16), (16, 2**20), (2**23, 2), (64, 65536))
 SIZES = {"default": list(SHAPES), "full": list(SHAPES),
@@ -90,6 +90,78 @@ def scan_copies(host, op) -> tuple:
     return tuple(dict.fromkeys((host.nbytes, host.size * result.itemsize)))
 
 
+# -- check: every axis of 2-D to 4-D shapes, so that `python -m pyscan check --sanitize` runs the column and the
+# row kernels (kernels/scan/axis_columns.cu and decoupled_lookback.cu's rows build, kernels/reduction/axis_*.cu),
+# on arrays 16-byte aligned and one element off (the unaligned builds).  The data are make_input's cycles along
+# every axis, so float results are exact and compared exactly.
+
+CHECK_SHAPES = ((1, 1), (3000, 2), (700, 16), (600, 40), (64, 300), (5, 9000), (33, 257), (2, 3, 1025),
+                (4, 1, 31, 5))
+QUICK_SHAPES = ((3000, 2), (700, 16), (5, 9000), (2, 3, 1025))
+CHECK_DTYPES = ("int32", "float16", "bool", "uint8", "int64", "float64")  # add: int32, bool, uint8 into int64
+QUICK_DTYPES = ("int32", "float16", "bool")
+
+
+def check_input(shape, dtype) -> np.ndarray:
+    """make_input's data for any number of axes: (sum of the indices) % 7 - 3 (bool: % 3 == 0; uint8: % 7)."""
+    diagonal = np.indices(shape, dtype=np.int32).sum(axis=0)
+    if dtype == "bool":
+        return diagonal % 3 == 0
+    if dtype == "uint8":
+        return (diagonal % 7).astype(np.uint8)
+    return (diagonal % 7 - 3).astype(dtype)
+
+
+def device_view(host: np.ndarray, offset: int):
+    """host on the device (a GPUArray) starting `offset` elements past a 256-byte aligned allocation."""
+    from pyscan.basics import pycuda_context
+
+    pycuda_context()
+    import pycuda.gpuarray as ga
+
+    flat = np.concatenate([np.zeros(offset, host.dtype), host.ravel()])
+    return ga.to_gpu(flat)[offset:].reshape(host.shape)
+
+
+def _check_cases(pattern: str, ops: tuple):
+    def check_cases(name: str, quick: bool) -> list:
+        return [case(pattern, "auto", dtype=dtype, op=op, shape=shape, offset=offset)
+                for dtype in (QUICK_DTYPES if quick else CHECK_DTYPES) for op in ops
+                for shape in (QUICK_SHAPES if quick else CHECK_SHAPES) for offset in (0, 1)]
+    return check_cases
+
+
+def _run_case(function: str):
+    def run_case(c, rng) -> tuple:
+        import pyscan
+        from pyscan.reductions.reference import reference as reduce_ref
+        from pyscan.scans.reference import reference as scan_ref
+
+        p = c.p
+        host = check_input(p["shape"], p["dtype"])
+        x = device_view(host, p["offset"])
+        op, exclusive = p["op"].split()[0], p["op"].endswith("exclusive")
+        for axis in range(host.ndim):
+            if function == "scan":
+                out = pyscan.scan(x, axis=axis, op=op, exclusive=exclusive)
+                want = np.apply_along_axis(scan_ref, axis, host, op, exclusive)
+            else:
+                out = pyscan.reduce(x, axis=axis, op=op)
+                want = np.apply_along_axis(reduce_ref, axis, host, op)
+            problem = kind_problem(out, True)
+            if problem:
+                return "mismatch", problem
+            got = to_numpy(out)
+            diff = first_difference(got, want) or ("" if got.dtype == want.dtype else
+                                                   f"dtype {got.dtype}, expected {want.dtype}")
+            if diff:
+                return "mismatch", f"axis={axis}: {diff}"
+        if not np.array_equal(to_numpy(x), host):
+            return "mismatch", "the input was modified"
+        return "ok", ""
+    return run_case
+
+
 AXIS_SCAN = Pattern(
     name="axis_scan", registry=None,
     bench_cases=cases(("int32", "float32", "float16", "bool", "uint8"), WIDENED),
@@ -97,6 +169,8 @@ AXIS_SCAN = Pattern(
     public_name="pyscan.scan(axis=)", public_call=_calling("scan"),
     lattice=True, sizes_grow=False, copies=scan_copies, check_max_cells=max(h * w for h, w in SHAPES),
     baseline_columns=True,
+    check_cases=_check_cases("axis_scan", ("add", "add exclusive", "max")), auto_cases=lambda: [],
+    run_case=_run_case("scan"),
 )
 
 AXIS_REDUCE = Pattern(
@@ -106,4 +180,5 @@ AXIS_REDUCE = Pattern(
     public_name="pyscan.reduce(axis=)", public_call=_calling("reduce"),
     lattice=True, sizes_grow=False, copies=lambda host, op: (host.nbytes,), check_max_cells=max(h * w for h, w in SHAPES),
     baseline_columns=True,
+    check_cases=_check_cases("axis_reduce", ("add", "max")), auto_cases=lambda: [], run_case=_run_case("reduce"),
 )

@@ -381,6 +381,40 @@ def test_reduce_dispatch_axes_and_keepdims(shape, fake_axis_gpu):
             np.testing.assert_array_equal(result.host, expected)
 
 
+@pytest.mark.parametrize("pattern", ["axis_scan", "axis_reduce"])
+def test_the_check_cases_run_on_the_fake_device(pattern, fake_axis_gpu, monkeypatch):
+    """Every case of `python -m pyscan check axis_scan axis_reduce` passes with the models in place of the kernels
+    (so a mismatch on the GPU, or under compute-sanitizer, is the kernels', not the check's), and the cases cover
+    every axis of 2-D to 4-D shapes, aligned and one element off."""
+    from pyscan_tools.patterns import PATTERNS
+    from pyscan_tools.patterns import axes as axes_pattern
+
+    monkeypatch.setattr(axes_pattern, "device_view", lambda host, offset: FakeDeviceArray(host.copy()))
+    monkeypatch.setattr(axes_pattern, "to_numpy", lambda r: r.host if isinstance(r, FakeDeviceArray) else np.asarray(r))
+    launched, _ = fake_axis_gpu
+    rng = np.random.default_rng(3)
+    for quick in (True, False):
+        cases = PATTERNS[pattern].check_cases(pattern, quick)
+        assert {c.p["offset"] for c in cases} == {0, 1} and {len(c.p["shape"]) for c in cases} >= {2, 3}
+        for c in cases:
+            status, detail = PATTERNS[pattern].run_case(c, rng)
+            assert status == "ok", (c.label, detail)
+    assert launched  # the kernels' stand-ins ran
+
+
+def test_the_axis_check_finds_a_wrong_result(fake_axis_gpu, monkeypatch):
+    """The check's comparison can fail: a scan one off along the last axis is reported with its axis."""
+    from pyscan_tools.patterns import PATTERNS
+    from pyscan_tools.patterns import axes as axes_pattern
+
+    monkeypatch.setattr(axes_pattern, "device_view", lambda host, offset: FakeDeviceArray(host.copy()))
+    monkeypatch.setattr(axes_pattern, "to_numpy", lambda r: r.host + 1 if isinstance(r, FakeDeviceArray) else r)
+    c = PATTERNS["axis_scan"].check_cases("axis_scan", True)[0]
+    status, detail = PATTERNS["axis_scan"].run_case(c, np.random.default_rng(0))
+    assert status == "mismatch" and detail.startswith("axis=0")
+
+
+
 def test_reduce_dispatch_empty_axes_and_out(fake_axis_gpu):
     x = FakeDeviceArray(np.zeros((0, 3), np.int32))
     empty = pyscan.reduce(x, axis=0).host
