@@ -46,6 +46,11 @@ template <> struct Word<16> { using type = int4; };
 using LoadWord = typename Word<LOAD_BYTES>::type;
 static_assert(!VECTOR_LOADS || RUN_BYTES % LOAD_BYTES == 0, "a run is whole loads");
 
+// Lane i of thread tx: its offset from the block's first lane.
+__device__ __forceinline__ long long lane_of(int tx, int threads_x, int i) {
+    return (VECTOR_LOADS && V > 1) ? (long long)tx * V + i : (long long)tx + (long long)i * threads_x;
+}
+
 // This thread's V elements of one row: x_row points at the row's element of the block's first lane.
 __device__ __forceinline__ void load_lanes(const InT* x_row, int tx, int threads_x, long long first,
                                            long long inner, T (&v)[V]) {
@@ -68,15 +73,10 @@ __device__ __forceinline__ void load_lanes(const InT* x_row, int tx, int threads
     } else {
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-            const long long l = (long long)tx + (long long)i * threads_x;
+            const long long l = lane_of(tx, threads_x, i);
             v[i] = first + l < inner ? load_element(x_row[l]) : op_identity();
         }
     }
-}
-
-// Lane i of thread tx: its offset from the block's first lane.
-__device__ __forceinline__ long long lane_of(int tx, int threads_x, int i) {
-    return (VECTOR_LOADS && V > 1) ? (long long)tx * V + i : (long long)tx + (long long)i * threads_x;
 }
 
 // out[(o * chunks + c) * inner + l] = op over rows [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer

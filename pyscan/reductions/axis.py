@@ -349,13 +349,15 @@ class Plan:
                     target, offset = offset, offset + -(-outer * chunks * inner * compute.itemsize // 256) * 256
                 macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
                 kernel, function = REDUCE_FUNCTIONS[kind]
-                unaligned = None  # (alignment, the strided build's get_kernel arguments) for x not aligned to a run
+                # for x not aligned to a thread's run: [alignment, the strided build's get_kernel arguments, that
+                # build once a call has needed it (None before: most plans never see such an x)]
+                unaligned = None
                 if kind == "columns":
                     vec = column_vec(inner, reads)
                     vector = inner % vec == 0  # then every row start of x is aligned if x is
                     macros.update(LANES_PER_THREAD=vec, VECTOR_LOADS=int(vector))
                     if vector and vec > 1:
-                        unaligned = (vec * reads, (kernel, function, device, {**macros, "VECTOR_LOADS": 0}))
+                        unaligned = [vec * reads, (kernel, function, device, {**macros, "VECTOR_LOADS": 0}), None]
                 fn = get_kernel(kernel, function, device=device, **macros)
                 steps.append((fn, fn.config(grid, BLOCK), source, target, geometry, unaligned))
                 source, source_dtype, partials_in = target, compute, True
@@ -376,8 +378,10 @@ class Plan:
         for fn, geometry, source, target, args, unaligned in self.steps:
             source = x if source == self.X else base + source
             if unaligned is not None and source % unaligned[0]:
-                kernel, function, on, macros = unaligned[1]
-                fn = get_kernel(kernel, function, device=on, **macros)
+                if unaligned[2] is None:
+                    kernel, function, on, macros = unaligned[1]
+                    unaligned[2] = get_kernel(kernel, function, device=on, **macros)
+                fn = unaligned[2]
             fn.launch_typed(context, stream, geometry, out if target == self.OUT else base + target, source, *args)
         del owner  # kept until the launches that use it are enqueued
 
