@@ -17,7 +17,8 @@
 // a 4-byte type, 4096 of an 8-byte type, 32 KB either way); MIN_BLOCKS blocks per SM (3: caps the registers at 80).
 // VECTOR_LOADS is the host's: 1 when `in` and `out` are 16-byte aligned.  Then the blocks are persistent (the host
 // launches MIN_BLOCKS per SM), each taking tile after tile from a counter with the next tile's loads (cp.async)
-// in flight while it works on one, in two tile buffers of dynamic shared memory (72 KB).  Unaligned arrays
+// in flight while it works on one, in two tile buffers of dynamic shared memory (72 KB; less where x and the result
+// are narrower than T, REGION_VECS below, where the 1-D build runs 4 blocks per SM).  Unaligned arrays
 // (VECTOR_LOADS 0): one block per tile, scalar loads, one buffer.
 //
 // Per tile:
@@ -116,9 +117,6 @@ constexpr int ITEMS = VEC * VECS_PER_THREAD;     // items per thread
 constexpr int TILE = BLOCK_THREADS * ITEMS;      // elements per tile
 constexpr int WARP_ITEMS = 32 * ITEMS;           // elements of one warp's part of the tile
 constexpr int WARP_VECS = 32 * VECS_PER_THREAD;
-constexpr int WARP_SMEM_VECS = WARP_VECS + WARP_VECS / 8;  // one padding vector after every 8
-constexpr int WARPS = BLOCK_THREADS / 32;
-constexpr int STAGE_VECS = WARPS * WARP_SMEM_VECS;  // one tile buffer (padded), in 16-byte vectors
 // x's and the result's elements in 16-byte vectors: per vector, per warp part, per thread's items (0: the items
 // of a thread are less than a vector, and are read or written one by one).
 template <typename E>
@@ -127,6 +125,16 @@ struct Layout {
     static constexpr int warp_vecs = WARP_ITEMS / per_vec;
     static constexpr int thread_vecs = (ITEMS % per_vec == 0) ? ITEMS / per_vec : 0;
 };
+// A warp's region of a tile buffer holds its part of the tile as T, or in converting builds as x's type after the
+// loads and as the result's before the stores: it is sized by the widest of what it holds, so a build whose x and
+// result are both narrower than T (float16 scanned in float32) needs half the shared memory, and the host runs
+// more blocks per SM (pyscan/scans/decoupled_lookback.py NARROW).
+constexpr int REGION_VECS = !CONVERTS ? WARP_VECS
+                            : Layout<IN_TYPE>::warp_vecs > Layout<OUT_TYPE>::warp_vecs ? Layout<IN_TYPE>::warp_vecs
+                                                                                       : Layout<OUT_TYPE>::warp_vecs;
+constexpr int WARP_SMEM_VECS = REGION_VECS + REGION_VECS / 8;  // one padding vector after every 8
+constexpr int WARPS = BLOCK_THREADS / 32;
+constexpr int STAGE_VECS = WARPS * WARP_SMEM_VECS;  // one tile buffer (padded), in 16-byte vectors
 constexpr unsigned FULL = 0xffffffffu;
 
 // Padded position of vector v in a warp's region of shared memory.  A lane reading its blocked vectors

@@ -63,12 +63,13 @@ class Config:
     def defines(self) -> dict:
         return {"BLOCK_THREADS": self.threads, "VECS_PER_THREAD": self.vecs, "MIN_BLOCKS": self.min_blocks}
 
-    def shared_bytes(self, vector: bool = True) -> int:
+    def shared_bytes(self, vector: bool = True, narrowing: int = 1) -> int:
         """Dynamic shared memory per block: the kernel's tile buffers (two for aligned arrays, whose blocks have the
         next tile's copies in flight; one for unaligned ones), each threads / 32 warp regions of 32 * vecs 16-byte
-        vectors plus one padding vector every 8."""
+        vectors plus one padding vector every 8; narrowing (region_narrowing()): the regions hold elements that
+        many times narrower than the tile's."""
         stages = 2 if vector else 1
-        warp_vecs = 32 * self.vecs
+        warp_vecs = 32 * self.vecs // narrowing
         return stages * (self.threads // 32) * (warp_vecs + warp_vecs // 8) * 16
 
     def grid(self, tiles: int, vector: bool, device: int) -> int:
@@ -126,6 +127,14 @@ if os.environ.get("PYSCAN_DECOUPLED_CONFIG"):
 SMALL = {4: Config(threads=256, vecs=4, min_blocks=3), 8: Config(threads=256, vecs=4, min_blocks=3)}
 SMALL_MAX_TILES = 32
 
+# Where x and the result are both narrower than the tile's element (float16 or bfloat16 scanned in float32; int8 or
+# int16 max/min in int32), the kernel's shared memory holds them at their own width (REGION_VECS), half or less of
+# the large tile's 72 KB, and four blocks per SM fit: 5 % faster than three for float16 at 2^26 and 2^28, 3 % at
+# 2^24, on an H100 (docs/decoupled_lookback_tuning.md).  Four blocks cap a thread at 64 registers, which the 1-D
+# builds stay within (54-59 with nvcc 13.0, custom operators included) and the rows build does not (it spills), so
+# the rows build keeps CONFIG's three.  The same tile as CONFIG's, so the choice between it and SMALL is CONFIG's.
+NARROW = {4: Config(threads=256, vecs=8, min_blocks=4)}
+
 
 def _tile(policy: Config, itemsize: int) -> int:
     return policy.threads * policy.vecs * (16 // itemsize)
@@ -153,12 +162,28 @@ def element_size(dtype, result=None) -> int:
     return max(dtype.itemsize, compute.itemsize)
 
 
-def config(dtype, n: int | None = None, result=None) -> Config:
+def region_narrowing(dtype, result=None) -> int:
+    """How many times narrower than the tile's element (element_size) the elements a warp's region of shared memory
+    holds are: 1, or for a converting build (x or the result not of the compute type) whose x and result are both
+    narrower, element_size / the wider of them (the kernel's REGION_VECS)."""
+    dtype = np.dtype(dtype)
+    result = dtype if result is None else np.dtype(result)
+    compute = COMPUTE_TYPES[result]
+    if dtype == compute and result == compute:
+        return 1
+    return element_size(dtype, result) // max(dtype.itemsize, result.itemsize)
+
+
+def config(dtype, n: int | None = None, result=None, rows: bool = False) -> Config:
     """The Config the driver runs for x of dtype and a result dtype (default: dtype) (and n elements: SMALL below
     SMALL_MAX_TILES of its tiles, except where the large tile covers the array in one tile and the small one would
-    need two)."""
+    need two); the large tile of a 1-D build (not rows) with narrow x and result is NARROW's."""
     itemsize = element_size(dtype, result)
-    return CONFIG[itemsize] if n is None else _policy(itemsize, int(n))[0]
+    large = NARROW.get(itemsize) if not rows and region_narrowing(dtype, result) > 1 else None
+    if n is None:
+        return large or CONFIG[itemsize]
+    policy, _, small = _policy(itemsize, int(n))
+    return policy if small or large is None else large
 
 
 def block_threads(dtype, n: int | None = None, result=None) -> int:
@@ -363,13 +388,13 @@ class Plan:
         result = dtype if result is None else result
         size = element_size(dtype, result)
         self.status_size = COMPUTE_TYPES[result].itemsize  # the status words hold compute values
-        self.policy = SMALL[size] if small else config(dtype, None, result)
+        self.policy = SMALL[size] if small else config(dtype, None, result, rows)
         self.tile, self.vector = _tile(self.policy, size), vector
         self.block, self.context = self.policy.threads, driver.primary(device)
         self.most_blocks = self.policy.grid(1 << 62, vector, device)  # the persistent grid's cap (Config.grid)
         self.kernel = get_kernel(KERNEL, ROWS_FUNCTION if rows else FUNCTION, device=device,
                                  **kernel_defines(dtype, op, vector, self.policy, result, rows))
-        self.shared = self.policy.shared_bytes(vector)
+        self.shared = self.policy.shared_bytes(vector, region_narrowing(dtype, result))
         if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
             self.kernel.set_max_dynamic_shared(self.shared)
         self.one_tile = self.kernel.config(1, self.block, self.shared)
@@ -384,7 +409,7 @@ def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None,
     """The #defines of the kernel for x of dtype, op, a result dtype (default: dtype), 16-byte aligned (vector) or
     unaligned arrays, and a Config (default: the large-array one); rows: the build that scans every row on its own
     (ROWS 1)."""
-    return {**(policy or config(dtype, None, result)).defines(), "VECTOR_LOADS": int(vector),
+    return {**(policy or config(dtype, None, result, rows)).defines(), "VECTOR_LOADS": int(vector),
             **({"ROWS": 1} if rows else {}), **type_defines(dtype, op, result)}
 
 

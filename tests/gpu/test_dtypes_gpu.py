@@ -172,3 +172,24 @@ def test_unaligned_views_of_narrow_types(dtype):
         out = pyscan.scan(view).get()
         check(out, x[offset:], "add", False, SCANS.get("decoupled_lookback").error_depth(x.size), what=f"+{offset}")
         assert scan_reference(x[offset:], "max")[-1] == pyscan.reduce(view, op="max").get()
+
+
+@pytest.mark.parametrize("dtype,op", [(np.float16, "add"), (np.float16, "max"), (np.int8, "max"), (np.uint8, "min"),
+                                      (np.int16, "max")], ids=_id)
+def test_narrow_builds_past_the_small_tiles(dtype, op):
+    """x and the result narrower than the tile's element: the 1-D build holds them at their own width in shared
+    memory and runs NARROW's four blocks per SM (pyscan/scans/decoupled_lookback.py), at lengths past SMALL's tiles;
+    aligned and not (one block per tile), inclusive and exclusive, against NumPy."""
+    import pycuda.gpuarray as ga
+
+    from pyscan.scans import decoupled_lookback as dl
+
+    assert dl.config(dtype, 1 << 20) is dl.NARROW[4]
+    rng = np.random.default_rng([np.dtype(dtype).itemsize, len(op), 17])
+    depth = SCANS.get("decoupled_lookback").error_depth
+    for n in (dl.SMALL_MAX_TILES * dl._tile(dl.SMALL[4], 4) + 1, 1_000_003):
+        x = make(rng, n, dtype, op)
+        d = ga.to_gpu(x)
+        for offset, exclusive in ((0, False), (0, True), (1, False)):
+            out = pyscan.scan(d[offset:], op=op, exclusive=exclusive, dtype=dtype).get()
+            check(out, x[offset:], op, exclusive, depth(n), dtype, what=f"{np.dtype(dtype)} {op} n={n} +{offset}")

@@ -249,6 +249,30 @@ def test_decoupled_small_config_choice():
         assert dl.config(dtype) is dl.CONFIG[itemsize]
 
 
+def test_decoupled_narrow_builds_hold_their_own_width_and_run_four_blocks():
+    """A converting build whose x and result are both narrower than the tile's element keeps them at their own
+    width in shared memory (the kernel's REGION_VECS), so its 1-D large tile is NARROW's (four blocks per SM); the
+    rows build, SMALL tiles and every other build keep CONFIG's policy and the full regions."""
+    from pyscan.types import BFLOAT16
+
+    narrowing = {("float16", None): 2, ("int8", None): 4, ("int16", "int16"): 2, (BFLOAT16, None): 2,
+                 ("float32", None): 1, ("int32", "int64"): 1, ("bool", "int64"): 1, ("float64", "float32"): 1,
+                 ("float16", "float32"): 1, ("uint8", "int64"): 1, ("int64", None): 1}
+    for (dtype, result), k in narrowing.items():
+        assert dl.region_narrowing(dtype, result) == k, (dtype, result)
+        size = dl.element_size(dtype, result)
+        large = dl.config(dtype, None, result)
+        assert large is (dl.NARROW[size] if k > 1 else dl.CONFIG[size])
+        assert dl.config(dtype, None, result, rows=True) is dl.CONFIG[size]
+        assert dl.config(dtype, 1 << 24, result) is large and dl.config(dtype, 1, result) is dl.SMALL[size]
+        assert dl._tile(large, size) == dl._tile(dl.CONFIG[size], size)  # the small-or-large choice is CONFIG's
+    c = dl.CONFIG[4]
+    assert c.shared_bytes(True, 2) * 2 == c.shared_bytes(True) == 2 * 8 * (256 + 32) * 16
+    assert c.shared_bytes(False, 4) * 4 == c.shared_bytes(False)
+    assert dl.NARROW[4].min_blocks == 4 and dl.kernel_defines(np.dtype("float16"), "add")["MIN_BLOCKS"] == 4
+    assert dl.kernel_defines(np.dtype("float16"), "add", rows=True)["MIN_BLOCKS"] == dl.CONFIG[4].min_blocks
+
+
 def test_error_depths_grow():
     for name in MINE:
         depth = SCANS.get(name).error_depth
