@@ -24,8 +24,9 @@ from ..runtime import arrays, driver
 from ..runtime.loader import get_kernel
 from . import numpy_models
 from . import numpy_plan as plan
-from .fast import run_fast
+from .fast import fast_kernel, fast_shared, run_fast
 from .launch import sms
+from .models import fast_config
 from .reference import COUNT_DTYPE as BYTE_COUNT_DTYPE
 from .registry import HISTOGRAMS
 
@@ -255,32 +256,51 @@ def _finish(call, sums, rule, result_dtype, density: bool):
 # ---- the commonest call, made whole -----------------------------------------------------------------------------
 # histogram(x, int bins, range=(lo, hi)) of a 1-D contiguous device array with no weights and no density: after a
 # first call has made its rule, a ReadyHistogram per (dtype, bins, range with its types, device) holds what that
-# call worked out (the kernel, its shared memory, the rule's arguments, the edges on the device), and a call is
-# one look-up, two allocations of x's kind, a memset, a launch and a copy of the edges (the general path's host work
-# is most of a call at 2^20 elements: pyscan_tools/lab/histogram_call_profile.py).
+# call worked out (the kernels, their geometry and shared memory, the rule's arguments, the edges on the device),
+# and a call is one look-up, two allocations of x's kind (three for 1-byte data), histogram_start.cu (the counters
+# zeroed, the edges copied) and the counting launch (for 1-byte data, BYTES: fast.cu's byte counts, then the fold):
+# the general path's host work is most of a call at 2^20 elements (pyscan_tools/lab/histogram_call_profile.py).
+START = ("histogram/histogram_start.cu", "histogram_start")
+START_BLOCK = 256
+
 
 class ReadyHistogram:
-    __slots__ = ("rule", "fn", "shared", "copies", "arguments", "edges", "bin_edges", "sms")
+    __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "sms", "byte_counter", "start",
+                 "start_grid")
 
-    def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int):
-        self.rule, self.fn, self.shared, self.sms = rule, fn, shared, sms_
+    def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int, start, byte_counter=None):
+        self.rule, self.fn, self.shared, self.sms, self.start = rule, fn, shared, sms_, start
         self.arguments = (np.int32(rule.bins), *rule.arguments())
         self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
+        self.byte_counter = byte_counter  # BYTES: fast.cu's kernel and shared memory; fn is then the fold
+        jobs = max(rule.bins, 256, rule.bin_edges.nbytes // 4)
+        self.start_grid = max(1, min(-(-jobs // START_BLOCK), 4 * sms_))
 
     def __call__(self, kind, x, address: int, n: int, device: int, stream: int):
-        rule = self.rule
+        rule, bin_edges = self.rule, self.rule.bin_edges
+        byte_path = n and self.byte_counter is not None  # as count_into's BYTES: the 256 byte values, then the fold
         previous = driver.enter(device)
         try:
             hist = kind.empty((rule.bins,), plan.COUNT_DTYPE, device, stream)
-            out = kind.pointer(hist)
-            driver.memset32(out, 0, 2 * rule.bins, stream)
-            grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
-            if n:
+            edges = kind.empty(bin_edges.shape, bin_edges.dtype, device, stream)
+            out, counts = kind.pointer(hist), 0
+            if byte_path:
+                byte_counts = kind.empty((256,), plan.COUNT_DTYPE, device, stream)  # uint64 to the kernels
+                counts = kind.pointer(byte_counts)
+            self.start.prepared_async_call((self.start_grid, 1, 1), (START_BLOCK, 1, 1), stream, out,
+                                           np.int64(rule.bins), counts, np.int64(256 if byte_path else 0),
+                                           int(self.bin_edges.gpudata), kind.pointer(edges), np.int64(bin_edges.nbytes))
+            if byte_path:
+                counter, shared = self.byte_counter
+                grid, block = fast_config(n, self.sms)
+                counter.prepared_async_call((grid, 1, 1), (block, 1, 1), stream, address, np.int64(n), np.int32(256),
+                                            counts, shared_size=shared)
+                self.fn.prepared_async_call((1, 1, 1), (256, 1, 1), stream, counts, *self.arguments,
+                                            int(self.edges.gpudata), out)
+            elif n:
+                grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
                 self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
                                             *self.arguments, int(self.edges.gpudata), out, shared_size=self.shared)
-            bin_edges = rule.bin_edges
-            edges = kind.empty(bin_edges.shape, bin_edges.dtype, device, stream)
-            driver.copy_dtod(kind.pointer(edges), int(self.bin_edges.gpudata), bin_edges.nbytes, stream)
         finally:
             driver.leave(previous)
         return hist, edges
@@ -303,17 +323,21 @@ def _ready_key(dtype, bins: int, range_, device: int):
 def _keep_ready(key, rule: plan.BinRule, call) -> None:
     """After a general call that the commonest path could have taken: keep what it worked out."""
     chosen, copies = plan.choose_strategy(rule.bins, False, None, rule.dtype.itemsize)
-    if chosen == plan.BYTES:  # two launches (fast.cu, then the fold): the general path
-        return
     while len(_ready) >= READY_KEPT:  # the oldest goes (with the device copies of its edges)
         _ready.pop(next(iter(_ready)), None)
-    fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
-                    WEIGHTED=0, WEIGHT_T=plan.VALUE_C_TYPES[np.dtype(np.float32)], WEIGHT_IS_HALF=0,
-                    SHARED_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.SHARED]],
-                    GLOBAL_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.GLOBAL]], **rule.defines())
-    shared = rule.bins * copies * 4 if chosen == plan.SHARED else 0
+    byte_counter, shared = None, 0
+    if chosen == plan.BYTES:  # count_into's two launches: fast.cu's byte counts, then the fold
+        fn = get_kernel(KERNEL, "numpy_histogram_fold", device=call.device, **rule.defines())
+        byte_counter = (fast_kernel(call.device), fast_shared(256))
+    else:
+        fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
+                        WEIGHTED=0, WEIGHT_T=plan.VALUE_C_TYPES[np.dtype(np.float32)], WEIGHT_IS_HALF=0,
+                        SHARED_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.SHARED]],
+                        GLOBAL_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.GLOBAL]], **rule.defines())
+        shared = rule.bins * copies * 4 if chosen == plan.SHARED else 0
     _ready[key] = ReadyHistogram(rule, fn, shared, _rule_array(rule, "edges", rule.edges, call),
-                                 _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call))
+                                 _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call),
+                                 get_kernel(*START, device=call.device), byte_counter)
 
 
 # ---- the public functions ------------------------------------------------------------------------------------

@@ -154,6 +154,28 @@ def test_device_kinds(kind, dtype, rng):
     np.testing.assert_array_equal(to_numpy(x), host)  # the input is untouched
 
 
+@pytest.mark.parametrize("kind", DEVICE_KINDS)
+@pytest.mark.parametrize("dtype", [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.int8),
+                                   np.dtype(np.int32)], ids=str)
+def test_the_ready_call_equals_the_first(kind, dtype, rng):
+    """An int bins and a range: the first call takes the general path and keeps what it made; the next ones take
+    the ready path (histogram_start zeroes the counts and copies the edges: an odd and an even number of edges, of
+    2-, 4- and 8-byte types; 1-byte data through the byte counts and the fold), on every kind, fresh results each
+    time, and on an empty array (the first ready call of a kind may be its second: a kind is looked up once seen)."""
+    host = _data(dtype, 300_007, rng)
+    x = to_kind(host, kind)
+    for bins, range_ in ((1, (-5, 5)), (2, (-5, 5)), (7, (-100, 100)), (100, (0, 256)), (4096, (-3, 3))):
+        want = np.histogram(host, bins, range_)
+        results = [pyscan.histogram(x, bins, range_) for _ in range(3)]
+        assert nh._ready_key(dtype, bins, range_, 0) in nh._ready
+        for got in results:
+            assert _module(got[0]) == kind and _module(got[1]) == kind
+            _same(got, want)
+        assert len({arrays.kind_of(r[0]).pointer(r[0]) for r in results}) == 3  # three results
+        if kind in ("cupy", "torch"):
+            _same(pyscan.histogram(x[:0], bins, range_), np.histogram(host[:0], bins, range_))
+
+
 @pytest.mark.parametrize("kind", ["cupy", "torch"])
 def test_device_edges_come_back_as_given(kind, rng):
     host = _data(np.dtype(np.float32), 10_000, rng)
@@ -230,16 +252,21 @@ def test_strategies_forced(strategy, aggregate, bins, weighted, rng):
 @pytest.mark.parametrize("bins, range_", [(1, None), (7, (-3, 200)), (4096, (0, 256)), (2**20, (-128, 128)),
                                           (100, None)])
 def test_byte_values_folded(dtype, bins, range_, rng):
-    """1-byte data: the byte counts of fast.cu folded into NumPy's bins, for unaligned views too."""
+    """1-byte data: the byte counts of fast.cu folded into NumPy's bins, for unaligned views too; each call twice
+    (with a range, device data's second call and its view's take the ready path: nh._ready)."""
     host = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, 1_000_003, endpoint=True).astype(dtype)
     host[::5] = 3
-    for kind in ("numpy", "cupy"):
+    for kind in ("numpy", "cupy", "torch"):
         x = to_kind(host, kind)
-        for data, view in ((x, host), (x[3:], host[3:])):
-            got, edges = pyscan.histogram(data, bins, range_)
+        for data, view in ((x, host), (x[3:], host[3:]), (x[:0], host[:0])):
             want, want_edges = np.histogram(view, bins, range_)
-            np.testing.assert_array_equal(to_numpy(got), want)
-            np.testing.assert_array_equal(to_numpy(edges), want_edges)
+            for _ in range(2):
+                got, edges = pyscan.histogram(data, bins, range_)
+                assert _module(got) == _module(edges) == kind
+                np.testing.assert_array_equal(to_numpy(got), want)
+                np.testing.assert_array_equal(to_numpy(edges), want_edges)
+    if range_ is not None:
+        assert nh._ready_key(dtype, bins, range_, 0) in nh._ready
 
 
 # ---- bincount -----------------------------------------------------------------------------------------------

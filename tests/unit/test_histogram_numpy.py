@@ -603,42 +603,86 @@ def test_the_commonest_call_looks_up_what_a_first_call_worked_out(monkeypatch):
     assert len(calls) == 1
 
 
-def test_a_ready_histogram_allocates_zeroes_launches_and_copies_the_edges(monkeypatch):
+class _Kernel:
+    def __init__(self, name, ops):
+        self.name, self.ops = name, ops
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        self.ops.append(("launch " + self.name, grid, block, stream, args, shared_size))
+
+
+class _Kind:
+    def __init__(self, ops):
+        self.ops = ops
+
+    def empty(self, shape, dtype, device, stream, on_default=True):
+        self.ops.append(("empty", shape, np.dtype(dtype), stream))
+        return 0x9000 + 0x1000 * len(self.ops)
+
+    def pointer(self, native):
+        return native
+
+
+class _Buffer:
+    def __init__(self, address):
+        self.gpudata = address
+
+
+def _ready_ops(monkeypatch):
     from pyscan.runtime import driver
 
     ops = []
-
-    class Kernel:
-        def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
-            ops.append(("launch", grid, block, stream, args, shared_size))
-
-    class Kind:
-        def empty(self, shape, dtype, device, stream, on_default=True):
-            ops.append(("empty", shape, np.dtype(dtype), stream))
-            return 0x9000 + 0x1000 * len(ops)
-
-        def pointer(self, native):
-            return native
-
-    class Buffer:
-        def __init__(self, address):
-            self.gpudata = address
-
     monkeypatch.setattr(driver, "enter", lambda device: ops.append(("enter", device)) or -1)
     monkeypatch.setattr(driver, "leave", lambda previous: ops.append(("leave",)))
-    monkeypatch.setattr(driver, "memset32", lambda address, value, words, stream: ops.append(
-        ("memset", address, value, words, stream)))
-    monkeypatch.setattr(driver, "copy_dtod", lambda dst, src, nbytes, stream: ops.append(("copy", dst, src, nbytes,
-                                                                                         stream)))
+    for name in ("memset32", "copy_dtod"):  # the ready call makes neither driver call: histogram_start does both
+        monkeypatch.setattr(driver, name, lambda *args, name=name: ops.append((name,)))
+    return ops
+
+
+def test_a_ready_histogram_allocates_starts_and_launches(monkeypatch):
+    """The ready call: the counts and the edges allocated by x's kind, histogram_start (the counts zeroed, the
+    edges copied from the rule's device copy), the counting kernel with its geometry."""
+    ops = _ready_ops(monkeypatch)
     rule = nh._uniform_rule(np.float32, 77, 0, 37.5, explicit_range=True)
-    ready = nh.ReadyHistogram(rule, Kernel(), 4 * 77 * 8, Buffer(0x100), Buffer(0x200), 132)
-    hist, edges = ready(Kind(), object(), 0x1000, 4099, 0, 7)
-    assert [op[0] for op in ops] == ["enter", "empty", "memset", "launch", "empty", "copy", "leave"]
-    assert ops[1][1:] == ((77,), np.dtype(np.int64), 7) and ops[2][1:] == (hist, 0, 2 * 77, 7)
-    _, grid, block, stream, args, shared = ops[3]
+    ready = nh.ReadyHistogram(rule, _Kernel("count", ops), 4 * 77 * 8, _Buffer(0x100), _Buffer(0x200), 132,
+                              _Kernel("start", ops))
+    hist, edges = ready(_Kind(ops), object(), 0x1000, 4099, 0, 7)
+    assert [op[0] for op in ops] == ["enter", "empty", "empty", "launch start", "launch count", "leave"]
+    assert ops[1][1:] == ((77,), np.dtype(np.int64), 7) and ops[2][1:] == ((78,), rule.bin_edges.dtype, 7)
+    assert ops[3][1:] == ((1, 1, 1), (nh.START_BLOCK, 1, 1), 7,
+                          (hist, np.int64(77), 0, np.int64(0), 0x200, edges, np.int64(rule.bin_edges.nbytes)), 0)
+    _, grid, block, stream, args, shared = ops[4]
     assert grid == (nh.plan.grid_size(4099, 4, False, 132), 1, 1) and block == (nh.plan.BLOCK, 1, 1) and stream == 7
     assert args == (0x1000, 0, np.int64(4099), np.int32(77), *rule.arguments(), 0x100, hist) and shared == 4 * 77 * 8
-    assert ops[4][1:] == ((78,), rule.bin_edges.dtype, 7) and ops[5][1:] == (edges, 0x200, rule.bin_edges.nbytes, 7)
     ops.clear()
-    ready(Kind(), object(), 0x1000, 0, 0, 7)  # empty data: zeroed counts and the edges, no launch
-    assert [op[0] for op in ops] == ["enter", "empty", "memset", "empty", "copy", "leave"]
+    ready(_Kind(ops), object(), 0x1000, 0, 0, 7)  # empty data: zeroed counts and the edges, no counting
+    assert [op[0] for op in ops] == ["enter", "empty", "empty", "launch start", "leave"]
+    big = nh.ReadyHistogram(nh._uniform_rule(np.float32, 2**20, 0, 1, explicit_range=True), None, 0, None, None,
+                            132, None)
+    assert big.start_grid == 4 * 132  # a grid-stride loop over 2^20 counters and 2^20 + 1 edges
+
+
+def test_a_ready_byte_histogram_counts_the_bytes_then_folds(monkeypatch):
+    """1-byte data (BYTES): counts of the 256 byte values of its own, zeroed with the histogram by histogram_start,
+    fast.cu into them, the fold into the bins: count_into's launches, with their geometry."""
+    from pyscan.histograms import models
+
+    ops = _ready_ops(monkeypatch)
+    rule = nh._uniform_rule(np.uint8, 7, -3, 200, explicit_range=True)
+    assert plan.choose_strategy(rule.bins, False, None, 1)[0] == plan.BYTES
+    ready = nh.ReadyHistogram(rule, _Kernel("fold", ops), 0, _Buffer(0x100), _Buffer(0x200), 132,
+                              _Kernel("start", ops), (_Kernel("fast", ops), nh.fast_shared(256)))
+    hist, edges = ready(_Kind(ops), object(), 0x1003, 1_000_003, 0, 7)
+    assert [op[0] for op in ops] == ["enter", "empty", "empty", "empty", "launch start", "launch fast", "launch fold",
+                                     "leave"]
+    assert ops[3][1:] == ((256,), np.dtype(np.int64), 7)
+    counts = 0x9000 + 0x1000 * 4  # what _Kind.empty returned for it
+    assert ops[4][4] == (hist, np.int64(7), counts, np.int64(256), 0x200, edges, np.int64(rule.bin_edges.nbytes))
+    _, grid, block, stream, args, shared = ops[5]
+    fast_grid, fast_block = models.fast_config(1_000_003, 132)
+    assert (grid, block, stream) == ((fast_grid, 1, 1), (fast_block, 1, 1), 7)
+    assert args == (0x1003, np.int64(1_000_003), np.int32(256), counts) and shared == 256 * models.FAST_COPIES * 4
+    assert ops[6][1:] == ((1, 1, 1), (256, 1, 1), 7, (counts, np.int32(7), *rule.arguments(), 0x100, hist), 0)
+    ops.clear()
+    ready(_Kind(ops), object(), 0x1000, 0, 0, 7)  # empty data: no byte counts, no counting
+    assert [op[0] for op in ops] == ["enter", "empty", "empty", "launch start", "leave"]
