@@ -15,22 +15,15 @@ tiles."""
 
 import numpy as np
 
+from pyscan.timing import event_timer
+
 CASES = (("float32", None), ("float16", None), ("int32", None), ("bool", None), ("int32", "int32"))
 
 
-def timeit(cp, f, reps):
+def timeit(timer, f, reps):
+    """µs per call: the median of 5 batches of `reps` back-to-back calls (pyscan.timing's CuPy events)."""
     f()
-    cp.cuda.runtime.deviceSynchronize()
-    times = []
-    for _ in range(5):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        for _ in range(reps):
-            f()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3 / reps)
-    return float(np.median(times))
+    return float(np.median([1e3 * timer.per_call_ms(f, reps) for _ in range(5)]))
 
 
 def data(cp, n, dtype):
@@ -66,12 +59,13 @@ def main():
 def row(cp, pyscan, log, dtype, result) -> str:
     """One case at 2^log elements: its times and x base, as a line of the table."""
     n, reps = 1 << log, 10 if log == 28 else 50
+    timer = event_timer("cupy")
     x = data(cp, n, dtype)
     out = pyscan.scan(x, dtype=result)
     x_copy, out_copy = cp.empty_like(x), cp.empty_like(out)
-    scan_us = timeit(cp, lambda: pyscan.scan(x, dtype=result), reps)
-    copy_x = timeit(cp, lambda: x_copy.__setitem__(Ellipsis, x), reps)
-    copy_out = timeit(cp, lambda: out_copy.__setitem__(Ellipsis, out), reps)
+    scan_us = timeit(timer, lambda: pyscan.scan(x, dtype=result), reps)
+    copy_x = timeit(timer, lambda: x_copy.__setitem__(Ellipsis, x), reps)
+    copy_out = timeit(timer, lambda: out_copy.__setitem__(Ellipsis, out), reps)
     name = f"{dtype} -> {out.dtype}"
     return (f"{name:24s} {'2^%d' % log:>5s} {scan_us:9.1f} {copy_x:8.1f} {copy_out:8.1f} "
             f"{scan_us / ((copy_x + copy_out) / 2):7.2f}")
