@@ -32,6 +32,7 @@ from .registry import HISTOGRAMS
 
 KERNEL = "histogram/numpy_histogram.cu"
 FUNCTIONS = {plan.SHARED: "numpy_histogram_shared", plan.GLOBAL: "numpy_histogram_global"}
+FOLD = "numpy_histogram_fold"  # 1-byte data: fast.cu's byte counts into the bins (BYTES)
 
 
 # ---- launches ------------------------------------------------------------------------------------------------
@@ -56,7 +57,7 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     if chosen == plan.BYTES:
         byte_counts = call.scratch((256,), np.uint64)
         run_fast(data, 256, call=call, out=byte_counts)  # zeroes byte_counts; a byte b in bin b
-        fn = get_kernel(KERNEL, "numpy_histogram_fold", device=call.device, **rule.defines())
+        fn = get_kernel(KERNEL, FOLD, device=call.device, **rule.defines())
         fn.prepared_async_call((1, 1, 1), (256, 1, 1), call.stream, int(byte_counts.gpudata), np.int32(rule.bins),
                                *rule.arguments(), _address(edges), int(out.gpudata))
         return out
@@ -327,7 +328,7 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
         _ready.pop(next(iter(_ready)), None)
     byte_counter, shared = None, 0
     if chosen == plan.BYTES:  # count_into's two launches: fast.cu's byte counts, then the fold
-        fn = get_kernel(KERNEL, "numpy_histogram_fold", device=call.device, **rule.defines())
+        fn = get_kernel(KERNEL, FOLD, device=call.device, **rule.defines())
         byte_counter = (fast_kernel(call.device), fast_shared(256))
     else:
         fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
