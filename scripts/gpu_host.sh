@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
 #   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full suite leaks slow demos bench axis sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
-#   SHARD=I/N bash scripts/gpu_host.sh suite   (shard I of N of the whole suite, -n 16: N = 3 fits three calls of 600 s)
+#   SHARD=I/N bash scripts/gpu_host.sh suite   (shard I of N of the whole suite, -n 16; thirds took 250-430 s a call at -n 12-14 on H100 hosts, so N = 4 leaves room under a 600 s call)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
