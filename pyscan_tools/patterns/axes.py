@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import Pattern, case, first_difference
-from ._arrays import kind_problem, returning, to_numpy
+from ._arrays import kind_problem, returning, to_numpy, upload
 
 SHAPES = ((4096, 4096), (2**20, 16), (16, 2**20), (2**23, 2), (64, 65536))
 SIZES = {"default": list(SHAPES), "full": list(SHAPES),
@@ -48,15 +48,21 @@ def cases(dtypes, widened: dict) -> tuple:
     return tuple((dtype, case_op(axis, widened.get(dtype, dtype))) for dtype in dtypes for axis in (0, 1))
 
 
-def make_input(size, dtype, op, rng) -> np.ndarray:
-    """The data of the module's docstring: every run along either axis sums to an integer in [-6, 6]."""
-    h, w = size
-    diagonal = np.arange(h, dtype=np.int32)[:, None] + np.arange(w, dtype=np.int32)[None, :]
+def cycles(shape, dtype) -> np.ndarray:
+    """(sum of the indices) % 7 - 3 for any number of axes (bool: % 3 == 0; uint8: % 7): along every axis the values
+    cycle through -3 .. 3, so every run of consecutive elements along an axis sums to an integer in [-6, 6]."""
+    diagonal = sum(np.arange(n, dtype=np.int32).reshape([-1 if a == k else 1 for a in range(len(shape))])
+                   for k, n in enumerate(shape))
     if dtype == "bool":
         return diagonal % 3 == 0
     if dtype == "uint8":
         return (diagonal % 7).astype(np.uint8)
     return (diagonal % 7 - 3).astype(dtype)
+
+
+def make_input(size, dtype, op, rng) -> np.ndarray:
+    """The data of the module's docstring (cycles of the (h, w) shape)."""
+    return cycles(size, dtype)
 
 
 def scan_reference(host, op, units):
@@ -92,8 +98,8 @@ def scan_copies(host, op) -> tuple:
 
 # -- check: every axis of 2-D to 4-D shapes, so that `python -m pyscan check --sanitize` runs the column and the
 # row kernels (kernels/scan/axis_columns.cu and decoupled_lookback.cu's rows build, kernels/reduction/axis_*.cu),
-# on arrays 16-byte aligned and one element off (the unaligned builds).  The data are make_input's cycles along
-# every axis, so float results are exact and compared exactly.
+# on arrays 16-byte aligned and one element off (the unaligned builds).  The data are cycles along every axis, so
+# float results are exact and compared exactly.
 
 CHECK_SHAPES = ((1, 1), (3000, 2), (700, 16), (600, 40), (64, 300), (5, 9000), (33, 257), (2, 3, 1025),
                 (4, 1, 31, 5))
@@ -102,25 +108,9 @@ CHECK_DTYPES = ("int32", "float16", "bool", "uint8", "int64", "float64")  # add:
 QUICK_DTYPES = ("int32", "float16", "bool")
 
 
-def check_input(shape, dtype) -> np.ndarray:
-    """make_input's data for any number of axes: (sum of the indices) % 7 - 3 (bool: % 3 == 0; uint8: % 7)."""
-    diagonal = np.indices(shape, dtype=np.int32).sum(axis=0)
-    if dtype == "bool":
-        return diagonal % 3 == 0
-    if dtype == "uint8":
-        return (diagonal % 7).astype(np.uint8)
-    return (diagonal % 7 - 3).astype(dtype)
-
-
 def device_view(host: np.ndarray, offset: int):
-    """host on the device (a GPUArray) starting `offset` elements past a 256-byte aligned allocation."""
-    from pyscan.basics import pycuda_context
-
-    pycuda_context()
-    import pycuda.gpuarray as ga
-
-    flat = np.concatenate([np.zeros(offset, host.dtype), host.ravel()])
-    return ga.to_gpu(flat)[offset:].reshape(host.shape)
+    """host on the device (a GPUArray) starting `offset` elements past an aligned allocation's start."""
+    return upload(np.concatenate([np.zeros(offset, host.dtype), host.ravel()]))[offset:].reshape(host.shape)
 
 
 def _check_cases(pattern: str, ops: tuple):
@@ -138,7 +128,7 @@ def _run_case(function: str):
         from pyscan.scans.reference import reference as scan_ref
 
         p = c.p
-        host = check_input(p["shape"], p["dtype"])
+        host = cycles(p["shape"], p["dtype"])
         x = device_view(host, p["offset"])
         op, exclusive = p["op"].split()[0], p["op"].endswith("exclusive")
         for axis in range(host.ndim):
