@@ -20,7 +20,13 @@
 //   index the bin the edges say whenever the first guess is within one bin of it; NumPy's f and the guess both are
 //   whenever their error is under half a bin, so the results are NumPy's.  The host (numpy_plan.choose_guess)
 //   takes a guess only where it can bound both errors that way, and only for strictly increasing edges; the
-//   division and the float64 conversions were most of the kernel's instructions.
+//   division and the float64 conversions were most of the kernel's instructions.  A guess well inside its bin
+//   (guess_margin, the host's bound on the guess's and the edges' errors in bins) is taken without the correction.
+//   EDGE_FORMULA (32 or 64; 0: read edges[index] from memory) computes the edges of the correction instead of
+//   reading them: np.linspace made edges[i] = (start + i * step) in float or double, rounded to the bin type, and
+//   the host (numpy_plan.choose_edge_formula) takes the formula only where it gives every edge NumPy made, bit for
+//   bit.  Two data-dependent loads per value were what held the kernel to about half of the memory's speed
+//   (docs/histogram.md); the arithmetic costs a few instructions.
 // * BIN_EDGES (bins=a sequence): NumPy's searchsorted path.  Bin i holds edges[i] <= x < edges[i + 1], the last
 //   bin also x == edges[bins]; compared in NumPy's common type of data and edges (EDGE_T), by binary search.  NaN
 //   is never counted (NumPy sorts it after every edge).
@@ -47,6 +53,9 @@
 #endif
 #ifndef DT_BITS
 #define DT_BITS 64
+#endif
+#ifndef EDGE_FORMULA
+#define EDGE_FORMULA 0  // BIN_UNIFORM: 0 reads edges[i]; 32 or 64 computes it as np.linspace did, in float or double
 #endif
 #ifndef BIN_GUESS
 #define BIN_GUESS 32  // 0: NumPy's f; 32: (t - first_edge) * scale in float; 64: in double (see above)
@@ -93,7 +102,21 @@ struct BinRule {
     DIV_T norm_denom;     // BIN_UNIFORM: last_edge - first_edge as NumPy computes it, in DT
     DIV_T bins_as_div;    // BIN_UNIFORM: bins in DT
     double guess_scale;   // BIN_UNIFORM with BIN_GUESS: bins / (last_edge - first_edge) (a float's value for 32)
+    double guess_margin;  // BIN_UNIFORM with BIN_GUESS: a guess this far (in bins) inside its bin is the bin
+    double edge_start;    // BIN_UNIFORM with EDGE_FORMULA: np.linspace's start and step (a float's value for 32)
+    double edge_step;
     const EDGE_T* edges;  // BIN_UNIFORM: the bins + 1 edges in the bin type; BIN_EDGES: in the common type
+
+    // edges[i] of BIN_UNIFORM, 0 <= i < bins: read, or computed as np.linspace computed it
+    __device__ __forceinline__ EDGE_T uniform_edge(long long i) const {
+#if EDGE_FORMULA == 64
+        return (EDGE_T)__dadd_rn(__dmul_rn((double)i, edge_step), edge_start);
+#elif EDGE_FORMULA == 32
+        return (EDGE_T)__fadd_rn(__fmul_rn((float)i, (float)edge_step), (float)edge_start);
+#else
+        return __ldg(&edges[i]);
+#endif
+    }
 
     // The bin of a value, or -1 where NumPy does not count it.
     __device__ __forceinline__ int bin_of(KEY_T key) const {
@@ -113,11 +136,20 @@ struct BinRule {
         const DIV_T f = dt_multiply(dt_divide((DIV_T)bt_subtract(t, first_edge), norm_denom), bins_as_div);
 #endif
         long long index = (long long)f;  // truncation, as astype(np.intp)
+#if BIN_GUESS
+        // a guess further than guess_margin from both ends of its bin is the bin the edges say: no rounding of the
+        // guess or of the edges moves a value that far (the host's bound: numpy_plan.choose_guess), so most
+        // values need no correction at all (the correction's compares were what held the kernel back)
+        const auto within = f - (decltype(f))index;
+        if (index < bins && within > (decltype(f))guess_margin && within < (decltype(f))(1.0 - guess_margin)) {
+            return (int)index;
+        }
+#endif
         if (index >= bins) index = bins - 1;
         if (index < 0) index = 0;
-        if (t < __ldg(&edges[index])) {
+        if (t < uniform_edge(index)) {
             --index;
-        } else if (index != bins - 1 && t >= __ldg(&edges[index + 1])) {
+        } else if (index != bins - 1 && t >= uniform_edge(index + 1)) {  // index + 1 < bins: never the last edge
             ++index;
         }
         return (int)index;

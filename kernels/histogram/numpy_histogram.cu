@@ -157,16 +157,18 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
     adder.flush();
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
 numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights, long long n, int bins,
                        KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
+                       double guess_margin, double edge_start, double edge_step,
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     SharedSum* private_copies = reinterpret_cast<SharedSum*>(shared_bytes);  // bins * COPIES counters, bin-major
     for (int i = threadIdx.x; i < bins * COPIES; i += BLOCK_SIZE) private_copies[i] = (SharedSum)0;
     __syncthreads();  // every private counter is zero before anyone adds to it
 
-    const BinRule rule{bins, lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, edges};
+    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
+                       guess_scale, guess_margin, edge_start, edge_step,  edges};
     count_elements<SharedSum, SHARED_AGGREGATE>(data, weights, n, rule, private_copies + threadIdx.x % COPIES, COPIES);
     __syncthreads();  // every update of the block is in its copies
 
@@ -180,23 +182,28 @@ numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
 numpy_histogram_global(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights, long long n, int bins,
                        KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
+                       double guess_margin, double edge_start, double edge_step,
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
-    const BinRule rule{bins, lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, edges};
+    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
+                       guess_scale, guess_margin, edge_start, edge_step,  edges};
     count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, weights, n, rule, histogram, 1);
 }
 
 extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __restrict__ byte_counts, int bins, KEY_T lo,
-                                                KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
+                                                KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div,
+                                                double guess_scale, double guess_margin, double edge_start,
+                                                double edge_step,
                                                 const EDGE_T* __restrict__ edges,
                                                 unsigned long long* __restrict__ histogram) {
     // one block of 256 threads: thread b holds the count of the byte b, the bit pattern of one VALUE_T value
     const unsigned char byte = (unsigned char)threadIdx.x;
     VALUE_T value = (VALUE_T)0;
     memcpy(&value, &byte, 1);  // 1-byte VALUE_T only (the host launches it for no other)
-    const BinRule rule{bins, lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, edges};
+    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
+                       guess_scale, guess_margin, edge_start, edge_step,  edges};
     const int bin = rule.bin_of(key_of(value));
     const unsigned long long count = byte_counts[threadIdx.x];
     if (bin >= 0 && count != 0ull) atomicAdd(&histogram[bin], count);

@@ -51,10 +51,17 @@ def bins_of(keys, rule: plan.BinRule) -> np.ndarray:
                 quotient = _round(difference.astype(div_type) / div_type.type(rule.norm_denom), rule.dt_bits)
                 f = _round(quotient * div_type.type(rule.bins_as_div), rule.dt_bits)
             index = f.astype(np.int64)  # truncation, as (long long)f
+            within = f - index.astype(f.dtype)
+            taken = (index < bins) & (within > f.dtype.type(rule.guess_margin)) & (
+                within < f.dtype.type(1.0 - rule.guess_margin)) if rule.guess_bits else np.zeros(f.shape, bool)
         index = np.clip(index, 0, bins - 1)
-        down = t < rule.edges[index]
-        up = ~down & (index != bins - 1) & (t >= rule.edges[np.minimum(index + 1, bins)])
-        out[keep] = index - down + up
+        edges = rule.edges  # read, or computed (EDGE_FORMULA; the last edge, never compared, read)
+        if rule.edge_formula:
+            edges = np.append(plan.formula_edges(rule.edge_formula, rule.edge_start, rule.edge_step, bins,
+                                                 edges.dtype), edges[bins:])
+        down = t < edges[index]
+        up = ~down & (index != bins - 1) & (t >= edges[np.minimum(index + 1, bins)])
+        out[keep] = np.where(taken, index, index - down + up)  # a guess well inside its bin, or the correction
     elif rule.mode == plan.EDGES:
         s = keys.astype(rule.edges.dtype)
         low = np.zeros(s.shape, np.int64)

@@ -101,6 +101,10 @@ class BinRule:
     dt_bits: int = 64
     guess_bits: int = 0  # UNIFORM: 32 or 64, the first guess of the bin by a multiplication (choose_guess); 0: NumPy's f
     guess_scale: float = 0.0  # UNIFORM with a guess: bins / (last_edge - first_edge) (a float32's value for 32)
+    guess_margin: float = 1.0  # UNIFORM with a guess: one this far inside its bin needs no correction (guess_margin)
+    edge_formula: int = 0  # UNIFORM: 32 or 64, the edges computed as np.linspace did (choose_edge_formula); 0: read
+    edge_start: float = 0.0  # UNIFORM with a formula: its start and step (float32 values for 32)
+    edge_step: float = 0.0
 
     def defines(self) -> dict:
         """The #defines of numpy_bins.cuh for this rule."""
@@ -108,18 +112,20 @@ class BinRule:
             "VALUE_T": VALUE_C_TYPES[self.dtype], "VALUE_IS_HALF": int(self.dtype == np.float16),
             "KEY_T": _c_type(self.dtype), "BIN_MODE": MODE_MACROS[self.mode], "EDGE_T": _c_type(self.edges.dtype),
             "BT_BITS": self.bt_bits, "DIV_T": _float_c_type(self.dt_bits), "DT_BITS": self.dt_bits,
-            "BIN_GUESS": self.guess_bits,
+            "BIN_GUESS": self.guess_bits, "EDGE_FORMULA": self.edge_formula,
         }
 
     def arguments(self) -> tuple:
-        """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale) as the kernel takes them (made once: a cached
+        """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, guess_margin, edge_start, edge_step) as the
+        kernel takes them (made once: a cached
         rule serves every call, and the conversions cost more than the launch's own host work)."""
         made = self.__dict__.get("_arguments")  # the instance's dict: frozen fields, a memo beside them
         if made is None:
             first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
             made = self.__dict__["_arguments"] = tuple(
                 _kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div,
-                                            float(self.guess_scale)))
+                                            float(self.guess_scale), float(self.guess_margin), float(self.edge_start),
+                                            float(self.edge_step)))
         return made
 
 
@@ -275,6 +281,74 @@ def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.n
     return 64, scale
 
 
+def guess_margin(bt_bits: int, guess_bits: int, bins: int, first, last, edges: np.ndarray) -> float:
+    """How far inside its bin (in bins) a guess must fall for the kernel to take it without the correction against
+    the edges (numpy_bins.cuh): twice the sum of two bounds, G on the guess's error and E on the edges' distance from
+    exact equal bins, each in bins.  A guess f with G < min(frac(f), 1 - frac(f)) - E puts the value more than E
+    inside bin floor(f) of exact equal bins, so inside the edges' bin floor(f) too.
+
+    * G: every rounding of the guess is relative, at most u (2^-24 in float, 2^-53 in double): the scale's (of the
+      range's width too), the product's, and the subtraction's in the bin type: G = bins * (u_bt + 3 u_g); a float
+      guess of non-float32 data also rounds t and first to float: + 2 u_g * max(|first|, |last|) * bins / width.
+    * E: the largest distance of an edge from first + i * width / bins, measured in float64, plus a bound on that
+      measurement's own rounding.
+    1.0 (never) without a guess or where the margin would reach half a bin."""
+    if guess_bits == 0 or bins < 1:
+        return 1.0
+    first, last = float(first), float(last)
+    width = last - first
+    if not (width > 0 and np.isfinite(width)):
+        return 1.0
+    u_bt = 2.0**-24 if bt_bits == 32 else 2.0**-53
+    u_g = 2.0**-24 if guess_bits == 32 else 2.0**-53
+    largest = max(abs(first), abs(last))
+    guess_error = bins * (u_bt + 3.01 * u_g)
+    if guess_bits == 32 and bt_bits != 32:
+        guess_error += 2.01 * u_g * largest * bins / width
+    with np.errstate(all="ignore"):
+        exact = first + np.arange(bins + 1, dtype=np.float64) * (width / bins)
+        distance = float(np.max(np.abs(edges.astype(np.float64) - exact)))
+    edge_error = (distance + 2.0**-50 * (width + largest)) * bins / width
+    margin = 2.0 * (guess_error + edge_error)
+    return margin if np.isfinite(margin) and margin < 0.5 else 1.0
+
+
+def formula_edges(bits: int, start: float, step: float, count: int, edge_dtype) -> np.ndarray:
+    """The first `count` edges as numpy_bins.cuh's EDGE_FORMULA computes them: start + i * step in float (bits 32)
+    or double (64), each operation rounded once, then rounded to the edges' dtype."""
+    arithmetic = np.dtype(np.float32) if bits == 32 else np.dtype(np.float64)
+    i = np.arange(count, dtype=np.int64).astype(arithmetic)
+    with np.errstate(all="ignore"):
+        return (i * arithmetic.type(step) + arithmetic.type(start)).astype(edge_dtype)
+
+
+# the edges are computed rather than read from this many bins on (choose_edge_formula), measured on an H100 with
+# 2^24 and 2^28 float32 and int32 values (docs/histogram.md): reading was 3-8 % faster at 100 bins (the edges stay
+# in L1), computing 0-15 % faster at 4,096 and twice as fast at 2^20 (each read an L2 access)
+EDGE_FORMULA_MIN_BINS = 4096
+
+
+def choose_edge_formula(bt_bits: int, bins: int, first, last, edges: np.ndarray) -> tuple:
+    """(edge_formula, edge_start, edge_step): np.linspace(first, last, bins + 1) made edges[i] = start + i * step
+    (step = (last - first) / bins) in float64 or float32 (the result type of first and last), rounded to the bin
+    type, and the last edge exactly last.  The kernel computes edges[i], i < bins, the same way instead of reading
+    them (the last edge is never compared: numpy_bins.cuh) wherever that gives every one of NumPy's edges bit for
+    bit, tried in double and then in float; else (0, 0, 0): the kernel reads them.  Not for float16 bins (their
+    rounding from double to half is not the kernel's float arithmetic)."""
+    if bt_bits == 16 or bins < 1:
+        return 0, 0.0, 0.0
+    for bits, arithmetic in ((64, np.float64), (32, np.float32)):
+        with np.errstate(all="ignore"):
+            start, stop = arithmetic(first), arithmetic(last)
+            step = (stop - start) / arithmetic(bins)
+        if not (np.isfinite(start) and np.isfinite(step)):
+            continue
+        made = formula_edges(bits, float(start), float(step), bins, edges.dtype)
+        if np.array_equal(made, edges[:bins]):
+            return bits, float(start), float(step)
+    return 0, 0.0, 0.0
+
+
 def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: bool) -> BinRule:
     """bins equal bins over [first_edge, last_edge]: the range given (explicit_range) or the data's min and max
     (NumPy scalars of the data's dtype, already checked finite; every non-NaN value is then kept)."""
@@ -299,9 +373,13 @@ def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: boo
     edge_dtype = np.dtype(np.float64) if bin_type == np.float64 else np.dtype(np.float32)
     edges = bin_edges.astype(edge_dtype)
     guess_bits, guess_scale = choose_guess(_bits(bin_type), _bits(div_type), bins, first, last, edges)
+    margin = guess_margin(_bits(bin_type), guess_bits, bins, first, last, edges)
+    edge_formula, edge_start, edge_step = (choose_edge_formula(_bits(bin_type), bins, first, last, edges)
+                                           if bins >= EDGE_FORMULA_MIN_BINS else (0, 0.0, 0.0))
     return BinRule(UNIFORM, dtype, bins, edges, bin_edges, lo=kdtype.type(lo), hi=kdtype.type(hi),
                    first_edge=first_bt, norm_denom=norm_dt, bins_as_div=bins_dt, bt_bits=_bits(bin_type),
-                   dt_bits=_bits(div_type), guess_bits=guess_bits, guess_scale=guess_scale)
+                   dt_bits=_bits(div_type), guess_bits=guess_bits, guess_scale=guess_scale, guess_margin=margin,
+                   edge_formula=edge_formula, edge_start=edge_start, edge_step=edge_step)
 
 
 def check_edges(edges) -> np.ndarray:

@@ -389,27 +389,27 @@ def test_byte_rule_is_the_byte_mapping():
 @pytest.mark.parametrize("function", ["numpy_histogram_shared", "numpy_histogram_global"])
 def test_kernel_signatures(function):
     cases = {
-        "PPqibbddddPP": plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True),
-        "PPqifffdddPP": plan.uniform_rule(np.float32, 10, -3.0, 3.0, explicit_range=True),
-        "PPqifffffdPP": plan.uniform_rule(np.float16, 10, np.float16(0), np.float16(1),
+        "PPqibbdddddddPP": plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True),
+        "PPqifffddddddPP": plan.uniform_rule(np.float32, 10, -3.0, 3.0, explicit_range=True),
+        "PPqifffffddddPP": plan.uniform_rule(np.float16, 10, np.float16(0), np.float16(1),
                                           explicit_range=False),
-        "PPqiQQddddPP": plan.edges_rule(np.uint64, np.array([0, 5, 9], np.int64)),
-        "PPqiqqfdddPP": plan.bincount_rule(np.int64, 10),
-        "PPqiIIIdddPP": plan.edges_rule(np.uint32, np.array([0, 5, 9], np.uint8)),
+        "PPqiQQdddddddPP": plan.edges_rule(np.uint64, np.array([0, 5, 9], np.int64)),
+        "PPqiqqfddddddPP": plan.bincount_rule(np.int64, 10),
+        "PPqiIIIddddddPP": plan.edges_rule(np.uint32, np.array([0, 5, 9], np.uint8)),
     }
     for expected, rule in cases.items():
         source = build_source("histogram/numpy_histogram.cu", **rule.defines())
         assert signature(source, function) == expected, rule.defines()
-        assert len(rule.arguments()) == 6
+        assert len(rule.arguments()) == 9
 
 
 def test_other_kernel_signatures():
     defines = plan.uniform_rule(np.float16, 3, 0, 1, explicit_range=True).defines()
     source = build_source("histogram/min_max.cu", VALUE_T=defines["VALUE_T"], VALUE_IS_HALF=1, KEY_T="float")
     assert signature(source, "min_max_partials") == "PqffPPP"
-    for expected, rule in (("PibbddddPP", plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True)),
-                           ("PiBBddddPP", plan.byte_rule(100)), ("PiBBddddPP", plan.byte_rule(7, letters=True))):
-        # the fold: the launch in count_into passes (byte counts, bins, the rule's 6 arguments, edges, histogram)
+    for expected, rule in (("PibbdddddddPP", plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True)),
+                           ("PiBBdddddddPP", plan.byte_rule(100)), ("PiBBdddddddPP", plan.byte_rule(7, letters=True))):
+        # the fold: the launch in count_into passes (byte counts, bins, the rule's 9 arguments, edges, histogram)
         source = build_source("histogram/numpy_histogram.cu", **rule.defines())
         assert signature(source, "numpy_histogram_fold") == expected, rule.defines()
     source = build_source("histogram/histogram_finish.cu", SUM_T="double", OUT_T="__half", OUT_IS_HALF=1)
@@ -488,6 +488,23 @@ def test_check_cases_run_on_numpy_stand_ins(monkeypatch, rng):
 
 # ---- the first guess of a bin by a multiplication (numpy_plan.choose_guess, numpy_bins.cuh BIN_GUESS) ----------
 
+def test_guess_margin():
+    """The margin that skips the correction: small for few bins over a range near zero, growing with the bins and
+    with a range far from zero (float guesses of rounded values), never without a guess or past half a bin."""
+    def margin(dtype, bins, first, last):
+        return plan.uniform_rule(dtype, bins, first, last, explicit_range=True).guess_margin
+
+    assert margin(np.float32, 100, 0, 100) < 1e-4
+    assert margin(np.float32, 100, 0, 100) < margin(np.float32, 4096, 0, 100) < 0.01
+    assert margin(np.float32, 2**20, 0, 1) == 1.0  # a float guess's error reaches a quarter bin: never skipped
+    assert margin(np.int32, 37, 2**30, 2**30 + 1000) < 1e-6  # a double guess
+    assert margin(np.float16, 10, 0, 1) == 1.0  # no guess
+    edges = np.linspace(0.0, 1.0, 11)
+    edges[3] += 0.01  # edges far from equal bins (not NumPy's): the margin covers them, or there is none
+    assert plan.guess_margin(64, 64, 10, 0.0, 1.0, edges) > 2 * 0.1
+    assert plan.guess_margin(64, 64, 10, 0.0, 1.0, np.linspace(0.0, 2.0, 11)) == 1.0
+
+
 def test_choose_guess():
     edges = np.linspace(0, 1, 101)
     assert plan.choose_guess(32, 64, 100, 0.0, 1.0, edges.astype(np.float32))[0] == 32
@@ -525,10 +542,50 @@ def test_guess_gives_numpys_bins(dtype, bins, range_, rng):
         info = np.iinfo(dtype)
         low, high = max(int(range_[0]), int(info.min)), min(int(range_[1]), int(info.max))
         x = np.concatenate([x, rng.integers(low, high, 5000, endpoint=True, dtype=dtype)])
-    exact = dataclasses.replace(rule, guess_bits=0, guess_scale=0.0)
+    if rule.guess_margin < 0.5:  # values just inside and just outside the margin that skips the correction
+        first, width = float(rule.bin_edges[0]), float(rule.bin_edges[-1]) - float(rule.bin_edges[0])
+        at = np.arange(0, bins, max(1, bins // 512), dtype=np.float64)
+        inside = [q * rule.guess_margin for q in (0.999, 1.001, 1.5)]
+        spots = np.concatenate([at + q for q in inside + [1 - q for q in inside]])
+        with np.errstate(all="ignore"):
+            near = first + spots * (width / bins)
+            if dtype.kind in "iu":
+                info = np.iinfo(dtype)
+                near = np.clip(np.round(near), info.min, info.max)
+            x = np.concatenate([x, near.astype(dtype)])
+    exact = dataclasses.replace(rule, guess_bits=0, guess_scale=0.0, guess_margin=1.0, edge_formula=0, edge_start=0.0,
+                                edge_step=0.0)
     got = nm.bins_of(x.astype(plan.key_dtype(dtype)), rule)
     np.testing.assert_array_equal(got, nm.bins_of(x.astype(plan.key_dtype(dtype)), exact))
     np.testing.assert_array_equal(np.bincount(got[got >= 0], minlength=bins), np.histogram(x, bins, range_)[0])
+
+
+FORMULA_RANGES = [(0, 100), (-3, 3), (0.1, 0.7), (1e7, 1e7 + 100), (-1e6, 1e6 + 7), (5, 5),
+                  (np.float32(0.3), np.float32(2.9)), (np.float16(-1), np.float16(2))]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int32, np.uint64])
+def test_edge_formula_gives_every_edge_numpy_made(dtype):
+    """Where the host takes the kernel's edge formula, it gives NumPy's edges bit for bit (the last edge, never
+    compared, aside); float16 bins read theirs; the formula is computed in double for Python ranges and in float for
+    float32 ones (np.linspace's result type); edges no formula makes are read."""
+    seen = set()
+    for bins in (1, 2, 3, 7, 100, 255, 4096, 10000):
+        for first, last in FORMULA_RANGES:
+            try:
+                rule = plan.uniform_rule(dtype, bins, first, last, explicit_range=True)
+            except ValueError:  # NumPy's own refusal (too many bins for the range in this dtype)
+                continue
+            seen.add(rule.edge_formula)
+            if rule.bt_bits == 16:
+                assert rule.edge_formula == 0
+            if rule.edge_formula:
+                made = plan.formula_edges(rule.edge_formula, rule.edge_start, rule.edge_step, bins, rule.edges.dtype)
+                assert made.tobytes() == rule.edges[:bins].tobytes(), (bins, first, last)
+    assert seen >= ({32, 64} if dtype != np.float16 else {0})
+    edges = np.linspace(0.0, 1.0, 11)
+    edges[3] = np.nextafter(edges[3], 2.0)  # not what the formula makes
+    assert plan.choose_edge_formula(64, 10, 0.0, 1.0, edges) == (0, 0.0, 0.0)
 
 
 # ---- the host's work per call, on the fake device of test_interop ----------------------------------------------
