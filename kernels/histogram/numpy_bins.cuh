@@ -21,7 +21,8 @@
 //   whenever their error is under half a bin, so the results are NumPy's.  The host (numpy_plan.choose_guess)
 //   takes a guess only where it can bound both errors that way, and only for strictly increasing edges; the
 //   division and the float64 conversions were most of the kernel's instructions.  A guess well inside its bin
-//   (guess_margin, the host's bound on the guess's and the edges' errors in bins) is taken without the correction.
+//   (guess_margin, the host's bound on the guess's and the edges' errors in bins; every guess, where the host
+//   finds the guess and the edges exact) is taken without the correction.
 //   EDGE_FORMULA (32 or 64; 0: read edges[index] from memory) computes the edges of the correction instead of
 //   reading them: np.linspace made edges[i] = (start + i * step) in float or double, rounded to the bin type, and
 //   the host (numpy_plan.choose_edge_formula) takes the formula only where it gives every edge NumPy made, bit for
@@ -138,8 +139,8 @@ struct BinRule {
         long long index = (long long)f;  // truncation, as astype(np.intp)
 #if BIN_GUESS
         // a guess further than guess_margin from both ends of its bin is the bin the edges say: no rounding of the
-        // guess or of the edges moves a value that far (the host's bound: numpy_plan.choose_guess), so most
-        // values need no correction at all (the correction's compares were what held the kernel back)
+        // guess or of the edges moves a value that far (the host's bound: numpy_plan.guess_margin; negative where
+        // the guess is exact, numpy_plan.exact_guess), so most values skip the correction and its two edges
         const auto within = f - (decltype(f))index;
         if (index < bins && within > (decltype(f))guess_margin && within < (decltype(f))(1.0 - guess_margin)) {
             return (int)index;

@@ -157,6 +157,8 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
     adder.flush();
 }
 
+// 2048 / BLOCK_SIZE blocks resident per SM (32 registers a thread at 512): the grid the host sizes
+// (numpy_plan.BLOCKS_PER_SM) is one wave
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
 numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights, long long n, int bins,
                        KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,

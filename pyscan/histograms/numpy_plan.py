@@ -21,6 +21,7 @@ with NumPy's own comparison.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from dataclasses import dataclass
 
@@ -281,6 +282,41 @@ def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.n
     return 64, scale
 
 
+EXACT_GUESS = -1.0  # the margin of an exact guess: every guess (below the last bin's end) is taken
+
+
+def exact_guess(dtype, bt_bits: int, guess_bits: int, bins: int, first, last, edges: np.ndarray) -> bool:
+    """Whether the guess is exactly (t - first) * bins / width for every value kept, with the edges exactly
+    first + i * width / bins: then the bin is the guess's floor, values on an edge included (integer data with bins
+    one or a power of two wide sit there), and the kernel needs no correction at all.  It is where
+
+    * the step width / bins is a power of two (the scale then is, and multiplying by it is exact), first a whole
+      number of steps and every edge no more than 2^52 steps from 0 (so first + i * step is exact in double), and
+      NumPy's edges are those;
+    * the subtraction is exact: a float guess of data whose bin type is not float32 subtracts the values rounded
+      to float, exact for integer data with first a whole number and every value under 2^23 in magnitude (their
+      difference too); every other guess subtracts t - first in the bin type, exact where first == 0, or for
+      integer data in a double bin type with first a whole number and every value under 2^52."""
+    if guess_bits == 0:
+        return False
+    first_f, last_f = float(first), float(last)
+    if first_f != first or last_f != last or not np.isfinite(last_f - first_f) or last_f <= first_f:
+        return False
+    step = (last_f - first_f) / bins
+    mantissa, _ = math.frexp(step)
+    largest = max(abs(first_f), abs(last_f))
+    if mantissa != 0.5 or not (first_f / step).is_integer() or largest / step > 2.0**52:
+        return False
+    if guess_bits == 32 and float(np.float32(bins / (last_f - first_f))) != bins / (last_f - first_f):
+        return False
+    if not np.array_equal(edges.astype(np.float64), first_f + np.arange(edges.size, dtype=np.float64) * step):
+        return False
+    integers = np.dtype(dtype).kind in "iu" and first_f.is_integer()
+    if guess_bits == 32 and bt_bits != 32:  # the guess subtracts the values rounded to float, not t
+        return integers and largest <= 2.0**23
+    return first_f == 0 or (integers and guess_bits == 64 and bt_bits == 64 and largest <= 2.0**52)
+
+
 def guess_margin(bt_bits: int, guess_bits: int, bins: int, first, last, edges: np.ndarray) -> float:
     """How far inside its bin (in bins) a guess must fall for the kernel to take it without the correction against
     the edges (numpy_bins.cuh): twice the sum of two bounds, G on the guess's error and E on the edges' distance from
@@ -323,8 +359,9 @@ def formula_edges(bits: int, start: float, step: float, count: int, edge_dtype) 
 
 
 # the edges are computed rather than read from this many bins on (choose_edge_formula), measured on an H100 with
-# 2^24 and 2^28 float32 and int32 values (docs/histogram.md): reading was 3-8 % faster at 100 bins (the edges stay
-# in L1), computing 0-15 % faster at 4,096 and twice as fast at 2^20 (each read an L2 access)
+# 2^24 and 2^28 float32 and int32 values, every value corrected against the edges (docs/histogram.md): reading was
+# 3-8 % faster at 100 bins (the edges stay in L1), computing 0-15 % faster at 4,096 and twice as fast at 2^20 (each
+# read an L2 access)
 EDGE_FORMULA_MIN_BINS = 4096
 
 
@@ -373,7 +410,8 @@ def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: boo
     edge_dtype = np.dtype(np.float64) if bin_type == np.float64 else np.dtype(np.float32)
     edges = bin_edges.astype(edge_dtype)
     guess_bits, guess_scale = choose_guess(_bits(bin_type), _bits(div_type), bins, first, last, edges)
-    margin = guess_margin(_bits(bin_type), guess_bits, bins, first, last, edges)
+    margin = (EXACT_GUESS if exact_guess(dtype, _bits(bin_type), guess_bits, bins, first, last, edges)
+              else guess_margin(_bits(bin_type), guess_bits, bins, first, last, edges))
     edge_formula, edge_start, edge_step = (choose_edge_formula(_bits(bin_type), bins, first, last, edges)
                                            if bins >= EDGE_FORMULA_MIN_BINS else (0, 0.0, 0.0))
     return BinRule(UNIFORM, dtype, bins, edges, bin_edges, lo=kdtype.type(lo), hi=kdtype.type(hi),

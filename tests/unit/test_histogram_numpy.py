@@ -494,10 +494,18 @@ def test_guess_margin():
     def margin(dtype, bins, first, last):
         return plan.uniform_rule(dtype, bins, first, last, explicit_range=True).guess_margin
 
-    assert margin(np.float32, 100, 0, 100) < 1e-4
-    assert margin(np.float32, 100, 0, 100) < margin(np.float32, 4096, 0, 100) < 0.01
-    assert margin(np.float32, 2**20, 0, 1) == 1.0  # a float guess's error reaches a quarter bin: never skipped
-    assert margin(np.int32, 37, 2**30, 2**30 + 1000) < 1e-6  # a double guess
+    assert 0 < margin(np.float32, 100, 0, 70) < 1e-4
+    assert margin(np.float32, 100, 0, 70) < margin(np.float32, 4096, 0, 70) < 0.01
+    assert margin(np.float32, 2**20, 0, 3) == 1.0  # a float guess's error reaches a quarter bin: never skipped
+    assert 0 < margin(np.int32, 37, 2**30, 2**30 + 1000) < 1e-6  # a double guess
+    # exact guesses (power-of-two steps, exact subtraction): every guess taken, values on the edges too
+    assert margin(np.float32, 100, 0, 100) == margin(np.float32, 2**20, 0, 1) == plan.EXACT_GUESS
+    assert margin(np.int32, 100, -50, 50) == margin(np.uint8, 256, 0, 256) == plan.EXACT_GUESS
+    assert margin(np.float32, 64, 1, 17) != plan.EXACT_GUESS  # t - 1 rounds
+    assert margin(np.float64, 64, 0, 16) != plan.EXACT_GUESS  # a float guess of float64 values rounds them
+    assert margin(np.int64, 64, 0, 2**40) != plan.EXACT_GUESS  # and of int64 values past 2^23
+    assert margin(np.int32, 2**14, -2**24, 2**24) != plan.EXACT_GUESS  # a float guess: t - first rounds past 2^24
+    assert margin(np.int32, 100, 2**24, 2**24 + 100) == plan.EXACT_GUESS  # a double guess: exact
     assert margin(np.float16, 10, 0, 1) == 1.0  # no guess
     edges = np.linspace(0.0, 1.0, 11)
     edges[3] += 0.01  # edges far from equal bins (not NumPy's): the margin covers them, or there is none
@@ -523,6 +531,11 @@ GUESS_CASES = [  # (dtype, bins, range): spreads from 1 to far past the float gu
     (np.float64, 2**20, (-5, 5)), (np.int32, 100, (0, 100)), (np.int32, 4096, (-2**31, 2**31 - 1)),
     (np.int32, 37, (2**30, 2**30 + 1000)), (np.int64, 100, (-2**62, 2**62)), (np.int64, 10, (2**52, 2**52 + 999)),
     (np.uint64, 3, (0, 2**62)), (np.uint8, 100, (0, 256)), (np.int16, 2**15, (-2**15, 2**15 - 1)),
+    # power-of-two steps (exact_guess where the subtraction is exact too, and where it is not)
+    (np.int32, 4096, (-2048, 2048)), (np.int16, 256, (-128, 128)), (np.int32, 20, (0, 10)), (np.uint8, 256, (0, 256)),
+    (np.float32, 64, (0, 16)), (np.float32, 64, (1, 17)), (np.float32, 2**21, (0, 2**21)), (np.float64, 64, (0, 16)),
+    (np.int64, 64, (0, 2**40)), (np.int64, 2**20, (-2**40, 2**40)), (np.int32, 100, (2**24, 2**24 + 100)),
+    (np.int32, 2**14, (-2**24, 2**24)),
 ]
 
 
