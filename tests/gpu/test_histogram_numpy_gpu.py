@@ -71,6 +71,32 @@ def test_numpy_input_equals_numpy(dtype, bins, range_, rng):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("bins, range_", [(100, (0, 100)), (128, (-64, 64)), (1024, (0, 1)), (2**20, (0, 4096)),
+                                          (40, (0, 10))], ids=str)
+def test_power_of_two_steps(dtype, bins, range_, rng):
+    """Equal bins a power of two wide: where the host finds the guess exact (numpy_plan.exact_guess), the kernel
+    takes every guess without the correction, values on the edges and next to them included."""
+    x = _with_edges(_data(dtype, 20_011, rng), bins, range_)
+    if dtype.kind in "iu":
+        x = np.concatenate([x, np.arange(max(range_[0], np.iinfo(dtype).min), min(range_[1], np.iinfo(dtype).max),
+                                         dtype=dtype)])
+    try:
+        want = np.histogram(x, bins, range_)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=str(exc)[:20]):
+            pyscan.histogram(x, bins, range_)
+        return
+    _same(pyscan.histogram(x, bins, range_), want)
+
+
+def test_power_of_two_steps_are_exact_guesses():
+    """The cases above do reach the exact guess (and a float64 guess in float does not)."""
+    for dtype, bins, range_ in ((np.int32, 100, (0, 100)), (np.float32, 1024, (0, 1)), (np.uint8, 128, (-64, 64))):
+        assert nh._uniform_rule(np.dtype(dtype), bins, *range_, explicit_range=True).guess_margin == plan.EXACT_GUESS
+    assert nh._uniform_rule(np.dtype(np.float64), 1024, 0, 1, explicit_range=True).guess_margin != plan.EXACT_GUESS
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_explicit_edges(dtype, rng):
     x = _data(dtype, 30_001, rng)
     for edges in (np.array([-5.0, -1.5, 0.0, 0.25, 3.0, 100.0]), np.array([-3, 0, 0, 1, 5, 5]),
