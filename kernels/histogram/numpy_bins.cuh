@@ -21,8 +21,8 @@
 //   whenever their error is under half a bin, so the results are NumPy's.  The host (numpy_plan.choose_guess)
 //   takes a guess only where it can bound both errors that way, and only for strictly increasing edges; the
 //   division and the float64 conversions were most of the kernel's instructions.  A guess well inside its bin
-//   (guess_margin, the host's bound on the guess's and the edges' errors in bins; every guess, where the host
-//   finds the guess and the edges exact) is taken without the correction.
+//   (guess_margin, the host's bound on the guess's and the edges' errors in bins) is taken without the
+//   correction; with GUESS_EXACT (the host found the guess and the edges exact) every guess below the last edge is.
 //   EDGE_FORMULA (32 or 64; 0: read edges[index] from memory) computes the edges of the correction instead of
 //   reading them: np.linspace made edges[i] = (start + i * step) in float or double, rounded to the bin type, and
 //   the host (numpy_plan.choose_edge_formula) takes the formula only where it gives every edge NumPy made, bit for
@@ -60,6 +60,9 @@
 #endif
 #ifndef BIN_GUESS
 #define BIN_GUESS 32  // 0: NumPy's f; 32: (t - first_edge) * scale in float; 64: in double (see above)
+#endif
+#ifndef GUESS_EXACT
+#define GUESS_EXACT 0  // 1: the guess is the exact position (numpy_plan.exact_guess): its floor is the bin
 #endif
 
 __device__ __forceinline__ float round_to_half(float x) { return __half2float(__float2half_rn(x)); }
@@ -137,10 +140,12 @@ struct BinRule {
         const DIV_T f = dt_multiply(dt_divide((DIV_T)bt_subtract(t, first_edge), norm_denom), bins_as_div);
 #endif
         long long index = (long long)f;  // truncation, as astype(np.intp)
-#if BIN_GUESS
+#if BIN_GUESS && GUESS_EXACT
+        if (index < bins) return (int)index;  // the exact position's floor (numpy_plan.exact_guess)
+#elif BIN_GUESS
         // a guess further than guess_margin from both ends of its bin is the bin the edges say: no rounding of the
-        // guess or of the edges moves a value that far (the host's bound: numpy_plan.guess_margin; negative where
-        // the guess is exact, numpy_plan.exact_guess), so most values skip the correction and its two edges
+        // guess or of the edges moves a value that far (the host's bound: numpy_plan.guess_margin), so most values
+        // skip the correction and its two edges
         const auto within = f - (decltype(f))index;
         if (index < bins && within > (decltype(f))guess_margin && within < (decltype(f))(1.0 - guess_margin)) {
             return (int)index;

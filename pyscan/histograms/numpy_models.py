@@ -52,8 +52,13 @@ def bins_of(keys, rule: plan.BinRule) -> np.ndarray:
                 f = _round(quotient * div_type.type(rule.bins_as_div), rule.dt_bits)
             index = f.astype(np.int64)  # truncation, as (long long)f
             within = f - index.astype(f.dtype)
-            taken = (index < bins) & (within > f.dtype.type(rule.guess_margin)) & (
-                within < f.dtype.type(1.0 - rule.guess_margin)) if rule.guess_bits else np.zeros(f.shape, bool)
+            if not rule.guess_bits:
+                taken = np.zeros(f.shape, bool)
+            elif rule.guess_margin == plan.EXACT_GUESS:  # GUESS_EXACT: every guess below the last edge
+                taken = index < bins
+            else:
+                taken = (index < bins) & (within > f.dtype.type(rule.guess_margin)) & (
+                    within < f.dtype.type(1.0 - rule.guess_margin))
         index = np.clip(index, 0, bins - 1)
         edges = rule.edges  # read, or computed (EDGE_FORMULA; the last edge, never compared, read)
         if rule.edge_formula:

@@ -113,7 +113,8 @@ class BinRule:
             "VALUE_T": VALUE_C_TYPES[self.dtype], "VALUE_IS_HALF": int(self.dtype == np.float16),
             "KEY_T": _c_type(self.dtype), "BIN_MODE": MODE_MACROS[self.mode], "EDGE_T": _c_type(self.edges.dtype),
             "BT_BITS": self.bt_bits, "DIV_T": _float_c_type(self.dt_bits), "DT_BITS": self.dt_bits,
-            "BIN_GUESS": self.guess_bits, "EDGE_FORMULA": self.edge_formula,
+            "BIN_GUESS": self.guess_bits, "GUESS_EXACT": int(self.guess_margin == EXACT_GUESS),
+            "EDGE_FORMULA": self.edge_formula,
         }
 
     def arguments(self) -> tuple:
@@ -282,7 +283,7 @@ def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.n
     return 64, scale
 
 
-EXACT_GUESS = -1.0  # the margin of an exact guess: every guess (below the last bin's end) is taken
+EXACT_GUESS = -1.0  # the margin of an exact guess: every guess (below the last bin's end) is taken (GUESS_EXACT)
 
 
 def exact_guess(dtype, bt_bits: int, guess_bits: int, bins: int, first, last, edges: np.ndarray) -> bool:
