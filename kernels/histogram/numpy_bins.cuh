@@ -26,8 +26,9 @@
 //   EDGE_FORMULA (32 or 64; 0: read edges[index] from memory) computes the edges of the correction instead of
 //   reading them: np.linspace made edges[i] = (start + i * step) in float or double, rounded to the bin type, and
 //   the host (numpy_plan.choose_edge_formula) takes the formula only where it gives every edge NumPy made, bit for
-//   bit.  Two data-dependent loads per value were what held the kernel to about half of the memory's speed
-//   (docs/histogram.md); the arithmetic costs a few instructions.
+//   bit, from 4,096 bins on (numpy_plan.EDGE_FORMULA_MIN_BINS): there the edges no longer stay in L1 and each
+//   read is an L2 access (computing them halved the time at 2^20 bins); below, reading is faster
+//   (docs/histogram.md).
 // * BIN_EDGES (bins=a sequence): NumPy's searchsorted path.  Bin i holds edges[i] <= x < edges[i + 1], the last
 //   bin also x == edges[bins]; compared in NumPy's common type of data and edges (EDGE_T), by binary search.  NaN
 //   is never counted (NumPy sorts it after every edge).

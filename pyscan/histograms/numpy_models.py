@@ -51,12 +51,12 @@ def bins_of(keys, rule: plan.BinRule) -> np.ndarray:
                 quotient = _round(difference.astype(div_type) / div_type.type(rule.norm_denom), rule.dt_bits)
                 f = _round(quotient * div_type.type(rule.bins_as_div), rule.dt_bits)
             index = f.astype(np.int64)  # truncation, as (long long)f
-            within = f - index.astype(f.dtype)
             if not rule.guess_bits:
                 taken = np.zeros(f.shape, bool)
             elif rule.guess_margin == plan.EXACT_GUESS:  # GUESS_EXACT: every guess below the last edge
                 taken = index < bins
-            else:
+            else:  # a guess further than the margin from both ends of its bin
+                within = f - index.astype(f.dtype)
                 taken = (index < bins) & (within > f.dtype.type(rule.guess_margin)) & (
                     within < f.dtype.type(1.0 - rule.guess_margin))
         index = np.clip(index, 0, bins - 1)

@@ -119,8 +119,8 @@ class BinRule:
 
     def arguments(self) -> tuple:
         """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, guess_margin, edge_start, edge_step) as the
-        kernel takes them (made once: a cached
-        rule serves every call, and the conversions cost more than the launch's own host work)."""
+        kernel takes them (made once: a cached rule serves every call, and the conversions cost more than the
+        launch's own host work)."""
         made = self.__dict__.get("_arguments")  # the instance's dict: frozen fields, a memo beside them
         if made is None:
             first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
