@@ -128,7 +128,7 @@ struct Layout {
 // A warp's region of a tile buffer holds its part of the tile as T, or in converting builds as x's type after the
 // loads and as the result's before the stores: it is sized by the widest of what it holds, so a build whose x and
 // result are both narrower than T (float16 scanned in float32) needs half the shared memory, and the host runs
-// more blocks per SM (pyscan/scans/decoupled_lookback.py NARROW).
+// more blocks per SM for the 1-D build (pyscan/scans/decoupled_lookback.py NARROW; the rows build keeps its 3).
 constexpr int REGION_VECS = !CONVERTS ? WARP_VECS
                             : Layout<IN_TYPE>::warp_vecs > Layout<OUT_TYPE>::warp_vecs ? Layout<IN_TYPE>::warp_vecs
                                                                                        : Layout<OUT_TYPE>::warp_vecs;
