@@ -573,6 +573,48 @@ def test_guess_gives_numpys_bins(dtype, bins, range_, rng):
     np.testing.assert_array_equal(np.bincount(got[got >= 0], minlength=bins), np.histogram(x, bins, range_)[0])
 
 
+def test_random_rules_give_numpys_bins():
+    """A seeded search over equal-bin rules (every integer and float dtype but float16, power-of-two steps and
+    others, ranges on and off whole steps, near zero and far from it): the model -- the guess, its margin or
+    exactness, the edges read or computed -- equals np.histogram with every edge, its neighbours and random values in
+    the data."""
+    rng = np.random.default_rng(5)
+    dtypes = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.float32,
+              np.float64]
+    checked = exact = 0
+    while checked < 300:
+        dtype = np.dtype(dtypes[rng.integers(len(dtypes))])
+        bins = int(rng.choice([1, 2, 3, 4, 7, 8, 16, 64, 100, 256, 1024, 4096, 8192]))
+        step = 2.0 ** int(rng.integers(-4, 12)) if rng.random() < 0.7 else float(rng.uniform(0.1, 10))
+        first = float(rng.integers(-300, 300)) * (step if rng.random() < 0.5 else 1.0) if rng.random() < 0.6 else 0.0
+        if rng.random() < 0.2:
+            first = float(rng.uniform(-1000, 1000))
+        last = first + bins * step
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            if first < info.min or last > info.max:
+                continue
+            if rng.random() < 0.5 and first.is_integer() and last.is_integer():
+                first, last = int(first), int(last)
+        try:
+            rule = plan.uniform_rule(dtype, bins, first, last, explicit_range=True)
+        except ValueError:  # NumPy's own refusal (too many bins for the range)
+            continue
+        x = np.concatenate([_neighbours(rule.bin_edges, dtype), _data(dtype, 500, rng)])
+        if dtype.kind == "f":
+            x = np.concatenate([x, rng.uniform(first, last, 1000).astype(dtype)])
+        else:
+            info = np.iinfo(dtype)
+            low, high = max(int(np.floor(first)), int(info.min)), min(int(np.ceil(last)), int(info.max))
+            x = np.concatenate([x, rng.integers(low, high, 1000, endpoint=True).astype(dtype)])
+        got = nm.bins_of(x.astype(plan.key_dtype(dtype)), rule)
+        np.testing.assert_array_equal(np.bincount(got[got >= 0], minlength=bins), np.histogram(x, bins, (first, last))[0],
+                                      err_msg=f"{dtype} {bins} bins over ({first}, {last})")
+        checked += 1
+        exact += rule.guess_margin == plan.EXACT_GUESS
+    assert exact > 50  # the search reaches the exact guess as well as the margin
+
+
 FORMULA_RANGES = [(0, 100), (-3, 3), (0.1, 0.7), (1e7, 1e7 + 100), (-1e6, 1e6 + 7), (5, 5),
                   (np.float32(0.3), np.float32(2.9)), (np.float16(-1), np.float16(2))]
 
