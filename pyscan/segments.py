@@ -187,11 +187,19 @@ def warp_search(o, count: int, v: int, strict: bool) -> tuple:
     return (a + ballot[0] if ballot else b), read
 
 
+def tile_search(o, segments: int, lo: int) -> tuple:
+    """A tile's one search (segmented_tile.cuh step 1): (the last s with o[s] <= lo, i.e. one before the first
+    o[s] > lo, at least 0; the offsets it read).  The walk for the head bits starts there, and so do the writes of
+    segmented_fast.cu: for valid offsets it is also the first s with o[s+1] > lo."""
+    upper, read = warp_search(o, segments + 1, lo, True)
+    return max(upper - 1, 0), read
+
+
 def tile_heads(o, segments: int, lo: int, hi: int) -> tuple:
-    """The head bits a tile [lo, hi) sets (positions - lo) and the offsets it reads: the search for the first s
-    with o[s] >= lo, then each thread t's walk s = first + t, first + t + BLOCK, ... that stops at s >= S or
-    o[s] >= hi (segmented_tile.cuh step 2)."""
-    first, read = warp_search(o, segments + 1, lo, False)
+    """The head bits a tile [lo, hi) sets (positions - lo) and the offsets it reads: the search (tile_search), then
+    each thread t's walk s = first + t, first + t + BLOCK, ... that stops at s >= S or o[s] >= hi
+    (segmented_tile.cuh step 2)."""
+    first, read = tile_search(o, segments, lo)
     heads = set()
     for t in range(BLOCK):
         s = first + t
@@ -208,12 +216,10 @@ def tile_heads(o, segments: int, lo: int, hi: int) -> tuple:
 
 def tile_writes(o, segments: int, tile: int, lo: int, hi: int) -> tuple:
     """The segments tile [lo, hi) writes (segmented_fast.cu): [(s, position - lo or None for the identity)], and
-    the offsets it reads."""
+    the offsets it reads (the tile's search, shared with its head bits, included)."""
+    first, read = tile_search(o, segments, lo)
     if tile == 0:
-        first, read = 0, []
-    else:
-        first, read = warp_search(np.asarray(o)[1:], segments, lo, True)
-        read = [r + 1 for r in read]
+        first = 0
     writes = []
     for t in range(BLOCK):
         s = first + t
@@ -346,4 +352,4 @@ def reference_reduce(x, offsets, op, dtype=None):
 
 
 __all__ = ["BLOCK", "Offsets", "begin_offsets", "check_device_offsets", "check_host_offsets", "device_offsets",
-           "reference_reduce", "segment_reduce_model", "tile_scan_model", "tile_size", "warp_search"]
+           "reference_reduce", "segment_reduce_model", "tile_scan_model", "tile_search", "tile_size", "warp_search"]

@@ -21,9 +21,10 @@
 //   * every item's inclusive value: (the thread's prefix pair, with the carry combined on the left where no head
 //     precedes it in the tile) folded with the thread's items, restarting at heads.
 //
-// The flags of a tile [lo, hi) come from the offsets: warp 0 finds the first s with o[s] >= lo (a 32-ary search,
-// 32 probes per step: ~5 steps for 10^7 segments), then the threads walk s, s + 1, ... while o[s] < hi and set bit
-// o[s] - lo of a shared bitmask.  A tile does work for each offset that falls in it: many empty segments at one
+// The flags of a tile [lo, hi) come from the offsets: warp 0 finds the last s with o[s] <= lo (one before the first
+// o[s] > lo: a 32-ary search, 32 probes per step, ~5 steps for 10^7 segments; it is also the first segment that
+// segmented_fast.cu's tile writes, so the reduction needs no second search), then the threads walk s, s + 1, ...
+// while o[s] < hi and set bit o[s] - lo of a shared bitmask.  A tile does work for each offset that falls in it: many empty segments at one
 // place make that tile slower (never wrong).
 //
 // Bounds.  Every read of x is within [0, n), every read of o within [0, S]; a head bit is set only for lo <= o[s] <
@@ -133,8 +134,8 @@ __device__ __forceinline__ void seg_scan_tile(SegTileShared& sh, const IN_TYPE* 
     }
     for (int w = t; w < SEG_MASK_WORDS; w += BLOCK_THREADS) sh.heads[w] = 0u;
     if (warp == 0) {
-        const long long first = warp_search(offsets, num_segments + 1, lo, false);  // first s with o[s] >= lo
-        if (lane == 0) sh.search = first;
+        const long long upper = warp_search(offsets, num_segments + 1, lo, true);  // first s with o[s] > lo
+        if (lane == 0) sh.search = upper > 0 ? upper - 1 : 0;  // the last s with o[s] <= lo (valid offsets)
     }
     __syncthreads();
     // 2. Head bits: offsets o[s] in [lo, hi), s < S.

@@ -11,9 +11,10 @@
 //
 // Who writes out[s]: the tile holding position max(o[s+1] - 1, 0) -- the segment's last element, or for an empty
 // segment the element before its place (tile 0 for those at 0).  Tile [lo, hi) writes the segments with
-// lo < o[s+1] <= hi (tile 0: o[s+1] <= hi), found by one 32-ary search of the offsets and a walk from there.  Every
-// out[s], s < S, is written once by exactly one tile when the offsets are valid; with bad offsets (the host's
-// check switched off) a value may be wrong or left unwritten, but nothing is read or written out of bounds.
+// lo < o[s+1] <= hi (tile 0: o[s+1] <= hi), found by a walk from the tile's one search of the offsets
+// (segmented_tile.cuh).  Every out[s], s < S, is written once by exactly one tile when the offsets are valid; with
+// bad offsets (the host's check switched off) a value may be wrong or left unwritten, but nothing is read or written
+// out of bounds.
 //
 // Launch: as segmented_lookback.cu (kernels/scan/): one block per tile, the counter and the status words.
 #include "../common/segmented_tile.cuh"
@@ -23,7 +24,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEG_BLOCKS_PER_SM)
                           const Offset* __restrict__ offsets, long long num_segments, unsigned* counter,
                           unsigned long long* status, long long num_tiles, unsigned epoch) {
     __shared__ SegTileShared sh;
-    __shared__ long long first_written;
     seg_take_tile(sh, counter, num_tiles);
     T items[SEG_ITEMS];
     unsigned bits;
@@ -32,12 +32,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, SEG_BLOCKS_PER_SM)
     const int t = threadIdx.x;
     const long long lo = (long long)sh.tile * SEG_TILE;
     const long long hi = lo + SEG_TILE < n ? lo + SEG_TILE : n;
-    if ((t >> 5) == 0) {  // the first s with o[s+1] > lo (tile 0: every s from 0)
-        const long long first = sh.tile == 0 ? 0 : warp_search(offsets + 1, num_segments, lo, true);
-        if (t == 0) first_written = first;
-    }
-    __syncthreads();
-    for (long long s = first_written + t; s < num_segments; s += BLOCK_THREADS) {
+    // The first s with o[s+1] > lo is the tile's search result, the last s with o[s] <= lo (tile 0: every s from 0,
+    // the empty segments at 0 too).
+    const long long first = sh.tile == 0 ? 0 : sh.search;
+    for (long long s = first + t; s < num_segments; s += BLOCK_THREADS) {
         const long long end = (long long)offsets[s + 1];
         if (end > hi) break;
         const long long begin = (long long)offsets[s];
