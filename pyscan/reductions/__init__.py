@@ -52,6 +52,7 @@ from .. import axes
 from ..runtime import arrays, driver
 from ..scans import _check_segment_args
 from ..scans.initial import combine_initial
+from ..segments import take_ready as take_ready_segments
 from ..types import (
     COMPUTE_TYPES,
     ELEMENT_TYPES,
@@ -209,6 +210,12 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
                 result = None
             if result is not None:
                 return AUTO_READY(kind, x, *read, op, result)
+    elif kind is not None and offsets is not None and check_offsets is False and axis is None and out is None and (
+            keepdims is False and algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
+            identity is None and initial is None and map is None):
+        done = take_ready_segments(kind, x, offsets, op, dtype, None)  # the kernel a first call kept
+        if done is not None:
+            return done
     if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:
         torch_ops = arrays.torch_route(x, kind)  # requires grad, CPU, traced: the custom operator
         if torch_ops is not None:

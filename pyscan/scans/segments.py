@@ -65,6 +65,7 @@ def launch_scan(call, x, out, offsets, *, op, exclusive: bool, value) -> int:
     counter, status, epoch, own = status_for(call, tiles, value)  # noqa: F841 (own: kept until the launch)
     fn.launch_typed(call.context, call.stream, fn.config(tiles, segments.BLOCK), int(out.gpudata), int(x.gpudata), n,
                     int(offsets.view.gpudata), offsets.segments, int(bool(exclusive)), counter, status, tiles, epoch)
+    segments.keep_ready(call, x.dtype, offsets.dtype, op, value, True, fn)
     return 1
 
 

@@ -106,6 +106,50 @@ def test_each_kind_and_offsets(kind, offsets_on):
     np.testing.assert_array_equal(to_numpy(got), scan_reference_segments(x, o, "add", True))
 
 
+@pytest.mark.parametrize("kind", ["cupy", "torch", "pycuda", "numba"])
+@pytest.mark.parametrize("offsets_dtype", [np.int32, np.int64])
+def test_repeated_calls_take_the_ready_path(kind, offsets_dtype, monkeypatch):
+    """check_offsets=False calls on device arrays: the first keeps its kernel; later ones take the ready path
+    (pyscan.segments.take_ready: no begin(), no Call) and launch what the general path (stream= the same stream)
+    launches -- the same kernel, geometry, stream and non-address arguments -- with the same results, in x's
+    kind."""
+    from pyscan.runtime import arrays, loader
+
+    rng = np.random.default_rng(17)
+    o = offsets_of(MIX)
+    x = values("float32", int(o[-1]), rng)
+    xd, od = to_kind(x, kind), to_kind(o.astype(offsets_dtype), kind)
+    calls = {f"scan {op} {exclusive}": (lambda options, op=op, exclusive=exclusive: pyscan.scan(
+                 xd, offsets=od, op=op, exclusive=exclusive, check_offsets=False, **options),
+                 scan_reference_segments(x, o, op, exclusive)) for op in ("add", "max") for exclusive in (False, True)}
+    calls.update({f"reduce {op}": (lambda options, op=op: pyscan.reduce(xd, offsets=od, op=op, check_offsets=False,
+                                                                       **options),
+                                   reduce_reference_segments(x, o, op)) for op in ("add", "max")})
+    for call, _ in calls.values():
+        call({})  # the first call keeps its kernel
+    default = arrays.kind_of(xd).default_stream(xd, 0)
+    launches, begun = [], []
+    launch_raw, begin = loader.launch_raw, arrays.begin
+
+    def record(context, function, handle, geometry, letters, *args):
+        kept = tuple(a for a, letter in zip(args, letters) if letter not in "PI")  # no addresses, no epoch
+        launches.append((function, geometry, handle, kept))
+        return launch_raw(context, function, handle, geometry, letters, *args)
+
+    monkeypatch.setattr(loader, "launch_raw", record)
+    monkeypatch.setattr(arrays, "begin", lambda *a, **k: begun.append(1) or begin(*a, **k))
+    for name, (call, want) in calls.items():
+        seen = {}
+        for path, options in (("ready", {}), ("general", {"stream": default})):
+            launches.clear(), begun.clear()
+            got = call(options)
+            assert_kind(got, kind)
+            np.testing.assert_array_equal(to_numpy(got), want, err_msg=f"{name} on {kind}, {path} path")
+            seen[path] = (list(launches), len(begun))
+        assert seen["ready"][1] == 0 and seen["general"][1] == 2, name  # general: x and the offsets begun
+        assert seen["ready"][0] == seen["general"][0] and len(seen["ready"][0]) == 1, name
+
+
 def test_one_huge_segment_and_tiny_ones_around_it():
     rng = np.random.default_rng(7)
     for lengths in ([1 << 24], [1, 0, 1 << 24, 0, 3], [0, (1 << 24) + 17]):

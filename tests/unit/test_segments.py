@@ -15,6 +15,7 @@ from test_interop import FakeDeviceArray, fake_gpu  # noqa: F401  (the fake devi
 import pyscan
 from pyscan import segments
 from pyscan.reductions import segments as rseg
+from pyscan.runtime import arrays, driver
 from pyscan.runtime.loader import build_source, signature
 from pyscan.scans import segments as sseg
 from pyscan.scans.reference import reference as scan_reference
@@ -464,3 +465,100 @@ def test_scan_in_place_and_nd(fake_segments):
     assert y.host.shape == (6,) and list(y.host) == [1, 2, 1, 2, 3, 4]
     with pytest.raises(ValueError, match="shape"):
         pyscan.scan(FakeDeviceArray(np.ones(4, np.int32)), offsets=[0, 4], out=FakeDeviceArray(np.zeros(3, np.int64)))
+
+
+# ---- the commonest segmented call (device x and offsets, check_offsets=False): the kernel a first call kept --------
+
+@pytest.fixture
+def ready_segments(fake_gpu, monkeypatch):  # noqa: F811
+    """The fake device with a kind whose arrays the ready paths take, the segmented kernels replaced by a recorder:
+    (path, stream, geometry, arguments but the result's address) of every launch, the general path's launch_typed
+    and the ready path's prepared call (loader.launch_raw)."""
+    from test_interop import FakeKind
+
+    from pyscan.runtime import loader
+    from pyscan.scans import decoupled_lookback
+
+    class ReadyKind(FakeKind):
+        ready = arrays.Kind.ready  # 1-D C-contiguous arrays as they are
+
+    launches = []
+
+    class Kernel:
+        function, arg_types = "segmented", "letters"
+
+        def config(self, blocks, threads):
+            return blocks, threads
+
+        def launch_typed(self, context, stream, geometry, out, *args):
+            launches.append(("general", stream, geometry, args))
+
+    kernel = Kernel()
+    kind = ReadyKind()
+    monkeypatch.setitem(arrays._kinds_by_type, FakeDeviceArray, kind)
+    monkeypatch.setitem(arrays.READY, FakeDeviceArray, kind)
+    for module in (sseg, rseg):
+        monkeypatch.setattr(module, "get_kernel", lambda *args, **kwargs: kernel)
+    monkeypatch.setattr(sseg, "next_status", lambda tiles, size, device, stream: (4096, 9))
+    monkeypatch.setattr(decoupled_lookback, "next_status", lambda tiles, size, device, stream: (4096, 9))
+    monkeypatch.setattr(driver, "_capturing", lambda stream: False)
+    monkeypatch.setattr(driver, "primary", lambda device: 0)
+    monkeypatch.setattr(loader, "launch_raw", lambda context, function, stream, geometry, letters, out, *args:
+                        launches.append(("ready", stream, geometry, args)) or 0)
+    monkeypatch.setattr(segments, "READY", {})
+    return launches
+
+
+def test_a_repeated_segmented_call_takes_the_ready_path(ready_segments):
+    """The first call takes the general path and keeps its kernel; the same call again launches that kernel through the
+    prepared call with the general path's stream, geometry and arguments, and returns x's kind of the same shape
+    and dtype; a call the ready path does not take (out=, stream=, a C expression) takes the general path, and
+    int32 offsets, another kernel, are kept by their own first call."""
+    n = 10_000  # several tiles: the status words and the epoch are arguments
+    x = FakeDeviceArray(values("float32", n, RNG))
+    o = FakeDeviceArray(np.array([0, 3, 3, 5000, n], np.int64))
+    calls = [lambda: pyscan.scan(x, offsets=o, check_offsets=False),
+             lambda: pyscan.scan(x, offsets=o, check_offsets=False, op="max", dtype=np.float64),
+             lambda: pyscan.reduce(x, offsets=o, check_offsets=False),
+             lambda: pyscan.reduce(x, offsets=o, check_offsets=False, op="min")]
+    for call in calls:
+        ready_segments.clear()
+        first, second = call(), call()
+        assert [k[0] for k in ready_segments] == ["general", "ready"]
+        assert ready_segments[0][1:] == ready_segments[1][1:]
+        tiles = -(-n // segments.tile_size(first.dtype))  # 3 of float32, 5 of float64
+        assert ready_segments[1][2] == (tiles, segments.BLOCK) and ready_segments[1][3][-3:] == (4096 + 16, tiles, 9)
+        assert isinstance(second, FakeDeviceArray) and second.shape == first.shape and second.dtype == first.dtype
+    ready_segments.clear()
+    pyscan.scan(x, offsets=o, check_offsets=False, exclusive=True)  # the inclusive scan's kernel, exclusive=1
+    assert [(k[0], k[3][4]) for k in ready_segments] == [("ready", 1)]
+    assert len(segments.READY) == 4  # scan float32, scan max into float64, reduce add, reduce min
+    others = [lambda: pyscan.scan(x, offsets=o, check_offsets=False, out=FakeDeviceArray(np.empty(n, np.float32))),
+              lambda: pyscan.scan(x, offsets=o, check_offsets=False, stream=7),
+              lambda: pyscan.reduce(x, offsets=o, check_offsets=False, op="a + b", identity=0)]
+    for call in others:
+        ready_segments.clear()
+        call(), call()
+        assert [k[0] for k in ready_segments] == ["general", "general"]
+    ready_segments.clear()
+    o32 = FakeDeviceArray(o.host.astype(np.int32))  # another kernel (OFFSET_TYPE int): kept by its first call
+    pyscan.scan(x, offsets=o32, check_offsets=False), pyscan.scan(x, offsets=o32, check_offsets=False)
+    assert [k[0] for k in ready_segments] == ["general", "ready"] and len(segments.READY) == 5
+
+
+def test_the_ready_path_declines_what_it_does_not_take(ready_segments, monkeypatch):
+    """take_ready gives None (the general path's turn) for offsets on another device, fewer than two offsets, an
+    empty x, a call whose kernel no first call kept, and a capturing stream."""
+    x = FakeDeviceArray(values("int32", 100, RNG))
+    o = FakeDeviceArray(np.array([0, 50, 100], np.int64))
+    kind = arrays.READY[FakeDeviceArray]
+    assert segments.take_ready(kind, x, o, "add", None, False) is None  # nothing kept yet
+    pyscan.scan(x, offsets=o, check_offsets=False)
+    assert segments.take_ready(kind, x, o, "add", None, False) is not None
+    assert segments.take_ready(kind, x, o, "add", None, None) is None  # the reduction's kernel: not kept
+    assert segments.take_ready(kind, x, FakeDeviceArray(o.host, device=1), "add", None, False) is None
+    assert segments.take_ready(kind, x, FakeDeviceArray(np.array([0], np.int64)), "add", None, False) is None
+    assert segments.take_ready(kind, FakeDeviceArray(np.empty(0, np.int32)), o, "add", None, False) is None
+    assert segments.take_ready(kind, x, o, "add", "not a dtype", False) is None
+    monkeypatch.setattr(driver, "_capturing", lambda stream: True)
+    assert segments.take_ready(kind, x, o, "add", None, False) is None
