@@ -203,7 +203,10 @@ def take_ready(kind, x, offsets, op, requested, exclusive):
     from .scans.decoupled_lookback import next_status  # (imported here: scans imports this module)
 
     segments = oread[1] - 1
-    native, out = kind.new(x, ((n if exclusive is not None else segments),), value, device, stream)
+    if exclusive is None:  # the reduction: S values (torch's new() makes x's shape or (), new_shaped any)
+        native, out = kind.new_shaped(x, (segments,), value, device, stream)
+    else:
+        native, out = kind.new(x, (n,), value, device, stream)
     tiles = -(-n // plan.tile)
     if tiles == 1:
         counter, status, epoch = 0, 0, 0

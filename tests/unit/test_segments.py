@@ -482,6 +482,13 @@ def ready_segments(fake_gpu, monkeypatch):  # noqa: F811
     class ReadyKind(FakeKind):
         ready = arrays.Kind.ready  # 1-D C-contiguous arrays as they are
 
+        def new(self, x, shape, dtype, device, stream):  # torch's rule: x's shape or (); new_shaped any shape
+            assert shape in (x.shape, ()), f"new() of shape {shape} for x of shape {x.shape}: use new_shaped"
+            return FakeKind.new(self, x, shape, dtype, device, stream)
+
+        def new_shaped(self, x, shape, dtype, device, stream):
+            return FakeKind.new(self, x, shape, dtype, device, stream)
+
     launches = []
 
     class Kernel:
