@@ -210,6 +210,12 @@ def targets(result: dict) -> list:
         1 / 1.3, _worst_x_copy(rows, "numpy_histogram", few_bins))
     add("histogram up to 4096 bins: x reading the input once, worst case, 2^24 and up", "numpy_histogram", 1 / 1.3,
         _worst_x_copy(rows, "numpy_histogram", few_bins, min_size=2**24))
+    worst_of("segmented_scan: pyscan.scan(offsets=) / the copy, worst case", "segmented_scan", 1.3,
+             _over_baseline(rows, "segmented_scan"), at_most=True)
+    worst_of("segmented_reduce: pyscan.reduce(offsets=) / reading the input once (copy / 2), worst case",
+             "segmented_reduce", 1.3, _over_baseline(rows, "segmented_reduce"), at_most=True)
+    worst_case("segmented_reduce: fastest of torch.segment_reduce, cuda.compute segmented_reduce / "
+               "pyscan.reduce(offsets=), worst case", "segmented_reduce", None, ("torch", "cuda.compute"))
     for pattern, what in (("numpy_histogram", "fastest of torch.histc, cupy.histogram, cuda.compute histogram_even "
                                               "/ pyscan.histogram"),
                           ("bincount", "fastest of torch.bincount, cupy.bincount / pyscan.bincount")):
