@@ -24,8 +24,8 @@
 // The flags of a tile [lo, hi) come from the offsets: warp 0 finds the last s with o[s] <= lo (one before the first
 // o[s] > lo: a 32-ary search, 32 probes per step, ~5 steps for 10^7 segments; it is also the first segment that
 // segmented_fast.cu's tile writes, so the reduction needs no second search), then the threads walk s, s + 1, ...
-// while o[s] < hi and set bit o[s] - lo of a shared bitmask.  A tile does work for each offset that falls in it: many empty segments at one
-// place make that tile slower (never wrong).
+// while o[s] < hi and set bit o[s] - lo of a shared bitmask.  A tile does work for each offset that falls in it:
+// many empty segments at one place make that tile slower (never wrong).
 //
 // Bounds.  Every read of x is within [0, n), every read of o within [0, S]; a head bit is set only for lo <= o[s] <
 // hi.  So offsets that break the rules (the host's check switched off) give wrong values, never a read out of
