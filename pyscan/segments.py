@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .runtime import arrays, driver, loader
+from .runtime import arrays, driver
 from .runtime.loader import get_kernel
-from .types import COMPUTE_TYPES, identity, requested_result, result_dtype, ufunc
-from .types import _results as RESULTS
+from .types import COMPUTE_TYPES, identity, ufunc
 
 BLOCK = 256  # BLOCK_THREADS of segmented_tile.cuh
 CHECK_KERNEL = "scan/segment_offsets.cu"
@@ -150,77 +149,6 @@ def check_device_offsets(o: Offsets, call, what: str) -> None:
     if bad[0]:
         raise _error(what, f"the device check found offsets that break the rules for len(x) = {call.size} "
                      f"(pass check_offsets=False only for offsets known to be valid)")
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The commonest segmented call, made whole: pyscan.scan(x, offsets=o, check_offsets=False) or pyscan.reduce(...) of
-# a 1-D C-contiguous device x and int32/int64 device offsets on its device, a named operator, nothing else but
-# dtype= and exclusive=.  A first call takes the general path (pyscan.scans.segments.launch_scan,
-# pyscan.reductions.segments.launch_reduce), which keeps its kernel here; later calls look it up, allocate the result
-# with x's library and launch on x's library's stream in the device's primary context, with no Call.
-
-class ReadyPlan:
-    """A segmented kernel and what its launch needs that its key fixes: the elements per tile and the status words'
-    value size."""
-
-    __slots__ = ("kernel", "tile", "status_size")
-
-    def __init__(self, kernel, tile: int, status_size: int):
-        self.kernel, self.tile, self.status_size = kernel, tile, status_size
-
-
-READY: dict = {}  # (x dtype, offsets dtype, op, result dtype, scan: bool, device) -> ReadyPlan
-
-
-def keep_ready(call, x_dtype, offsets_dtype, op, value, scan: bool, kernel) -> None:
-    """Keep a general call's kernel for the ready path (named operators only: a C expression's kernel is keyed by
-    its text, which the ready path does not parse)."""
-    if isinstance(op, str) and len(READY) < 1024:
-        key = (np.dtype(x_dtype), np.dtype(offsets_dtype), op, np.dtype(value), scan, call.device)
-        if key not in READY:
-            READY[key] = ReadyPlan(kernel, tile_size(value), COMPUTE_TYPES[np.dtype(value)].itemsize)
-
-
-def take_ready(kind, x, offsets, op, requested, exclusive):
-    """The result of the commonest segmented call, or None (the general path then takes it, and says what is wrong
-    if anything is).  requested: dtype=; exclusive: the scan's flag, None for the reduction."""
-    read = kind.ready(x)  # (address, n, dtype, device, stream) of a 1-D C-contiguous device array, or None
-    okind = arrays.READY.get(type(offsets))
-    if read is None or okind is None or not read[1]:
-        return None
-    oread = okind.ready(offsets)
-    if oread is None or oread[1] < 2 or oread[3] != read[3]:  # S >= 1 segments, on x's device
-        return None
-    address, n, dtype, device, stream = read
-    try:
-        value = (RESULTS.get((dtype, op)) or result_dtype(dtype, op) if requested is None else
-                 requested_result(dtype, op, requested))
-    except (TypeError, ValueError):  # refused by the general path, in the call's words
-        return None
-    plan = READY.get((dtype, oread[2], op, value, exclusive is not None, device))
-    if plan is None or driver._capturing(stream):  # under capture: the general path's own status words
-        return None
-    from .scans.decoupled_lookback import next_status  # (imported here: scans imports this module)
-
-    segments = oread[1] - 1
-    if exclusive is None:  # the reduction: S values (torch's new() makes x's shape or (), new_shaped any)
-        native, out = kind.new_shaped(x, (segments,), value, device, stream)
-    else:
-        native, out = kind.new(x, (n,), value, device, stream)
-    tiles = -(-n // plan.tile)
-    if tiles == 1:
-        counter, status, epoch = 0, 0, 0
-    else:
-        counter, epoch = next_status(tiles, plan.status_size, device, stream)
-        status = counter + 16
-    kernel = plan.kernel
-    args = (out, address, n, oread[0], segments) + (() if exclusive is None else (int(exclusive),)) + (
-        counter, status, tiles, epoch)
-    context = driver._primary.get(device) or driver.primary(device)
-    geometry = kernel.config(tiles, BLOCK)
-    if loader.launch_raw(context, kernel.function, stream, geometry, kernel.arg_types, *args):
-        kernel.launch_typed(context, stream, geometry, *args)  # to raise
-    return native
 
 
 def offsets_model_check(o: np.ndarray, n: int) -> bool:

@@ -52,7 +52,7 @@ from .. import axes
 from ..runtime import arrays, driver
 from ..scans import _check_segment_args
 from ..scans.initial import combine_initial
-from ..segments import take_ready as take_ready_segments
+from ..scans.segments import take_ready as take_ready_segments
 from ..types import (
     COMPUTE_TYPES,
     ELEMENT_TYPES,

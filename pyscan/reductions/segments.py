@@ -19,7 +19,7 @@ from .. import segments
 from ..runtime import arrays
 from ..runtime.loader import get_kernel
 from ..scans.initial import combine_initial
-from ..scans.segments import kernel_defines, status_for, tiles_for
+from ..scans.segments import keep_ready, kernel_defines, status_for, tiles_for
 from ..types import CustomOperator, Types, identity, load, store
 
 KERNEL = "reduction/segmented_fast.cu"
@@ -35,7 +35,7 @@ def launch_reduce(call, x, out, offsets, *, op, value) -> int:
     counter, status, epoch, own = status_for(call, tiles, value)  # noqa: F841 (own: kept until the launch)
     fn.launch_typed(call.context, call.stream, fn.config(tiles, segments.BLOCK), int(out.gpudata), int(x.gpudata), n,
                     int(offsets.view.gpudata), offsets.segments, counter, status, tiles, epoch)
-    segments.keep_ready(call, x.dtype, offsets.dtype, op, value, False, fn)
+    keep_ready(call, x.dtype, offsets.dtype, op, value, False, fn)
     return 1
 
 

@@ -27,7 +27,6 @@ import numpy as np
 # Each module registers its algorithms; the registry's order (scans/registry.py) is the order of SCAN_ALGORITHMS.
 from .. import axes
 from ..runtime import arrays
-from ..segments import take_ready as take_ready_segments
 from ..types import (
     COMPUTE_TYPES,
     ELEMENT_TYPES,
@@ -174,7 +173,7 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     elif kind is not None and offsets is not None and check_offsets is False and axis is None and out is None and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)
             and identity is None and initial is None):
-        done = take_ready_segments(kind, x, offsets, op, dtype, exclusive)  # the kernel a first call kept
+        done = segments.take_ready(kind, x, offsets, op, dtype, exclusive)  # the kernel a first call kept
         if done is not None:
             return done
     if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:

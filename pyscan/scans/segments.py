@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import segments
-from ..runtime import arrays, capture, driver
+from ..runtime import arrays, capture, driver, loader
 from ..runtime.loader import get_kernel
-from ..types import COMPUTE_TYPES, CustomOperator, Types, load, store
+from ..types import COMPUTE_TYPES, CustomOperator, Types, load, requested_result, result_dtype, store
+from ..types import _results as RESULTS
 from ..types import defines as type_defines
 from .decoupled_lookback import next_status, status_words
 from .initial import combine_initial
@@ -35,18 +36,89 @@ def kernel_defines(dtype, op, value, offset_dtype) -> dict:
     return {**type_defines(dtype, op, value), "OFFSET_TYPE": segments.C_OFFSET[np.dtype(offset_dtype)]}
 
 
-def status_for(call, tiles: int, value) -> tuple:
-    """(counter address, status address, epoch, owner) of the call's stream: decoupled_lookback's kept words (one
-    tile: none); a call captured into a CUDA graph takes its own zeroed words and epoch 0 instead
-    (pyscan.runtime.capture), kept alive by `owner` until the launch is queued."""
+def kept_status(tiles: int, itemsize: int, device: int, stream: int) -> tuple:
+    """(counter address, status address, epoch) of an eager launch of `tiles` tiles on the stream:
+    decoupled_lookback's kept words (one tile: none)."""
     if tiles == 1:
-        return 0, 0, 0, None
+        return 0, 0, 0
+    base, epoch = next_status(tiles, itemsize, device, stream)
+    return base, base + 16, epoch
+
+
+def status_for(call, tiles: int, value) -> tuple:
+    """(counter address, status address, epoch, owner) of the call's stream: kept_status; a call captured into a
+    CUDA graph takes its own zeroed words and epoch 0 instead (pyscan.runtime.capture), kept alive by `owner` until
+    the launch is queued."""
     itemsize = COMPUTE_TYPES[np.dtype(value)].itemsize
-    if driver._capturing(call.stream) and driver.capturing(call.stream, call.device):
+    if tiles > 1 and driver._capturing(call.stream) and driver.capturing(call.stream, call.device):
         own = capture.status(8 * (2 + status_words(tiles, itemsize)), call.device, call.stream)
         return own.address, own.address + 16, 0, own
-    base, epoch = next_status(tiles, itemsize, call.device, call.stream)
-    return base, base + 16, epoch, None
+    return (*kept_status(tiles, itemsize, call.device, call.stream), None)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The commonest segmented call, made whole: pyscan.scan(x, offsets=o, check_offsets=False) or pyscan.reduce(...) of
+# a 1-D C-contiguous device x and int32/int64 device offsets on its device, a named operator, nothing else but
+# dtype= and exclusive=.  A first call takes the general path (launch_scan here,
+# pyscan.reductions.segments.launch_reduce), which keeps its kernel here; later calls look it up, allocate the result
+# with x's library and launch on x's library's stream in the device's primary context, with no Call.
+
+class ReadyPlan:
+    """A segmented kernel and what its launch needs that its key fixes: the elements per tile and the status words'
+    value size."""
+
+    __slots__ = ("kernel", "tile", "status_size")
+
+    def __init__(self, kernel, tile: int, status_size: int):
+        self.kernel, self.tile, self.status_size = kernel, tile, status_size
+
+
+READY: dict = {}  # (x dtype, offsets dtype, op, result dtype, scan: bool, device) -> ReadyPlan
+
+
+def keep_ready(call, x_dtype, offsets_dtype, op, value, scan: bool, kernel) -> None:
+    """Keep a general call's kernel for the ready path (named operators only: a C expression's kernel is keyed by
+    its text, which the ready path does not parse)."""
+    if isinstance(op, str) and len(READY) < 1024:
+        key = (np.dtype(x_dtype), np.dtype(offsets_dtype), op, np.dtype(value), scan, call.device)
+        if key not in READY:
+            READY[key] = ReadyPlan(kernel, segments.tile_size(value), COMPUTE_TYPES[np.dtype(value)].itemsize)
+
+
+def take_ready(kind, x, offsets, op, requested, exclusive):
+    """The result of the commonest segmented call, or None (the general path then takes it, and says what is wrong
+    if anything is).  requested: dtype=; exclusive: the scan's flag, None for the reduction."""
+    read = kind.ready(x)  # (address, n, dtype, device, stream) of a 1-D C-contiguous device array, or None
+    okind = arrays.READY.get(type(offsets))
+    if read is None or okind is None or not read[1]:
+        return None
+    oread = okind.ready(offsets)
+    if oread is None or oread[1] < 2 or oread[3] != read[3]:  # S >= 1 segments, on x's device
+        return None
+    address, n, dtype, device, stream = read
+    try:
+        value = (RESULTS.get((dtype, op)) or result_dtype(dtype, op) if requested is None else
+                 requested_result(dtype, op, requested))
+    except (TypeError, ValueError):  # refused by the general path, in the call's words
+        return None
+    plan = READY.get((dtype, oread[2], op, value, exclusive is not None, device))
+    if plan is None or driver._capturing(stream):  # under capture: the general path's own status words
+        return None
+    count = oread[1] - 1  # S
+    if exclusive is None:  # the reduction: S values (torch's new() makes x's shape or (), new_shaped any)
+        native, out = kind.new_shaped(x, (count,), value, device, stream)
+    else:
+        native, out = kind.new(x, (n,), value, device, stream)
+    tiles = -(-n // plan.tile)
+    counter, status, epoch = kept_status(tiles, plan.status_size, device, stream)
+    kernel = plan.kernel
+    args = (out, address, n, oread[0], count, *(() if exclusive is None else (int(exclusive),)), counter, status,
+            tiles, epoch)
+    context = driver._primary.get(device) or driver.primary(device)
+    geometry = kernel.config(tiles, segments.BLOCK)
+    if loader.launch_raw(context, kernel.function, stream, geometry, kernel.arg_types, *args):
+        kernel.launch_typed(context, stream, geometry, *args)  # to raise
+    return native
 
 
 def tiles_for(n: int, value) -> int:
@@ -65,7 +137,7 @@ def launch_scan(call, x, out, offsets, *, op, exclusive: bool, value) -> int:
     counter, status, epoch, own = status_for(call, tiles, value)  # noqa: F841 (own: kept until the launch)
     fn.launch_typed(call.context, call.stream, fn.config(tiles, segments.BLOCK), int(out.gpudata), int(x.gpudata), n,
                     int(offsets.view.gpudata), offsets.segments, int(bool(exclusive)), counter, status, tiles, epoch)
-    segments.keep_ready(call, x.dtype, offsets.dtype, op, value, True, fn)
+    keep_ready(call, x.dtype, offsets.dtype, op, value, True, fn)
     return 1
 
 
@@ -109,4 +181,4 @@ def segmented_scan_model(x, offsets, *, op="add", exclusive=False, dtype=None):
     return store(segments.tile_scan_model(load(x, types), o, op=op, exclusive=exclusive, value=types.value), types)
 
 
-__all__ = ["KERNEL", "launch_scan", "scan_segments", "segmented_scan_model"]
+__all__ = ["KERNEL", "READY", "keep_ready", "launch_scan", "scan_segments", "segmented_scan_model", "take_ready"]

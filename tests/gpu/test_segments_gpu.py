@@ -110,7 +110,7 @@ def test_each_kind_and_offsets(kind, offsets_on):
 @pytest.mark.parametrize("offsets_dtype", [np.int32, np.int64])
 def test_repeated_calls_take_the_ready_path(kind, offsets_dtype, monkeypatch):
     """check_offsets=False calls on device arrays: the first keeps its kernel; later ones take the ready path
-    (pyscan.segments.take_ready: no begin(), no Call) and launch what the general path (stream= the same stream)
+    (pyscan.scans.segments.take_ready: no begin(), no Call) and launch what the general path (stream= the same stream)
     launches -- the same kernel, geometry, stream and non-address arguments -- with the same results, in x's
     kind."""
     from pyscan.runtime import arrays, loader

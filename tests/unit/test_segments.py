@@ -477,7 +477,6 @@ def ready_segments(fake_gpu, monkeypatch):  # noqa: F811
     from test_interop import FakeKind
 
     from pyscan.runtime import loader
-    from pyscan.scans import decoupled_lookback
 
     class ReadyKind(FakeKind):
         ready = arrays.Kind.ready  # 1-D C-contiguous arrays as they are
@@ -507,12 +506,11 @@ def ready_segments(fake_gpu, monkeypatch):  # noqa: F811
     for module in (sseg, rseg):
         monkeypatch.setattr(module, "get_kernel", lambda *args, **kwargs: kernel)
     monkeypatch.setattr(sseg, "next_status", lambda tiles, size, device, stream: (4096, 9))
-    monkeypatch.setattr(decoupled_lookback, "next_status", lambda tiles, size, device, stream: (4096, 9))
     monkeypatch.setattr(driver, "_capturing", lambda stream: False)
     monkeypatch.setattr(driver, "primary", lambda device: 0)
     monkeypatch.setattr(loader, "launch_raw", lambda context, function, stream, geometry, letters, out, *args:
                         launches.append(("ready", stream, geometry, args)) or 0)
-    monkeypatch.setattr(segments, "READY", {})
+    monkeypatch.setattr(sseg, "READY", {})
     return launches
 
 
@@ -539,7 +537,7 @@ def test_a_repeated_segmented_call_takes_the_ready_path(ready_segments):
     ready_segments.clear()
     pyscan.scan(x, offsets=o, check_offsets=False, exclusive=True)  # the inclusive scan's kernel, exclusive=1
     assert [(k[0], k[3][4]) for k in ready_segments] == [("ready", 1)]
-    assert len(segments.READY) == 4  # scan float32, scan max into float64, reduce add, reduce min
+    assert len(sseg.READY) == 4  # scan float32, scan max into float64, reduce add, reduce min
     others = [lambda: pyscan.scan(x, offsets=o, check_offsets=False, out=FakeDeviceArray(np.empty(n, np.float32))),
               lambda: pyscan.scan(x, offsets=o, check_offsets=False, stream=7),
               lambda: pyscan.reduce(x, offsets=o, check_offsets=False, op="a + b", identity=0)]
@@ -550,7 +548,7 @@ def test_a_repeated_segmented_call_takes_the_ready_path(ready_segments):
     ready_segments.clear()
     o32 = FakeDeviceArray(o.host.astype(np.int32))  # another kernel (OFFSET_TYPE int): kept by its first call
     pyscan.scan(x, offsets=o32, check_offsets=False), pyscan.scan(x, offsets=o32, check_offsets=False)
-    assert [k[0] for k in ready_segments] == ["general", "ready"] and len(segments.READY) == 5
+    assert [k[0] for k in ready_segments] == ["general", "ready"] and len(sseg.READY) == 5
 
 
 def test_the_ready_path_declines_what_it_does_not_take(ready_segments, monkeypatch):
@@ -559,13 +557,13 @@ def test_the_ready_path_declines_what_it_does_not_take(ready_segments, monkeypat
     x = FakeDeviceArray(values("int32", 100, RNG))
     o = FakeDeviceArray(np.array([0, 50, 100], np.int64))
     kind = arrays.READY[FakeDeviceArray]
-    assert segments.take_ready(kind, x, o, "add", None, False) is None  # nothing kept yet
+    assert sseg.take_ready(kind, x, o, "add", None, False) is None  # nothing kept yet
     pyscan.scan(x, offsets=o, check_offsets=False)
-    assert segments.take_ready(kind, x, o, "add", None, False) is not None
-    assert segments.take_ready(kind, x, o, "add", None, None) is None  # the reduction's kernel: not kept
-    assert segments.take_ready(kind, x, FakeDeviceArray(o.host, device=1), "add", None, False) is None
-    assert segments.take_ready(kind, x, FakeDeviceArray(np.array([0], np.int64)), "add", None, False) is None
-    assert segments.take_ready(kind, FakeDeviceArray(np.empty(0, np.int32)), o, "add", None, False) is None
-    assert segments.take_ready(kind, x, o, "add", "not a dtype", False) is None
+    assert sseg.take_ready(kind, x, o, "add", None, False) is not None
+    assert sseg.take_ready(kind, x, o, "add", None, None) is None  # the reduction's kernel: not kept
+    assert sseg.take_ready(kind, x, FakeDeviceArray(o.host, device=1), "add", None, False) is None
+    assert sseg.take_ready(kind, x, FakeDeviceArray(np.array([0], np.int64)), "add", None, False) is None
+    assert sseg.take_ready(kind, FakeDeviceArray(np.empty(0, np.int32)), o, "add", None, False) is None
+    assert sseg.take_ready(kind, x, o, "add", "not a dtype", False) is None
     monkeypatch.setattr(driver, "_capturing", lambda stream: True)
-    assert segments.take_ready(kind, x, o, "add", None, False) is None
+    assert sseg.take_ready(kind, x, o, "add", None, False) is None
