@@ -37,6 +37,21 @@ FOLD = "numpy_histogram_fold"  # 1-byte data: fast.cu's byte counts into the bin
 
 # ---- launches ------------------------------------------------------------------------------------------------
 
+def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *, weights=None,
+                    aggregations=plan.AGGREGATE) -> tuple:
+    """(the counting kernel of strategy `chosen` (SHARED or GLOBAL) for the rule, its dynamic shared memory): the
+    block's `copies` private copies of the bins' counters for SHARED (4 bytes a count, 8 a weighted sum), none for
+    GLOBAL.  weights: the weights' dtype, None for counts."""
+    weight_dtype = np.dtype(np.float32) if weights is None else np.dtype(weights)
+    fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
+                    WEIGHTED=int(weights is not None), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
+                    WEIGHT_IS_HALF=int(weight_dtype == np.float16),
+                    SHARED_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.SHARED]],
+                    GLOBAL_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.GLOBAL]], **rule.defines())
+    shared = rule.bins * copies * (4 if weights is None else 8) if chosen == plan.SHARED else 0
+    return fn, shared
+
+
 def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | None = None,
                aggregate: str | None = None):
     """Count `data` (a contiguous device array of rule.dtype, any shape) into `out` (rule.bins 8-byte counters on
@@ -61,15 +76,9 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
         fn.prepared_async_call((1, 1, 1), (256, 1, 1), call.stream, int(byte_counts.gpudata), np.int32(rule.bins),
                                *rule.arguments(), _address(edges), int(out.gpudata))
         return out
-    weight_dtype = np.dtype(weights.dtype) if weighted else np.dtype(np.float32)
-    fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
-                    WEIGHTED=int(weighted), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
-                    WEIGHT_IS_HALF=int(weight_dtype == np.float16),
-                    SHARED_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.SHARED]],
-                    GLOBAL_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.GLOBAL]],
-                    **rule.defines())
+    fn, shared = counting_kernel(rule, chosen, copies, call.device, weights=weights.dtype if weighted else None,
+                                 aggregations=aggregations)
     grid = plan.grid_size(data.size, rule.dtype.itemsize, weighted, sms(call))
-    shared = rule.bins * copies * (8 if weighted else 4) if chosen == plan.SHARED else 0
     fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata),
                            int(weights.gpudata) if weighted else 0, np.int64(data.size), np.int32(rule.bins),
                            *rule.arguments(), _address(edges), int(out.gpudata), shared_size=shared)
@@ -331,11 +340,7 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
         fn = get_kernel(KERNEL, FOLD, device=call.device, **rule.defines())
         byte_counter = (fast_kernel(call.device), fast_shared(256))
     else:
-        fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=call.device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
-                        WEIGHTED=0, WEIGHT_T=plan.VALUE_C_TYPES[np.dtype(np.float32)], WEIGHT_IS_HALF=0,
-                        SHARED_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.SHARED]],
-                        GLOBAL_AGGREGATE=plan.AGGREGATIONS[plan.AGGREGATE[plan.GLOBAL]], **rule.defines())
-        shared = rule.bins * copies * 4 if chosen == plan.SHARED else 0
+        fn, shared = counting_kernel(rule, chosen, copies, call.device)
     _ready[key] = ReadyHistogram(rule, fn, shared, _rule_array(rule, "edges", rule.edges, call),
                                  _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call),
                                  get_kernel(*START, device=call.device), byte_counter)
