@@ -5,10 +5,10 @@ and cuda.compute's segmented reduce); segment s is x[o[s] : o[s+1]], possibly em
 segment; a reduction gives one value per segment, the operator's identity for an empty one.
 
 This module holds what the scan and the reduction share: the offsets' checks (NumPy on the host; on the device a
-kernel, kernels/scan/segment_offsets.cu, and one flag read back), the kernels' tile geometry, the NumPy model of
-kernels/common/segmented_tile.cuh (the same index arithmetic: the tile's head bits, each thread's fold, the warps'
-Kogge-Stone scan of (value, flag) pairs, the warp totals, the look-back in the serial schedule, the rescan) and the
-model of the kernels' offset searches and walks (to show that they stay in bounds whatever the offsets hold).
+kernel, kernels/scan/segment_offsets.cu, and one flag read back), the NumPy model of the segments build of
+kernels/scan/decoupled_lookback.cu (the 1-D scan's tiles on (value, head flag) pairs with the heads at the offsets:
+decoupled_lookback.pairs_model) and the model of its offset searches and walks (to show that they stay in bounds
+whatever the offsets hold).
 
 Why not the registries (pyscan.registry): their drivers take (x, out, op, exclusive, call) and every registered
 algorithm is a way to compute the same whole-array result; the segmented kernels take offsets and give another
@@ -21,24 +21,14 @@ import numpy as np
 
 from .runtime import arrays, driver
 from .runtime.loader import get_kernel
-from .types import COMPUTE_TYPES, identity, ufunc
+from .types import identity
 
-BLOCK = 256  # BLOCK_THREADS of segmented_tile.cuh
+CHECK_BLOCK = 256  # threads per block of the offsets' check
 CHECK_KERNEL = "scan/segment_offsets.cu"
 CHECK_BLOCKS = 1024  # the check's grid-stride loop: enough blocks for any GPU
 OFFSET_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))  # what the kernels read (OFFSET_TYPE)
 INTEGER_DTYPES = tuple(dict.fromkeys(np.dtype(d) for d in np.typecodes["AllInteger"]))  # taken, then checked
 C_OFFSET = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
-
-
-def items_per_thread(compute) -> int:
-    """SEG_ITEMS: 16 for a 32-bit compute type, 8 for a 64-bit one (16 KB of values per tile either way)."""
-    return 64 // np.dtype(compute).itemsize
-
-
-def tile_size(value) -> int:
-    """Elements per tile (SEG_TILE) for a result dtype `value`: 4096 (32-bit compute types) or 2048 (64-bit)."""
-    return BLOCK * items_per_thread(COMPUTE_TYPES[np.dtype(value)])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -140,8 +130,8 @@ def check_device_offsets(o: Offsets, call, what: str) -> None:
     flag = call.scratch(4)
     call.memset32(flag, 0, 1)
     fn = get_kernel(CHECK_KERNEL, "segment_offsets_check", device=call.device, OFFSET_TYPE=C_OFFSET[o.dtype])
-    blocks = max(1, min(-(-(o.segments + 1) // BLOCK), CHECK_BLOCKS))
-    fn.launch_typed(call.context, call.stream, fn.config(blocks, BLOCK), int(o.view.gpudata), o.segments, call.size,
+    blocks = max(1, min(-(-(o.segments + 1) // CHECK_BLOCK), CHECK_BLOCKS))
+    fn.launch_typed(call.context, call.stream, fn.config(blocks, CHECK_BLOCK), int(o.view.gpudata), o.segments, call.size,
                     int(flag.gpudata))
     bad = np.zeros(1, np.int32)
     driver.copy_dtoh(bad.ctypes.data, int(flag.gpudata), 4, call.stream)
@@ -158,19 +148,18 @@ def offsets_model_check(o: np.ndarray, n: int) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Models of the kernels' index arithmetic.
+# Models of the kernels' index arithmetic (the segments build of kernels/scan/decoupled_lookback.cu).
 
-def warp_search(o, count: int, v: int, strict: bool) -> tuple:
-    """segmented_tile.cuh's warp_search: (the first i in [0, count) with o[i] > v (strict) or >= v, else count;
-    the indices it read).  For non-decreasing o it is np.searchsorted; for any o every read is in [0, count)."""
+def warp_lower_bound(o, count: int, v: int) -> tuple:
+    """decoupled_lookback.cu's warp_lower_bound: (the first i in [0, count) with o[i] >= v, else count; the indices
+    it read).  For non-decreasing o it is np.searchsorted(o, v); for any o every read is in [0, count)."""
     o = np.asarray(o)
     read = []
     a, b = 0, count
 
     def past(p):
         read.append(p)
-        q = int(o[p])
-        return q > v if strict else q >= v
+        return int(o[p]) >= v
 
     while b - a > 32:
         step = (b - a + 31) // 32
@@ -180,60 +169,61 @@ def warp_search(o, count: int, v: int, strict: bool) -> tuple:
             a = a + last * step + 1
         else:
             k = ballot[0]
-            hi = a + k * step
-            a = a if k == 0 else a + (k - 1) * step + 1
-            b = hi
+            a, b = (a if k == 0 else a + (k - 1) * step + 1), a + k * step
     ballot = [lane for lane in range(32) if a + lane < b and past(a + lane)]
     return (a + ballot[0] if ballot else b), read
 
 
-def tile_search(o, segments: int, lo: int) -> tuple:
-    """A tile's one search (segmented_tile.cuh step 1): (the last s with o[s] <= lo, i.e. one before the first
-    o[s] > lo, at least 0; the offsets it read).  The walk for the head bits starts there, and so do the writes of
-    segmented_fast.cu: for valid offsets it is also the first s with o[s+1] > lo."""
-    upper, read = warp_search(o, segments + 1, lo, True)
-    return max(upper - 1, 0), read
-
-
-def tile_heads(o, segments: int, lo: int, hi: int) -> tuple:
-    """The head bits a tile [lo, hi) sets (positions - lo) and the offsets it reads: the search (tile_search), then
-    each thread t's walk s = first + t, first + t + BLOCK, ... that stops at s >= S or o[s] >= hi
-    (segmented_tile.cuh step 2)."""
-    first, read = tile_search(o, segments, lo)
+def part_heads(o, segments: int, lo: int, hi: int) -> tuple:
+    """segment_heads for a warp's part [lo, hi) of a tile: (the head positions - lo, the first s with o[s] >= lo,
+    the offsets read): the search, then the lanes' walk s = first + lane, + 32, ... (a value past S reads as hi)
+    until some lane's value is not below hi."""
+    if lo >= hi:
+        return set(), segments, []
+    first, read = warp_lower_bound(o, segments + 1, lo)
     heads = set()
-    for t in range(BLOCK):
-        s = first + t
-        while s < segments:
-            read.append(s)
-            q = int(o[s])
-            if q >= hi:
-                break
-            if q >= lo:
+    s = first
+    while True:
+        step = []
+        for lane in range(32):
+            if s + lane < segments:
+                read.append(s + lane)
+                q = int(o[s + lane])
+            else:
+                q = hi
+            if lo <= q < hi:
                 heads.add(q - lo)
-            s += BLOCK
-    return heads, read
+            step.append(q < hi)
+        if not all(step):
+            return heads, first, read
+        s += 32
 
 
-def tile_writes(o, segments: int, tile: int, lo: int, hi: int) -> tuple:
-    """The segments tile [lo, hi) writes (segmented_fast.cu): [(s, position - lo or None for the identity)], and
-    the offsets it reads (the tile's search, shared with its head bits, included)."""
-    first, read = tile_search(o, segments, lo)
-    if tile == 0:
-        first = 0
-    writes = []
-    for t in range(BLOCK):
-        s = first + t
-        while s < segments:
-            read.append(s + 1)
-            end = int(o[s + 1])
-            if end > hi:
-                break
-            read.append(s)
-            begin = int(o[s])
-            inside = begin < end and lo <= end - 1 < hi
-            writes.append((s, end - 1 - lo if inside else None))
-            s += BLOCK
-    return writes, read
+def part_writes(o, segments: int, lo: int, hi: int, first: int) -> tuple:
+    """The reduction's walk in a warp's part [lo, hi) (decoupled_lookback.cu, VALUES): ([(s, position - lo, or None
+    for the identity)], the offsets read) for j = max(first, 1) + lane, + 32, ... with lo < o[j] <= hi (or
+    o[j] == 0 in the part at 0), out[j - 1] written, until some lane's o[j] is past hi."""
+    writes, read = [], []
+    if lo >= hi:
+        return writes, read
+    j = max(first, 1)
+    while True:
+        past = False
+        for lane in range(32):
+            k = j + lane
+            if k <= segments:
+                read.append(k)
+                end = int(o[k])
+            else:
+                end = hi + 1
+            if end <= hi and (end > lo or lo == 0):
+                read.append(k - 1)
+                inside = int(o[k - 1]) < end and lo <= end - 1 < hi
+                writes.append((k - 1, end - 1 - lo if inside else None))
+            past |= end > hi
+        if past:
+            return writes, read
+        j += 32
 
 
 def compute_identity(op, compute, value=None):
@@ -245,91 +235,39 @@ def compute_identity(op, compute, value=None):
     return np.asarray(identity(op, value)).astype(compute)[()]
 
 
-def _pair_combine(f, a, fa, b, fb):
-    """The segmented operator on (value, flag) arrays, the earlier pair on the left."""
-    return np.where(fb, b, f(a, b)), fa | fb
+def tile_scan_model(x, offsets, *, op="add", exclusive=False, value=None, itemsize=None, return_steps=False):
+    """The inclusive (or exclusive) segmented scan as the segments build of decoupled_lookback.cu computes it, on
+    the compute values x (a 1-D array of a compute dtype) and valid offsets: the 1-D scan's tiles, each thread's
+    (value, flag) pair restarting at heads, the warps' shuffle scan of the pairs, the warp totals, the look-back in
+    the serial schedule (none where the tile starts with a head), the rescan (decoupled_lookback.pairs_model, with
+    the heads at o[s], s < S).  value: the result dtype, whose identity op_identity() is (an int8 max starts from
+    -128; default: x's dtype); itemsize: the element size that sizes the tile (element_size() of the call's x and
+    result dtypes; default: x's)."""
+    from .scans.decoupled_lookback import pairs_model  # (pyscan.scans imports this module)
 
-
-def tile_scan_model(x, offsets, *, op="add", exclusive=False, value=None):
-    """The inclusive (or exclusive) segmented scan as segmented_tile.cuh + segmented_lookback.cu compute it, on the
-    compute values x (a 1-D array of a compute dtype) and valid offsets: tiles of BLOCK x SEG_ITEMS, each thread's
-    fold restarting at heads, the warps' shuffle scan of (value, flag) pairs, the warp totals, the look-back in the
-    serial schedule (tile t's carry: tile t-1's inclusive value; none where the tile starts with a head), the
-    rescan.  Returns the per-element results (x's dtype).  value: the result dtype, whose identity op_identity() is
-    (an int8 max starts from -128, a bool max from False; default: x's dtype)."""
     x = np.asarray(x)
     n = x.size
-    if n == 0:
-        return x.copy()
-    f, e, dt = ufunc(op), compute_identity(op, x.dtype, value), x.dtype
     o = np.asarray(offsets).astype(np.int64)
-    items = items_per_thread(dt)
-    tile = BLOCK * items
-    tiles = -(-n // tile)
-    flat = np.full(tiles * tile, e, dtype=dt)
-    flat[:n] = x
-    heads = np.zeros(tiles * tile, bool)
-    starts = o[:-1]
-    heads[starts[starts < n]] = True
-    X = flat.reshape(tiles, BLOCK, items)
-    H = heads.reshape(tiles, BLOCK, items)
-    # 3. each thread's fold (restarting at heads; item 0's bit does not matter to the fold's value)
-    fold = X[:, :, 0].copy()
-    for j in range(1, items):
-        fold = np.where(H[:, :, j], X[:, :, j], f(fold, X[:, :, j]))
-    flag = H.any(axis=2)
-    warps = BLOCK // 32
-    v, fl = fold.reshape(tiles, warps, 32).copy(), flag.reshape(tiles, warps, 32).copy()
-    offset = 1
-    while offset < 32:
-        yv, yf = v[:, :, :-offset].copy(), fl[:, :, :-offset].copy()
-        nv, nf = _pair_combine(f, yv, yf, v[:, :, offset:], fl[:, :, offset:])
-        v[:, :, offset:], fl[:, :, offset:] = nv, nf
-        offset *= 2
-    prefix = np.empty_like(v)
-    prefix_flag = np.zeros_like(fl)
-    prefix[:, :, 0] = e
-    prefix[:, :, 1:] = v[:, :, :-1]
-    prefix_flag[:, :, 1:] = fl[:, :, :-1]
-    aggregate = np.full(tiles, e, dt)
-    aggregate_flag = np.zeros(tiles, bool)
-    warp_prefix = np.empty((tiles, warps), dt)
-    warp_prefix_flag = np.empty((tiles, warps), bool)
-    for w in range(warps):
-        warp_prefix[:, w], warp_prefix_flag[:, w] = aggregate, aggregate_flag
-        aggregate, aggregate_flag = _pair_combine(f, aggregate, aggregate_flag, v[:, w, 31], fl[:, w, 31])
-    prefix, prefix_flag = _pair_combine(f, warp_prefix[:, :, None], warp_prefix_flag[:, :, None], prefix, prefix_flag)
-    # 4. look-back, serial schedule: the window holds tile t-1's P (reduced with 31 identities, then with the
-    # identity the carry starts from: op(op(e, P), e))
-    carry = np.full(tiles, e, dt)
-    inclusive_p = np.empty(tiles, dt)
-    head_at_lo = H[:, 0, 0]
-    for t in range(tiles):
-        if t > 0 and not head_at_lo[t]:
-            carry[t] = f(f(np.asarray(e, dt), inclusive_p[t - 1]), np.asarray(e, dt))
-        known = t == 0 or aggregate_flag[t]
-        inclusive_p[t] = aggregate[t] if known else f(carry[t], aggregate[t])
-    prefix = prefix.reshape(tiles, BLOCK)
-    prefix_flag = prefix_flag.reshape(tiles, BLOCK)
-    start = np.where(prefix_flag, prefix, f(carry[:, None], prefix))
-    out = np.empty_like(X)
-    running = start
-    for j in range(items):
-        before = np.where(H[:, :, j], e, running)
-        running = np.where(H[:, :, j], X[:, :, j], f(running, X[:, :, j]))
-        out[:, :, j] = before if exclusive else running
-    return out.reshape(-1)[:n].copy()
+    starts = o[:-1][o[:-1] < n]
+
+    def heads_at(index):
+        heads = np.zeros(index.size, bool)
+        heads[starts] = True
+        return heads
+
+    return pairs_model(x, heads_at, op=op, exclusive=exclusive, return_steps=return_steps,
+                       e=compute_identity(op, x.dtype, value), itemsize=itemsize, what="segments")
 
 
-def segment_reduce_model(x, offsets, *, op="add", value=None):
-    """One value per segment as segmented_fast.cu gives it: the tile scan's inclusive value at the segment's last
-    element, the identity for an empty segment (compute values in, compute values out)."""
+def segment_reduce_model(x, offsets, *, op="add", value=None, itemsize=None):
+    """One value per segment as the segments build's reduction gives it: the tile scan's inclusive value at the
+    segment's last element, the identity for an empty segment (compute values in, compute values out)."""
     x = np.asarray(x)
     o = np.asarray(offsets).astype(np.int64)
     out = np.full(o.size - 1, compute_identity(op, x.dtype, value), x.dtype)
     if x.size == 0:
         return out
-    scanned = tile_scan_model(x, o, op=op, value=value)
+    scanned = tile_scan_model(x, o, op=op, value=value, itemsize=itemsize)
     nonempty = o[1:] > o[:-1]
     out[nonempty] = scanned[o[1:][nonempty] - 1]
     return out
@@ -351,5 +289,5 @@ def reference_reduce(x, offsets, op, dtype=None):
     return out
 
 
-__all__ = ["BLOCK", "Offsets", "begin_offsets", "check_device_offsets", "check_host_offsets", "device_offsets",
-           "reference_reduce", "segment_reduce_model", "tile_scan_model", "tile_search", "tile_size", "warp_search"]
+__all__ = ["Offsets", "begin_offsets", "check_device_offsets", "check_host_offsets", "device_offsets", "part_heads",
+           "part_writes", "reference_reduce", "segment_reduce_model", "tile_scan_model", "warp_lower_bound"]

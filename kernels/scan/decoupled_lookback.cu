@@ -72,6 +72,19 @@
 // every block busy, each element read and written once, with the persistent blocks, copies in flight and early
 // aggregates of the 1-D scan.  With ROWS 0 every flag is a constant false and the code below is the 1-D scan's.
 //
+// Segments (SEGMENTS 1, the entry points decoupled_lookback_segmented_scan and _reduce; pyscan/scans/segments.py,
+// pyscan/reductions/segments.py): the same pairs, the heads read from CSR offsets o[0 .. S] (OFFSET_TYPE, int or
+// long long; segment s is x[o[s] .. o[s+1]), element i a head when i == o[s] for some s < S).  Each warp finds the
+// heads of its part [lo, hi) of a tile itself (segment_heads: a 32-ary search for the first o[s] >= lo, then 32
+// offsets a step while they are < hi, into a bit per element), for the next tile while that tile's copies are in
+// flight, so the persistent blocks, the early aggregates and the look-back that stops at a head are the rows
+// build's.  The reduction (VALUES) writes no element: after the rescan each warp walks the segments that end in its
+// part (lo < o[s+1] <= hi; the part at 0 also the empty ones at 0) and writes out[s], the inclusive value at
+// o[s+1] - 1 read from its region of shared memory, or the identity for an empty segment.  Bounds: every read of x
+// is in [0, n), every read of o in [0, S], a head bit is set only for lo <= o[s] < hi and a value read only for
+// lo <= o[s+1] - 1 < hi: offsets that break the rules (the host's check switched off) give wrong values, never an
+// access out of bounds.
+//
 // Lengths: n is 64-bit and every element offset is computed in 64 bits ((long long)tile * TILE + ...); tile
 // indices are 32-bit ints, so num_tiles (plus the persistent grid) must stay below 2^31: n < 2^44 elements of a
 // 4-byte type, 2^43 of an 8-byte type, more than any device holds.
@@ -93,6 +106,16 @@ constexpr unsigned int EPOCH_ON_DEVICE = 0xffffffffu;
 
 #ifndef ROWS
 #define ROWS 0  // 1: scan every row of row_length elements on its own (the entry point decoupled_lookback_rows_scan)
+#endif
+
+#ifndef SEGMENTS
+#define SEGMENTS 0  // 1: every segment of CSR offsets on its own (decoupled_lookback_segmented_scan / _reduce)
+#endif
+#ifndef OFFSET_TYPE
+#define OFFSET_TYPE long long  // (SEGMENTS) the offsets' type: int or long long
+#endif
+#if ROWS && SEGMENTS
+#error "ROWS and SEGMENTS are two builds"
 #endif
 
 #ifndef VECTOR_LOADS
@@ -136,6 +159,8 @@ constexpr int WARP_SMEM_VECS = REGION_VECS + REGION_VECS / 8;  // one padding ve
 constexpr int WARPS = BLOCK_THREADS / 32;
 constexpr int STAGE_VECS = WARPS * WARP_SMEM_VECS;  // one tile buffer (padded), in 16-byte vectors
 constexpr unsigned FULL = 0xffffffffu;
+constexpr bool PAIRS = ROWS || SEGMENTS;  // the scan runs on (value, head flag) pairs
+using Offset = OFFSET_TYPE;
 
 // Padded position of vector v in a warp's region of shared memory.  A lane reading its blocked vectors
 // VECS_PER_THREAD * lane + j, eight lanes at once (one 128-byte phase of a 16-byte access), hits 8 different
@@ -264,15 +289,24 @@ __device__ __forceinline__ Pair warp_inclusive_scan(Pair s, int lane) {
     return s;
 }
 
-// The row starts among a lane's ITEMS items, the first of which is element g: the first one (ITEMS: none) and the
-// distance to the next (at least ITEMS: none after it).  One 64-bit % per lane and tile.
+// The heads among a lane's ITEMS items.  Rows: the first one (ITEMS: none) and the distance to the next (at least
+// ITEMS: none after it).  Segments: bit i for item i.
 struct Heads {
     int first, step;
+    unsigned bits;
 };
+// The rows' heads of a lane whose first item is element g.  One 64-bit % per lane and tile.
 __device__ __forceinline__ Heads heads_at(long long g, long long row_length) {
     const long long r = g % row_length;
     const long long d = r == 0 ? 0 : row_length - r;
-    return Heads{d < ITEMS ? (int)d : ITEMS, row_length < ITEMS ? (int)row_length : ITEMS};
+    return Heads{d < ITEMS ? (int)d : ITEMS, row_length < ITEMS ? (int)row_length : ITEMS, 0u};
+}
+// Is item i (in an unrolled loop from 0) a head?  Rows: `next` runs over first, first + step, ...
+__device__ __forceinline__ bool is_head(const Heads& h, int i, int& next) {
+    if constexpr (SEGMENTS) return (h.bits >> i) & 1u;
+    const bool head = i == next;
+    if (head) next += h.step;
+    return head;
 }
 
 // The lane's (value, flag): the op over its items since its last head (from the identity at a head).
@@ -281,13 +315,58 @@ __device__ __forceinline__ Pair thread_pair_of(const T (&items)[ITEMS], Heads h)
     int head = h.first;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-        if (i == head) {
-            p = Pair{op_identity(), true};
-            head += h.step;
-        }
+        if (is_head(h, i, head)) p = Pair{op_identity(), true};
         p.value = op_combine(p.value, items[i]);
     }
     return p;
+}
+
+// ---- segments: heads from CSR offsets (SEGMENTS 1) -----------------------------------------------------------
+
+// The first index i in [0, count) with o[i] >= v, count if none; every lane of the warp calls it and gets the answer.
+// A 32-ary search (32 probes a step: ~5 steps for 10^7 segments).  For non-decreasing o it is lower_bound; for any
+// o some index in [0, count], every probe in bounds.
+__device__ __forceinline__ long long warp_lower_bound(const Offset* o, long long count, long long v, int lane) {
+    long long a = 0, b = count;  // the answer lies in [a, b]
+    while (b - a > 32) {
+        const long long step = (b - a + 31) / 32;  // lane probes a + lane * step (the lanes past b probe nothing)
+        const long long p = a + (long long)lane * step;
+        const unsigned ballot = __ballot_sync(FULL, p < b && (long long)o[p] >= v);
+        if (ballot == 0) {  // every probe is before it: the answer is after the last probe
+            const long long last = (b - 1 - a) / step < 31 ? (b - 1 - a) / step : 31;
+            a = a + last * step + 1;
+        } else {
+            const int k = __ffs(ballot) - 1;  // the first probe at or past v
+            b = a + (long long)k * step;
+            a = k == 0 ? a : a + (long long)(k - 1) * step + 1;
+        }
+    }
+    const long long p = a + lane;
+    const unsigned ballot = __ballot_sync(FULL, p < b && (long long)o[p] >= v);
+    return ballot ? a + __ffs(ballot) - 1 : b;
+}
+
+constexpr unsigned ITEM_BITS = ITEMS == 32 ? FULL : (1u << ITEMS) - 1u;
+
+// The head bits of a warp's part [lo, hi) of a tile (lo >= hi: a part past the end, no heads), lane by lane into
+// `bits` through the warp's ITEMS words of shared memory; returns the first s with o[s] >= lo, where the heads'
+// walk started and where the reduction's walk starts.  Warp-uniform lo and hi; all lanes call it.
+__device__ __forceinline__ long long segment_heads(const Offset* offsets, long long num_segments, long long lo,
+                                                   long long hi, unsigned* words, int lane, unsigned& bits) {
+    bits = 0u;
+    if (lo >= hi) return num_segments;
+    const long long first = warp_lower_bound(offsets, num_segments + 1, lo, lane);
+    __syncwarp();  // every lane has read the words of the warp's previous part
+    if (lane < ITEMS) words[lane] = 0u;
+    __syncwarp();
+    for (long long s = first + lane;; s += 32) {
+        const long long q = s < num_segments ? (long long)offsets[s] : hi;
+        if (q >= lo && q < hi) atomicOr(&words[(q - lo) >> 5], 1u << ((q - lo) & 31));
+        if (!__all_sync(FULL, q < hi)) break;
+    }
+    __syncwarp();
+    bits = (words[(lane * ITEMS) >> 5] >> ((lane * ITEMS) & 31)) & ITEM_BITS;
+    return first;
 }
 
 // Is this warp's part of `tile` whole, and the arrays 16-byte aligned (the vector path)?
@@ -334,11 +413,13 @@ struct NoProbe {
 // Grid: persistent (aligned arrays): any number of blocks (the host launches a few per SM), each looping over
 // tiles taken from the counter; every index it takes, it processes in increasing order.  Unaligned arrays: one
 // block per tile.
-template <class Probe>
+// VALUES (segments only): write out[s], one value per segment, instead of every element's.
+template <class Probe, bool VALUES = false>
 __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive,
                                            unsigned int* tile_counter, unsigned long long* status,
                                            long long num_tiles, unsigned int epoch, Probe& probe,
-                                           long long row_length = 0) {
+                                           long long row_length = 0, const Offset* offsets = nullptr,
+                                           long long num_segments = 0) {
     // STAGES * STAGE_VECS 16-byte vectors, sized by the host (shared_size), which also raises the function's limit
     // (MAX_DYNAMIC_SHARED_SIZE_BYTES) past 48 KB.
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
@@ -350,6 +431,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     __shared__ T shared_prefix;
     __shared__ int shared_tile[STAGES];
     __shared__ unsigned int shared_epoch;
+    __shared__ unsigned head_words[SEGMENTS ? WARPS : 1][SEGMENTS ? ITEMS : 1];  // (SEGMENTS) a warp's head bits
 
     const int t = threadIdx.x;
     const int lane = t & 31;
@@ -371,6 +453,16 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     int tile = shared_tile[0];
     int stage = 0;
     bool a_published = false;  // this tile's A was published in the previous iteration
+    // (SEGMENTS) this warp's head bits and first offset index (segment_heads) of the tile it works on and of the
+    // next one
+    unsigned head_bits = 0u, next_head_bits = 0u;
+    long long first_offset = 0, next_first_offset = 0;
+    const auto heads_of = [&](int of_tile, unsigned& bits) {
+        const long long lo = (long long)of_tile * TILE + (long long)warp * WARP_ITEMS;
+        const long long hi = lo + WARP_ITEMS < n ? lo + WARP_ITEMS : n;
+        return segment_heads(offsets, num_segments, lo, of_tile < num_tiles ? hi : lo, head_words[warp], lane, bits);
+    };
+    if constexpr (SEGMENTS && PERSISTENT) next_first_offset = heads_of(tile, next_head_bits);
 
     while (tile < num_tiles) {
         int4* wvec = smem[stage] + warp * WARP_SMEM_VECS;  // this warp's region of this stage
@@ -390,8 +482,14 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             probe.phase(0);
             prefetch(smem[ahead], in, n, shared_tile[ahead], num_tiles, warp, lane);
             cp_async_commit();
+            if constexpr (SEGMENTS) {  // the next tile's heads while its copies are in flight
+                head_bits = next_head_bits, first_offset = next_first_offset;
+                next_first_offset = heads_of(shared_tile[ahead], next_head_bits);
+            }
             cp_async_wait<0>();  // this thread's copies of this tile and of the next one have landed
             next = shared_tile[ahead];
+        } else if constexpr (SEGMENTS) {
+            first_offset = heads_of(tile, head_bits);
         }
         // 2. This warp's part: striped coalesced copies into its region (above), then each lane reads its ITEMS
         //    (blocked).  Partial tile / unaligned arrays: scalar loads, the identity past the end.
@@ -415,11 +513,11 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
 
         // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.  (ROWS: of the
         //    (value, flag) pairs; prefix_flag: a row starts in this warp before this lane's items.)
-        Heads heads{ITEMS, ITEMS};
+        Heads heads{ITEMS, ITEMS, head_bits};
         T thread_prefix;
         bool prefix_flag = false;
-        if constexpr (ROWS) {
-            heads = heads_at(base + (long long)lane * ITEMS, row_length);
+        if constexpr (PAIRS) {
+            if constexpr (ROWS) heads = heads_at(base + (long long)lane * ITEMS, row_length);
             const Pair inclusive = warp_inclusive_scan(thread_pair_of(items, heads), lane);
             thread_prefix = __shfl_up_sync(FULL, inclusive.value, 1);
             prefix_flag = __shfl_up_sync(FULL, (int)inclusive.flag, 1) != 0;
@@ -440,10 +538,11 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             T next_items[ITEMS];
             if constexpr (CONVERTS) read_items_converted(nvec, lane, WARP_ITEMS, next_items);
             else read_items(nvec, lane, next_items);
-            if constexpr (ROWS) {
+            if constexpr (PAIRS) {
                 const long long next_base = (long long)next * TILE + (long long)warp * WARP_ITEMS;
-                const Pair total = warp_inclusive_scan(
-                    thread_pair_of(next_items, heads_at(next_base + (long long)lane * ITEMS, row_length)), lane);
+                const Heads next_heads = SEGMENTS ? Heads{ITEMS, ITEMS, next_head_bits}
+                                                  : heads_at(next_base + (long long)lane * ITEMS, row_length);
+                const Pair total = warp_inclusive_scan(thread_pair_of(next_items, next_heads), lane);
                 if (lane == 31) next_warp_totals[warp] = total.value, next_warp_flags[warp] = total.flag;
             } else {
                 const T total = warp_inclusive_scan(thread_total_of(next_items), lane);
@@ -453,8 +552,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         __syncthreads();
         probe.phase(1);
         T aggregate = op_identity();
-        bool aggregate_flag = false;  // (ROWS) the tile holds a row start: its P is its aggregate
-        if constexpr (ROWS) {
+        bool aggregate_flag = false;  // (PAIRS) the tile holds a head: its P is its aggregate
+        if constexpr (PAIRS) {
             Pair warp_prefix{op_identity(), false}, all{op_identity(), false};
 #pragma unroll
             for (int w = 0; w < WARPS; ++w) {
@@ -482,12 +581,13 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                 Pair next_all{op_identity(), false};
 #pragma unroll
                 for (int w = 0; w < WARPS; ++w)
-                    next_all = ROWS ? pair_combine(next_all, Pair{next_warp_totals[w], next_warp_flags[w]})
+                    next_all = PAIRS ? pair_combine(next_all, Pair{next_warp_totals[w], next_warp_flags[w]})
                                     : Pair{op_combine(next_all.value, next_warp_totals[w]), false};
                 st.publish(next, next_all.flag ? STATUS_P : STATUS_A, next_all.value);
             }
-            // (ROWS) a tile whose first element starts a row needs no prefix: warp 0's lane 0 holds that element
-            const bool starts_row = ROWS && __shfl_sync(FULL, heads.first, 0) == 0;
+            // (PAIRS) a tile whose first element is a head needs no prefix: warp 0's lane 0 holds that element
+            const bool starts_row = PAIRS && (SEGMENTS ? __shfl_sync(FULL, heads.bits & 1u, 0) != 0u
+                                                       : __shfl_sync(FULL, heads.first, 0) == 0);
             if (tile == 0) {
                 if (lane == 0) st.publish(0, STATUS_P, aggregate);
             } else if (starts_row) {
@@ -527,10 +627,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         int head = heads.first;
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
-            if (ROWS && i == head) {
-                running = op_identity();
-                head += heads.step;
-            }
+            if (PAIRS && is_head(heads, i, head)) running = op_identity();
             const T x = items[i];
             const T nxt = op_combine(running, x);
             items[i] = exclusive ? running : nxt;
@@ -541,7 +638,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             write_results_converted(wvec, lane, items);
             __syncwarp();
             using L = Layout<OUT_TYPE>;
-            if (full) {
+            if (VALUES) {
+            } else if (full) {
                 int4* dst = reinterpret_cast<int4*>(out + base);
 #pragma unroll
                 for (int k = 0; k < (L::warp_vecs + 31) / 32; ++k) {
@@ -566,7 +664,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                 wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
             }
             __syncwarp();
-            if (full) {
+            if (VALUES) {
+            } else if (full) {
                 int4* dst = reinterpret_cast<int4*>(out + base);
 #pragma unroll
                 for (int k = 0; k < VECS_PER_THREAD; ++k) {
@@ -578,6 +677,27 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                 for (int k = 0; k < ITEMS; ++k) {
                     const int e = lane + 32 * k;
                     if (e < remaining) out[base + e] = op_store(wsmem[pad_elem(e)]);
+                }
+            }
+        }
+        if constexpr (VALUES) {
+            // One value per segment that ends in this warp's part [lo, hi): s + 1 = j with lo < o[j] <= hi (the part
+            // at 0 also o[j] == 0, the empty segments there), from the first j with o[j] >= lo on, 32 at a time.
+            const long long lo = base, hi = remaining < WARP_ITEMS ? n : base + WARP_ITEMS;
+            if (lo < hi) {
+                for (long long j = (first_offset > 0 ? first_offset : 1) + lane;; j += 32) {
+                    const long long end = j <= num_segments ? (long long)offsets[j] : hi + 1;
+                    if (end <= hi && (end > lo || lo == 0)) {
+                        const long long last = end - 1;  // the segment's last element, if it has one
+                        OUT_TYPE value = op_store(op_identity());
+                        if ((long long)offsets[j - 1] < end && last >= lo && last < hi) {
+                            const int e = (int)(last - lo);
+                            if constexpr (CONVERTS) value = reinterpret_cast<const OUT_TYPE*>(wvec)[pad_elem_of<OUT_TYPE>(e)];
+                            else value = op_store(wsmem[pad_elem(e)]);
+                        }
+                        out[j - 1] = value;
+                    }
+                    if (!__all_sync(FULL, end <= hi)) break;
                 }
             }
         }
@@ -619,6 +739,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
                                  unsigned int epoch) {
     NoProbe probe;
     scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe, row_length);
+}
+#elif SEGMENTS
+// Every segment x[o[s] .. o[s+1]) scanned on its own (exclusive: the identity at each segment's first element).
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
+    decoupled_lookback_segmented_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, const Offset* offsets,
+                                      long long num_segments, int exclusive, unsigned int* tile_counter,
+                                      unsigned long long* status, long long num_tiles, unsigned int epoch) {
+    NoProbe probe;
+    scan_tiles<NoProbe, false>(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe, 0, offsets,
+                               num_segments);
+}
+// out[s] = the op over x[o[s] .. o[s+1]), the identity for an empty segment.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
+    decoupled_lookback_segmented_reduce(OUT_TYPE* out, const IN_TYPE* in, long long n, const Offset* offsets,
+                                        long long num_segments, unsigned int* tile_counter,
+                                        unsigned long long* status, long long num_tiles, unsigned int epoch) {
+    NoProbe probe;
+    scan_tiles<NoProbe, true>(out, in, n, 0, tile_counter, status, num_tiles, epoch, probe, 0, offsets,
+                              num_segments);
 }
 #else
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)

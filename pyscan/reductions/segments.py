@@ -1,12 +1,12 @@
 """pyscan.reduce(x, offsets=o): one value per segment x[o[s] : o[s+1]] (docs/reduction.md, "Segments").
 
-One launch of kernels/reduction/segmented_fast.cu, load-balanced by elements: every block takes a tile of 4096
-(32-bit compute types) or 2048 (64-bit) consecutive elements whatever the segments' lengths, runs the tile's
-segmented scan (kernels/common/segmented_tile.cuh, with the decoupled look-back carrying a segment across tiles)
-and writes each segment that ends in it (the empty ones get the identity).  So 10^6 segments of one element, one
-segment of 2^24 and a power-law mix all read x once and the offsets once, with no second pass.  The status words and
-the tile counter are decoupled_lookback's (next_status).  Device offsets are checked first (pyscan.segments) unless
-check_offsets=False.
+One launch of the segments build of kernels/scan/decoupled_lookback.cu's reduction entry point, load-balanced by
+elements: the persistent blocks take tiles of 8192 (32-bit types) or 4096 (64-bit) consecutive elements whatever
+the segments' lengths, run the tile's segmented scan (the look-back carrying a segment across tiles) and write
+each segment that ends in it, no element (the empty ones get the identity).  So 10^6 segments of one element, one
+segment of 2^24 and a power-law mix all read x once and the offsets once, with no second pass.  Plans, status words
+and capture are the 1-D scan's (pyscan.scans.segments.launch).  Device offsets are checked first (pyscan.segments)
+unless check_offsets=False.
 
 Model: pyscan.segments.segment_reduce_model (the scan model's value at each segment's last element).
 """
@@ -17,25 +17,21 @@ import numpy as np
 
 from .. import segments
 from ..runtime import arrays
-from ..runtime.loader import get_kernel
+from ..scans import decoupled_lookback as dl
 from ..scans.initial import combine_initial
-from ..scans.segments import keep_ready, kernel_defines, status_for, tiles_for
+from ..scans.segments import keep_ready, launch
 from ..types import CustomOperator, Types, identity, load, store
 
-KERNEL = "reduction/segmented_fast.cu"
-FUNCTION = "segmented_fast_reduce"
+KERNEL = dl.KERNEL
+FUNCTION = dl.SEGMENTED_REDUCE_FUNCTION
 
 
 def launch_reduce(call, x, out, offsets, *, op, value) -> int:
     """One launch: out[s] for the S = offsets.segments segments of the n = x.size > 0 elements of device array x
     (out: S elements of the result dtype `value`; offsets already on the device)."""
-    n = x.size
-    tiles = tiles_for(n, value)
-    fn = get_kernel(KERNEL, FUNCTION, device=call.device, **kernel_defines(x.dtype, op, value, offsets.dtype))
-    counter, status, epoch, own = status_for(call, tiles, value)  # noqa: F841 (own: kept until the launch)
-    fn.launch_typed(call.context, call.stream, fn.config(tiles, segments.BLOCK), int(out.gpudata), int(x.gpudata), n,
-                    int(offsets.view.gpudata), offsets.segments, counter, status, tiles, epoch)
-    keep_ready(call, x.dtype, offsets.dtype, op, value, False, fn)
+    launch(int(out.gpudata), int(x.gpudata), x.size, x.dtype, (int(offsets.view.gpudata), offsets.segments,
+           offsets.dtype), op, value, call.device, call.stream, call.context)
+    keep_ready(call, x.dtype, offsets.dtype, op, value, False)
     return 1
 
 
@@ -72,7 +68,8 @@ def segmented_reduce_model(x, offsets, *, op="add", dtype=None):
     if isinstance(op, CustomOperator):
         op = op.bound(types.value)
     o = segments.check_host_offsets(offsets, x.size)
-    return store(segments.segment_reduce_model(load(x, types), o, op=op, value=types.value), types)
+    return store(segments.segment_reduce_model(load(x, types), o, op=op, value=types.value,
+                                               itemsize=dl.element_size(types.input, types.value)), types)
 
 
 __all__ = ["KERNEL", "launch_reduce", "reduce_segments", "segmented_reduce_model"]

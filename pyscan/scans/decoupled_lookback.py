@@ -40,6 +40,9 @@ from .steps import Step
 KERNEL = "scan/decoupled_lookback.cu"
 FUNCTION = "decoupled_lookback_scan"
 ROWS_FUNCTION = "decoupled_lookback_rows_scan"  # the build with ROWS 1: every row scanned on its own (scans/axis.py)
+# the build with SEGMENTS 1: every segment of CSR offsets on its own (scans/segments.py, reductions/segments.py)
+SEGMENTED_SCAN_FUNCTION = "decoupled_lookback_segmented_scan"
+SEGMENTED_REDUCE_FUNCTION = "decoupled_lookback_segmented_reduce"
 STEP_LIMIT = 1 << 16
 
 
@@ -287,12 +290,19 @@ def rows_model(x, row_length: int, *, op="add", exclusive=False, return_steps=Fa
     e: the kernel's op_identity() (the result dtype's identity held in the compute type; default: the compute type's
     own, which differs only in what an exclusive scan starts with, e.g. int8 max's -128).  itemsize: the element
     size that sizes the tile (element_size() of x's dtype and the result dtype; default: the compute type's)."""
+    return pairs_model(x, lambda index: index % row_length == 0, op=op, exclusive=exclusive,
+                       return_steps=return_steps, e=e, itemsize=itemsize, what="rows")
+
+
+def pairs_model(x, heads_at, *, op="add", exclusive=False, return_steps=False, e=None, itemsize=None, what="rows"):
+    """The model of the builds on (value, head flag) pairs (rows_model; pyscan.segments.tile_scan_model for the
+    segments build): heads_at(index array) says which flat indices are heads.  e, itemsize: as rows_model's."""
     flat_in = np.ascontiguousarray(x).reshape(-1)
     total, dt = flat_in.size, flat_in.dtype
     if total == 0:
         return (flat_in.copy(), []) if return_steps else flat_in.copy()
     if return_steps and total > STEP_LIMIT:
-        raise ValueError(f"decoupled_lookback rows: steps are recorded for at most {STEP_LIMIT} elements, got {total}")
+        raise ValueError(f"decoupled_lookback {what}: steps are recorded for at most {STEP_LIMIT} elements, got {total}")
     f = ufunc(op)
     e = identity(op, dt) if e is None else dt.type(e)
     policy, tile, _ = _policy(itemsize or dt.itemsize, total)
@@ -301,7 +311,7 @@ def rows_model(x, row_length: int, *, op="add", exclusive=False, return_steps=Fa
     flat = np.full(tiles * tile, e, dt)
     flat[:total] = flat_in
     X = flat.reshape(tiles, threads, items)
-    heads = np.arange(tiles * tile, dtype=np.int64).reshape(tiles, threads, items) % row_length == 0
+    heads = heads_at(np.arange(tiles * tile, dtype=np.int64)).reshape(tiles, threads, items)
     # 3. thread pairs: a left-to-right loop over the items, from the identity at heads (thread_pair_of)
     flag = np.zeros((tiles, threads), bool)
     value = np.full((tiles, threads), e, dt)
@@ -329,7 +339,7 @@ def rows_model(x, row_length: int, *, op="add", exclusive=False, return_steps=Fa
     tpf, tpv = tpf.reshape(tiles, threads), tpv.reshape(tiles, threads)
     # 4. look-back in the serial schedule: P[t] = aggregate if the tile holds a head (or is tile 0), else
     #    op(P[t-1], aggregate); the exclusive prefix of tile t is P[t-1] unless it is tile 0 or starts a row
-    starts_row = (np.arange(tiles, dtype=np.int64) * tile) % row_length == 0
+    starts_row = heads[:, 0, 0]
     prefix = np.full(tiles, e, dt)
     P = np.empty(tiles, dt)
     for t in range(tiles):
@@ -384,16 +394,20 @@ class Plan:
     __slots__ = ("kernel", "policy", "tile", "shared", "vector", "block", "most_blocks", "one_tile", "context",
                  "status_size")
 
-    def __init__(self, dtype, op, vector: bool, small: bool, device: int, result=None, rows: bool = False):
+    def __init__(self, dtype, op, vector: bool, small: bool, device: int, result=None, rows: bool = False,
+                 segments: tuple | None = None):
         result = dtype if result is None else result
         size = element_size(dtype, result)
         self.status_size = COMPUTE_TYPES[result].itemsize  # the status words hold compute values
-        self.policy = SMALL[size] if small else config(dtype, None, result, rows)
+        self.policy = SMALL[size] if small else config(dtype, None, result, rows or segments is not None)
         self.tile, self.vector = _tile(self.policy, size), vector
         self.block, self.context = self.policy.threads, driver.primary(device)
         self.most_blocks = self.policy.grid(1 << 62, vector, device)  # the persistent grid's cap (Config.grid)
-        self.kernel = get_kernel(KERNEL, ROWS_FUNCTION if rows else FUNCTION, device=device,
-                                 **kernel_defines(dtype, op, vector, self.policy, result, rows))
+        function = (ROWS_FUNCTION if rows else FUNCTION if segments is None else
+                    SEGMENTED_REDUCE_FUNCTION if segments[1] else SEGMENTED_SCAN_FUNCTION)
+        self.kernel = get_kernel(KERNEL, function, device=device,
+                                 **kernel_defines(dtype, op, vector, self.policy, result, rows,
+                                                  segments and segments[0]))
         self.shared = self.policy.shared_bytes(vector, region_narrowing(dtype, result))
         if self.shared > 48 * 1024:  # a launch may ask for more than 48 KB only after the kernel's limit is raised
             self.kernel.set_max_dynamic_shared(self.shared)
@@ -401,25 +415,31 @@ class Plan:
         capture.prepare_kept(device)  # made outside any capture: a captured call's status without a memset node
 
 
-_plans: dict = {}  # (dtype, op, vector, small, device, result) -> Plan; the rows build's keys end with True
+# (dtype, op, vector, small, device, result) -> Plan; the rows build's keys end with True, the segments build's with
+# (False, (offsets' C type, values))
+_plans: dict = {}
 
 
 def kernel_defines(dtype, op, vector: bool = True, policy: Config | None = None, result=None,
-                   rows: bool = False) -> dict:
+                   rows: bool = False, offset_type: str | None = None) -> dict:
     """The #defines of the kernel for x of dtype, op, a result dtype (default: dtype), 16-byte aligned (vector) or
     unaligned arrays, and a Config (default: the large-array one); rows: the build that scans every row on its own
-    (ROWS 1)."""
-    return {**(policy or config(dtype, None, result, rows)).defines(), "VECTOR_LOADS": int(vector),
-            **({"ROWS": 1} if rows else {}), **type_defines(dtype, op, result)}
+    (ROWS 1); offset_type (the offsets' C type, "int" or "long long"): the build that scans or reduces every segment
+    of CSR offsets on its own (SEGMENTS 1)."""
+    segments = offset_type is not None
+    return {**(policy or config(dtype, None, result, rows or segments)).defines(), "VECTOR_LOADS": int(vector),
+            **({"ROWS": 1} if rows else {}), **({"SEGMENTS": 1, "OFFSET_TYPE": offset_type} if segments else {}),
+            **type_defines(dtype, op, result)}
 
 
-def plan(dtype, op, vector: bool, small: bool, device: int, result=None, rows: bool = False) -> Plan:
-    key = (dtype, op, vector, small, device, result) + ((True,) if rows else ())
+def plan(dtype, op, vector: bool, small: bool, device: int, result=None, rows: bool = False,
+         segments: tuple | None = None) -> Plan:
+    key = (dtype, op, vector, small, device, result) + ((True,) if rows else (False, segments) if segments else ())
     found = _plans.get(key)
     if found is None:
         previous = driver.enter(device)  # a ready() call has not entered it: compiling and attributes need it
         try:
-            found = _plans[key] = Plan(dtype, op, vector, small, device, result, rows)
+            found = _plans[key] = Plan(dtype, op, vector, small, device, result, rows, segments)
         finally:
             driver.leave(previous)
     return found
@@ -457,17 +477,21 @@ def next_status(tiles: int, itemsize: int, device: int, stream: int) -> tuple:
 
 
 def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: int, stream: int,
-           context: int = 0, result=None, row_length: int = 0) -> None:
+           context: int = 0, result=None, row_length: int = 0, segments: tuple | None = None) -> None:
     """Scan n > 0 elements of dtype (a np.dtype) at device address x into address out, as `result` (a np.dtype;
     None: dtype), on `stream` of `device` in `context` (0: the current one): the policy's choice, the plan's look-up
     and one launch.  row_length > 0: every row of that many elements on its own (the rows build; n a multiple of
-    it)."""
-    vector = not (x | out) & 15  # both 16-byte aligned, else scalar loads for every tile
+    it).  segments: (offsets address, S, the offsets' C type, values): every segment of the CSR offsets on its own
+    (the segments build); values: out[s], one value per segment (S of them), instead of every element's scan."""
+    values = segments is not None and segments[3]
+    vector = not (x | (0 if values else out)) & 15  # both 16-byte aligned, else scalar loads for every tile
     same = (result is None or result == dtype) and dtype.itemsize >= 4  # then the tile's element size is x's
     small = _policy(dtype.itemsize if same else element_size(dtype, result), n)[2]
     key = (dtype, op, vector, small, device, result)
     if row_length:
         key += (True,)
+    elif segments is not None:
+        key += (False, (segments[2], values))
     p = _plans.get(key) or plan(*key)
     tiles = -(-n // p.tile)
     kernel = p.kernel
@@ -487,6 +511,10 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
         geometry, status = kernel.config(min(tiles, p.most_blocks), p.block, p.shared), base + 16
     if row_length:
         args = (out, x, n, row_length, exclusive, base, status, tiles, epoch)
+    elif values:
+        args = (out, x, n, segments[0], segments[1], base, status, tiles, epoch)
+    elif segments is not None:
+        args = (out, x, n, segments[0], segments[1], exclusive, base, status, tiles, epoch)
     else:
         args = (out, x, n, exclusive, base, status, tiles, epoch)
     if loader.launch_raw(context, kernel.function, stream, geometry, kernel.arg_types, *args):

@@ -321,16 +321,21 @@ class _SegmentsCall:
     device, stream, context, size = 0, STREAM, 0, 10
 
 
-def test_a_captured_segmented_scan_takes_its_own_status(monkeypatch):
+def test_captured_segmented_calls_take_the_1d_scans_kept_status_and_device_epoch(monkeypatch, scan_plan):
+    """The segmented scan and reduction are the 1-D scan's launch (the segments build): under capture the same
+    kept words and EPOCH_ON_DEVICE, the offsets' address and S before them, the scan's exclusive flag too."""
     from pyscan.scans import segments as seg_scan
 
     recorder = Recorder(monkeypatch, capturing={STREAM})
-    counter, status, epoch, owner = seg_scan.status_for(_SegmentsCall(), 40, np.dtype(np.int64))
-    assert epoch == 0 and counter == owner.address and status == counter + 16
-    assert recorder.names() == ["allocate", "memset"] and dl._status[8].kept(0, STREAM) is None
-    recorder.capturing.clear()  # eager: the kept words, the next epoch, nothing of its own
-    counter, status, epoch, owner = seg_scan.status_for(_SegmentsCall(), 40, np.dtype(np.int64))
-    assert owner is None and epoch >= 1 and counter == dl._status[8].kept(0, STREAM).address
+    scan_plan(recorder)
+    monkeypatch.setattr(capture, "_kept", {0: [type("Bytes", (), {"address": 0x5000})(), 0]})
+    i32, i64 = np.dtype(np.int32), np.dtype(np.int64)
+    seg_scan.launch(0x9000000, 0x8000000, 5 * 8192, i32, (0x7000000, 40, i64), "add", i64, 0, STREAM, 0, True)
+    seg_scan.launch(0x9000000, 0x8000000, 5 * 8192, i32, (0x7000000, 40, i32), "max", i32, 0, STREAM, 0)
+    assert recorder.names() == ["launch", "launch"], recorder.events
+    scan, reduce = recorder.launches()
+    assert scan[3][3:] == (0x7000000, 40, True, 0x5000, 0x5010, 5, dl.EPOCH_ON_DEVICE)
+    assert reduce[3][3:] == (0x7000000, 40, 0x5000 + 64, 0x5000 + 80, 5, dl.EPOCH_ON_DEVICE)
 
 
 def test_captured_segments_refuse_host_offsets_and_the_device_check(monkeypatch):

@@ -40,9 +40,8 @@ SPECIALISED = [("scan/decoupled_lookback.cu", {"VECTOR_LOADS": 1}), ("scan/decou
                ("scan/decoupled_lookback.cu", {"ROWS": 1, "VECTOR_LOADS": 0}), ("reduction/fast.cu", {}),
                ("scan/coarsened.cu", {}), ("scan/single_pass.cu", {}), ("scan/blelloch_sweeps.cu", {}),
                ("reduction/segmented.cu", {}), ("reduction/convert.cu", {}), ("scan/add_block_sums.cu", {}),
-               ("scan/combine_initial.cu", {}), ("scan/segmented_lookback.cu", {"OFFSET_TYPE": "int"}),
-               ("scan/segmented_lookback.cu", {"OFFSET_TYPE": "long long"}),
-               ("reduction/segmented_fast.cu", {"OFFSET_TYPE": "int"})]
+               ("scan/combine_initial.cu", {}), ("scan/decoupled_lookback.cu", {"SEGMENTS": 1, "OFFSET_TYPE": "int"}),
+               ("scan/decoupled_lookback.cu", {"SEGMENTS": 1, "OFFSET_TYPE": "long long", "VECTOR_LOADS": 0})]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")

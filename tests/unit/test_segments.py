@@ -1,5 +1,5 @@
-"""Segments (offsets=) without a GPU: the NumPy models of kernels/common/segmented_tile.cuh, segmented_lookback.cu
-and segmented_fast.cu against NumPy (per-segment np.cumsum / ufunc.accumulate, np.add.reduceat adjusted for empty
+"""Segments (offsets=) without a GPU: the NumPy models of the segments build of kernels/scan/decoupled_lookback.cu
+against NumPy (per-segment np.cumsum / ufunc.accumulate, np.add.reduceat adjusted for empty
 segments) at the lengths that matter (0, 1, 31, 32, 33, tile edges, one huge segment, 10^6 tiny ones); the kernels'
 offset searches and walks in bounds for any offsets; the offsets' checks and their messages; the kernels' argument
 types; and the public dispatch end to end on test_interop's fake device."""
@@ -176,36 +176,35 @@ def test_power_law_mix():
 # ---- the kernels' index arithmetic in bounds -------------------------------------------------------------------
 
 @pytest.mark.parametrize("count", [1, 2, 31, 32, 33, 63, 64, 65, 1000, 1057, 40000])
-def test_warp_search_is_searchsorted(count):
+def test_warp_lower_bound_is_searchsorted(count):
     o = np.sort(RNG.integers(0, 3 * count, count))
     for v in list(RNG.integers(-1, 3 * count + 1, 40)) + [int(o[0]), int(o[-1])]:
-        for strict in (False, True):
-            got, read = segments.warp_search(o, count, int(v), strict)
-            assert got == np.searchsorted(o, v, side="right" if strict else "left")
-            assert all(0 <= r < count for r in read)
+        got, read = segments.warp_lower_bound(o, count, int(v))
+        assert got == np.searchsorted(o, v, side="left")
+        assert all(0 <= r < count for r in read)
 
 
-def test_warp_search_stays_in_bounds_on_garbage():
+def test_warp_lower_bound_stays_in_bounds_on_garbage():
     for count in (1, 33, 500, 5000):
         o = RNG.integers(-10**9, 10**9, count)
-        got, read = segments.warp_search(o, count, 0, False)
+        got, read = segments.warp_lower_bound(o, count, 0)
         assert 0 <= got <= count and all(0 <= r < count for r in read)
 
 
-def _tiles(n, tile):
-    return [(t, t * tile, min(n, (t + 1) * tile)) for t in range(-(-n // tile))]
+def _parts(n, part):
+    return [(lo, min(n, lo + part)) for lo in range(0, n, part)] + [(n, n)]  # (n, n): a part past the end
 
 
-def test_heads_and_writes_cover_every_segment_once():
-    tile = 1024  # the arithmetic does not depend on the tile size; a small one makes many tiles
-    lengths = [0, 0, 1, 1500, 0, 3, 1024, 1, 0, 2048, 0, 0]
+@pytest.mark.parametrize("part", [1024, 512, 32])  # a warp's part: 32 x ITEMS elements (ITEMS 32, 16 or SMALL's)
+def test_heads_and_writes_cover_every_segment_once(part):
+    lengths = [0, 0, 1, 1500, 0, 3, 1024, 1, 0, 2048, 0, 0] + [1] * 70 + [0] * 40 + [5]
     o = offsets_of(lengths)
     n, S = int(o[-1]), len(lengths)
     written = []
-    for t, lo, hi in _tiles(n, tile):
-        heads, read = segments.tile_heads(o, S, lo, hi)
+    for lo, hi in _parts(n, part):
+        heads, first, read = segments.part_heads(o, S, lo, hi)
         assert heads == {int(v) - lo for v in o[:-1] if lo <= v < hi}
-        writes, read2 = segments.tile_writes(o, S, t, lo, hi)
+        writes, read2 = segments.part_writes(o, S, lo, hi, first)
         assert all(0 <= r <= S for r in read + read2)
         for s, position in writes:
             empty = o[s + 1] == o[s]
@@ -217,17 +216,17 @@ def test_heads_and_writes_cover_every_segment_once():
 
 
 def test_heads_and_writes_stay_in_bounds_on_bad_offsets():
-    tile = 512
+    part = 512
     for trial in range(20):
         S = int(RNG.integers(1, 400))
         n = int(RNG.integers(1, 5000))
         o = RNG.integers(-50, n + 50, S + 1)
         if trial % 3 == 0:
             o = np.sort(o)[::-1].copy()
-        for t, lo, hi in _tiles(n, tile):
-            heads, read = segments.tile_heads(o, S, lo, hi)
+        for lo, hi in _parts(n, part):
+            heads, first, read = segments.part_heads(o, S, lo, hi)
             assert all(0 <= h < hi - lo for h in heads) and all(0 <= r <= S for r in read)
-            writes, read2 = segments.tile_writes(o, S, t, lo, hi)
+            writes, read2 = segments.part_writes(o, S, lo, hi, first)
             assert all(0 <= r <= S for r in read2)
             assert all(0 <= s < S and (p is None or 0 <= p < hi - lo) for s, p in writes)
 
@@ -265,18 +264,14 @@ def test_kernel_offsets_narrow_when_they_fit():
 
 
 @pytest.mark.parametrize("relpath, function, off", [
-    (sseg.KERNEL, "segmented_lookback_scan", "int"), (sseg.KERNEL, "segmented_lookback_scan", "long long"),
-    (rseg.KERNEL, "segmented_fast_reduce", "int"), (segments.CHECK_KERNEL, "segment_offsets_check", "long long")])
+    (sseg.KERNEL, sseg.FUNCTION, "int"), (sseg.KERNEL, sseg.FUNCTION, "long long"),
+    (rseg.KERNEL, rseg.FUNCTION, "int"), (segments.CHECK_KERNEL, "segment_offsets_check", "long long")])
 def test_kernel_argument_types(relpath, function, off):
-    source = build_source(relpath, OFFSET_TYPE=off)
-    want = {"segmented_lookback_scan": "PPqPqiPPqI", "segmented_fast_reduce": "PPqPqPPqI",
-            "segment_offsets_check": "PqqP"}[function]
+    """What pyscan.scans.decoupled_lookback.launch passes for segments: (out, x, n, offsets, S, [exclusive,] counter,
+    status, tiles, epoch)."""
+    source = build_source(relpath, SEGMENTS=1, OFFSET_TYPE=off)
+    want = {sseg.FUNCTION: "PPqPqiPPqI", rseg.FUNCTION: "PPqPqPPqI", "segment_offsets_check": "PqqP"}[function]
     assert signature(source, function) == want
-
-
-def test_tile_sizes():
-    assert segments.tile_size(np.float32) == 4096 and segments.tile_size(np.int64) == 2048
-    assert segments.tile_size(np.int8) == 4096 and segments.tile_size(np.float16) == 4096
 
 
 # ---- the public dispatch on the fake device --------------------------------------------------------------------
@@ -489,37 +484,38 @@ def ready_segments(fake_gpu, monkeypatch):  # noqa: F811
             return FakeKind.new(self, x, shape, dtype, device, stream)
 
     launches = []
+    path = ["ready"]
 
-    class Kernel:
-        function, arg_types = "segmented", "letters"
+    def record(out, x, n, dtype, offsets, op, value, device, stream, context=0, exclusive=None):
+        launches.append((path[0], stream, (n, dtype, offsets[1:], op, value, device, exclusive)))
 
-        def config(self, blocks, threads):
-            return blocks, threads
+    def general(launcher):
+        def wrapped(*args, **kwargs):
+            path[0] = "general"
+            try:
+                return launcher(*args, **kwargs)
+            finally:
+                path[0] = "ready"
+        return wrapped
 
-        def launch_typed(self, context, stream, geometry, out, *args):
-            launches.append(("general", stream, geometry, args))
-
-    kernel = Kernel()
     kind = ReadyKind()
     monkeypatch.setitem(arrays._kinds_by_type, FakeDeviceArray, kind)
     monkeypatch.setitem(arrays.READY, FakeDeviceArray, kind)
     for module in (sseg, rseg):
-        monkeypatch.setattr(module, "get_kernel", lambda *args, **kwargs: kernel)
-    monkeypatch.setattr(sseg, "next_status", lambda tiles, size, device, stream: (4096, 9))
-    monkeypatch.setattr(driver, "_capturing", lambda stream: False)
+        monkeypatch.setattr(module, "launch", record)
+    monkeypatch.setattr(sseg, "launch_scan", general(sseg.launch_scan))
+    monkeypatch.setattr(rseg, "launch_reduce", general(rseg.launch_reduce))
     monkeypatch.setattr(driver, "primary", lambda device: 0)
-    monkeypatch.setattr(loader, "launch_raw", lambda context, function, stream, geometry, letters, out, *args:
-                        launches.append(("ready", stream, geometry, args)) or 0)
-    monkeypatch.setattr(sseg, "READY", {})
+    monkeypatch.setattr(sseg, "READY", set())
     return launches
 
 
 def test_a_repeated_segmented_call_takes_the_ready_path(ready_segments):
-    """The first call takes the general path and keeps its kernel; the same call again launches that kernel through the
-    prepared call with the general path's stream, geometry and arguments, and returns x's kind of the same shape
-    and dtype; a call the ready path does not take (out=, stream=, a C expression) takes the general path, and
-    int32 offsets, another kernel, are kept by their own first call."""
-    n = 10_000  # several tiles: the status words and the epoch are arguments
+    """The first call takes the general path and marks its key; the same call again launches through the same
+    launch (pyscan.scans.segments.launch) with the general path's stream and arguments, and returns x's kind of the
+    same shape and dtype; a call the ready path does not take (out=, stream=, a C expression) takes the general path,
+    and int32 offsets, another kernel, are marked by their own first call."""
+    n = 10_000
     x = FakeDeviceArray(values("float32", n, RNG))
     o = FakeDeviceArray(np.array([0, 3, 3, 5000, n], np.int64))
     calls = [lambda: pyscan.scan(x, offsets=o, check_offsets=False),
@@ -531,12 +527,12 @@ def test_a_repeated_segmented_call_takes_the_ready_path(ready_segments):
         first, second = call(), call()
         assert [k[0] for k in ready_segments] == ["general", "ready"]
         assert ready_segments[0][1:] == ready_segments[1][1:]
-        tiles = -(-n // segments.tile_size(first.dtype))  # 3 of float32, 5 of float64
-        assert ready_segments[1][2] == (tiles, segments.BLOCK) and ready_segments[1][3][-3:] == (4096 + 16, tiles, 9)
+        assert ready_segments[1][2][:3] == (n, np.dtype(np.float32), (4, np.dtype(np.int64)))
         assert isinstance(second, FakeDeviceArray) and second.shape == first.shape and second.dtype == first.dtype
+        assert second.shape == ((n,) if ready_segments[1][2][-1] is not None else (4,))
     ready_segments.clear()
-    pyscan.scan(x, offsets=o, check_offsets=False, exclusive=True)  # the inclusive scan's kernel, exclusive=1
-    assert [(k[0], k[3][4]) for k in ready_segments] == [("ready", 1)]
+    pyscan.scan(x, offsets=o, check_offsets=False, exclusive=True)  # the inclusive scan's kernel, exclusive=True
+    assert [(k[0], k[2][-1]) for k in ready_segments] == [("ready", True)]
     assert len(sseg.READY) == 4  # scan float32, scan max into float64, reduce add, reduce min
     others = [lambda: pyscan.scan(x, offsets=o, check_offsets=False, out=FakeDeviceArray(np.empty(n, np.float32))),
               lambda: pyscan.scan(x, offsets=o, check_offsets=False, stream=7),
@@ -546,14 +542,14 @@ def test_a_repeated_segmented_call_takes_the_ready_path(ready_segments):
         call(), call()
         assert [k[0] for k in ready_segments] == ["general", "general"]
     ready_segments.clear()
-    o32 = FakeDeviceArray(o.host.astype(np.int32))  # another kernel (OFFSET_TYPE int): kept by its first call
+    o32 = FakeDeviceArray(o.host.astype(np.int32))  # another kernel (OFFSET_TYPE int): marked by its first call
     pyscan.scan(x, offsets=o32, check_offsets=False), pyscan.scan(x, offsets=o32, check_offsets=False)
     assert [k[0] for k in ready_segments] == ["general", "ready"] and len(sseg.READY) == 5
 
 
 def test_the_ready_path_declines_what_it_does_not_take(ready_segments, monkeypatch):
     """take_ready gives None (the general path's turn) for offsets on another device, fewer than two offsets, an
-    empty x, a call whose kernel no first call kept, and a capturing stream."""
+    empty x and a call whose key no first call marked."""
     x = FakeDeviceArray(values("int32", 100, RNG))
     o = FakeDeviceArray(np.array([0, 50, 100], np.int64))
     kind = arrays.READY[FakeDeviceArray]
@@ -565,5 +561,3 @@ def test_the_ready_path_declines_what_it_does_not_take(ready_segments, monkeypat
     assert sseg.take_ready(kind, x, FakeDeviceArray(np.array([0], np.int64)), "add", None, False) is None
     assert sseg.take_ready(kind, FakeDeviceArray(np.empty(0, np.int32)), o, "add", None, False) is None
     assert sseg.take_ready(kind, x, o, "add", "not a dtype", False) is None
-    monkeypatch.setattr(driver, "_capturing", lambda stream: True)
-    assert sseg.take_ready(kind, x, o, "add", None, False) is None
