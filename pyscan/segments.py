@@ -150,17 +150,26 @@ def offsets_model_check(o: np.ndarray, n: int) -> bool:
 # ---------------------------------------------------------------------------------------------------------------
 # Models of the kernels' index arithmetic (the segments build of kernels/scan/decoupled_lookback.cu).
 
-def warp_lower_bound(o, count: int, v: int) -> tuple:
+def warp_lower_bound(o, count: int, v: int, guess: int = 0) -> tuple:
     """decoupled_lookback.cu's warp_lower_bound: (the first i in [0, count) with o[i] >= v, else count; the indices
-    it read).  For non-decreasing o it is np.searchsorted(o, v); for any o every read is in [0, count)."""
+    it read): 32 consecutive probes around guess, then the 32-ary search of the side the answer lies on.  For
+    non-decreasing o it is np.searchsorted(o, v); for any o every read is in [0, count)."""
     o = np.asarray(o)
     read = []
-    a, b = 0, count
 
     def past(p):
         read.append(p)
         return int(o[p]) >= v
 
+    a, b = 0, count
+    base = min(max(guess - 16, 0), max(count - 32, 0))
+    ballot = [lane for lane in range(32) if base + lane < count and past(base + lane)]
+    if not ballot:
+        a = min(base + 32, count)
+    elif ballot[0] > 0:
+        return base + ballot[0], read
+    else:
+        b = base
     while b - a > 32:
         step = (b - a + 31) // 32
         ballot = [lane for lane in range(32) if a + lane * step < b and past(a + lane * step)]
@@ -174,56 +183,62 @@ def warp_lower_bound(o, count: int, v: int) -> tuple:
     return (a + ballot[0] if ballot else b), read
 
 
-def part_heads(o, segments: int, lo: int, hi: int) -> tuple:
+def guess_of(lo: int, segments: int, n: int) -> int:
+    """Where equal segments would put the first offset >= lo: the kernel's (long long)(lo * S / n) in doubles."""
+    return int(float(lo) * float(segments) / float(n))
+
+
+def walk_offsets(o, start: int, last: int, past: int, more) -> tuple:
+    """decoupled_lookback.cu's walk_offsets: ([(j, o[j] or `past` for j > last)] in the order the lanes visit
+    them, the indices read): 32 at the first step, then 128 a step, while every lane's last value satisfies more."""
+    visits, read = [], []
+
+    def batch(j, loads):
+        values = []
+        for k in range(loads):
+            for lane in range(32):
+                i = j + 32 * k + lane
+                if i <= last:
+                    read.append(i)
+                    q = int(o[i])
+                else:
+                    q = past
+                visits.append((i, q))
+                if k == loads - 1:
+                    values.append(q)
+        return all(more(q) for q in values)
+
+    if batch(start, 1):
+        j = start + 32
+        while batch(j, 4):
+            j += 128
+    return visits, read
+
+
+def part_heads(o, segments: int, n: int, lo: int, hi: int) -> tuple:
     """segment_heads for a warp's part [lo, hi) of a tile: (the head positions - lo, the first s with o[s] >= lo,
-    the offsets read): the search, then the lanes' walk s = first + lane, + 32, ... (a value past S reads as hi)
-    until some lane's value is not below hi."""
+    the offsets read): the search, then the walk over o[first ..] while every lane's value is below hi."""
     if lo >= hi:
         return set(), segments, []
-    first, read = warp_lower_bound(o, segments + 1, lo)
-    heads = set()
-    s = first
-    while True:
-        step = []
-        for lane in range(32):
-            if s + lane < segments:
-                read.append(s + lane)
-                q = int(o[s + lane])
-            else:
-                q = hi
-            if lo <= q < hi:
-                heads.add(q - lo)
-            step.append(q < hi)
-        if not all(step):
-            return heads, first, read
-        s += 32
+    first, read = warp_lower_bound(o, segments + 1, lo, guess_of(lo, segments, n))
+    visits, walked = walk_offsets(o, first, segments - 1, hi, lambda q: q < hi)
+    return {q - lo for _, q in visits if lo <= q < hi}, first, read + walked
 
 
 def part_writes(o, segments: int, lo: int, hi: int, first: int) -> tuple:
     """The reduction's walk in a warp's part [lo, hi) (decoupled_lookback.cu, VALUES): ([(s, position - lo, or None
-    for the identity)], the offsets read) for j = max(first, 1) + lane, + 32, ... with lo < o[j] <= hi (or
-    o[j] == 0 in the part at 0), out[j - 1] written, until some lane's o[j] is past hi."""
-    writes, read = [], []
+    for the identity)], the offsets read) for j = max(first, 1), ... with lo < o[j] <= hi (or o[j] == 0 in the part
+    at 0), out[j - 1] written, while every lane's o[j] is at most hi."""
+    writes = []
     if lo >= hi:
-        return writes, read
-    j = max(first, 1)
-    while True:
-        past = False
-        for lane in range(32):
-            k = j + lane
-            if k <= segments:
-                read.append(k)
-                end = int(o[k])
-            else:
-                end = hi + 1
-            if end <= hi and (end > lo or lo == 0):
-                read.append(k - 1)
-                inside = int(o[k - 1]) < end and lo <= end - 1 < hi
-                writes.append((k - 1, end - 1 - lo if inside else None))
-            past |= end > hi
-        if past:
-            return writes, read
-        j += 32
+        return writes, []
+    visits, read = walk_offsets(o, max(first, 1), segments, hi + 1, lambda end: end <= hi)
+    for j, end in visits:
+        if end <= hi and (end > lo or lo == 0):
+            read.append(j - 1)
+            inside = int(o[j - 1]) < end and lo <= end - 1 < hi
+            writes.append((j - 1, end - 1 - lo if inside else None))
+    return writes, read
 
 
 def compute_identity(op, compute, value=None):
@@ -290,4 +305,5 @@ def reference_reduce(x, offsets, op, dtype=None):
 
 
 __all__ = ["Offsets", "begin_offsets", "check_device_offsets", "check_host_offsets", "device_offsets", "part_heads",
-           "part_writes", "reference_reduce", "segment_reduce_model", "tile_scan_model", "warp_lower_bound"]
+           "part_writes", "reference_reduce", "segment_reduce_model", "tile_scan_model", "walk_offsets",
+           "warp_lower_bound"]

@@ -6,6 +6,8 @@
 // .cg: cached in L2 only (the data are read once).  L2_PREFETCH_BYTES (0, 64, 128 or 256): the L2 fetches that
 // many bytes around each copy (128 won +0.3 to +1 % on the scan; docs/decoupled_lookback_tuning.md).
 #pragma once
+// (The CPU emulator of the tests, tests/emulate/cuda_on_cpu.h, defines CP_ASYNC_ON_CPU and these three itself.)
+#ifndef CP_ASYNC_ON_CPU
 
 template <int L2_PREFETCH_BYTES = 0>
 __device__ __forceinline__ void cp_async16(void* shared_dst, const void* global_src) {
@@ -31,3 +33,5 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 // copies are not covered: a warp that reads what its lanes copied needs a __syncwarp after the wait.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+#endif  // CP_ASYNC_ON_CPU

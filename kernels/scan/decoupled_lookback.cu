@@ -324,10 +324,25 @@ __device__ __forceinline__ Pair thread_pair_of(const T (&items)[ITEMS], Heads h)
 // ---- segments: heads from CSR offsets (SEGMENTS 1) -----------------------------------------------------------
 
 // The first index i in [0, count) with o[i] >= v, count if none; every lane of the warp calls it and gets the answer.
-// A 32-ary search (32 probes a step: ~5 steps for 10^7 segments).  For non-decreasing o it is lower_bound; for any
-// o some index in [0, count], every probe in bounds.
-__device__ __forceinline__ long long warp_lower_bound(const Offset* o, long long count, long long v, int lane) {
+// First 32 consecutive probes around `guess` (where equal segments would put it: one step for uniform lengths), then
+// a 32-ary search of the side it lies on (32 probes a step: ~5 steps for 10^7 segments).  For non-decreasing o it is
+// lower_bound; for any o some index in [0, count], every probe in bounds.
+__device__ __forceinline__ long long warp_lower_bound(const Offset* o, long long count, long long v, long long guess,
+                                                     int lane) {
     long long a = 0, b = count;  // the answer lies in [a, b]
+    {
+        const long long top = count > 32 ? count - 32 : 0;
+        const long long base = guess - 16 < 0 ? 0 : guess - 16 > top ? top : guess - 16;
+        const long long p = base + lane;
+        const unsigned ballot = __ballot_sync(FULL, p < count && (long long)o[p] >= v);
+        if (ballot == 0) {
+            a = base + 32 < count ? base + 32 : count;
+        } else {
+            const int k = __ffs(ballot) - 1;
+            if (k > 0) return base + k;  // o[base + k - 1] < v <= o[base + k]
+            b = base;
+        }
+    }
     while (b - a > 32) {
         const long long step = (b - a + 31) / 32;  // lane probes a + lane * step (the lanes past b probe nothing)
         const long long p = a + (long long)lane * step;
@@ -348,22 +363,45 @@ __device__ __forceinline__ long long warp_lower_bound(const Offset* o, long long
 
 constexpr unsigned ITEM_BITS = ITEMS == 32 ? FULL : (1u << ITEMS) - 1u;
 
+// A walk over offsets from index `start` on: visit(j, o[j]) for j = start + lane, start + lane + 32, ... (a j past
+// `last` reads as `past`), 32 at the first step and then 128 a step (4 loads in flight per lane: dense offsets, such
+// as 1-element segments, take a quarter of the round trips), while every lane's last value satisfies more(value).
+template <class Visit, class More>
+__device__ __forceinline__ void walk_offsets(const Offset* offsets, long long start, long long last, long long past,
+                                             int lane, Visit visit, More more) {
+    long long j = start + lane;
+    const long long q = j <= last ? (long long)offsets[j] : past;
+    visit(j, q);
+    if (!__all_sync(FULL, more(q))) return;
+    for (j += 32;; j += 128) {
+        long long q4[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) q4[k] = j + 32 * k <= last ? (long long)offsets[j + 32 * k] : past;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) visit(j + 32 * k, q4[k]);
+        if (!__all_sync(FULL, more(q4[3]))) return;
+    }
+}
+
 // The head bits of a warp's part [lo, hi) of a tile (lo >= hi: a part past the end, no heads), lane by lane into
 // `bits` through the warp's ITEMS words of shared memory; returns the first s with o[s] >= lo, where the heads'
 // walk started and where the reduction's walk starts.  Warp-uniform lo and hi; all lanes call it.
-__device__ __forceinline__ long long segment_heads(const Offset* offsets, long long num_segments, long long lo,
-                                                   long long hi, unsigned* words, int lane, unsigned& bits) {
+__device__ __forceinline__ long long segment_heads(const Offset* offsets, long long num_segments, long long n,
+                                                   long long lo, long long hi, unsigned* words, int lane,
+                                                   unsigned& bits) {
     bits = 0u;
     if (lo >= hi) return num_segments;
-    const long long first = warp_lower_bound(offsets, num_segments + 1, lo, lane);
+    const long long guess = (long long)((double)lo * (double)num_segments / (double)n);
+    const long long first = warp_lower_bound(offsets, num_segments + 1, lo, guess, lane);
     __syncwarp();  // every lane has read the words of the warp's previous part
     if (lane < ITEMS) words[lane] = 0u;
     __syncwarp();
-    for (long long s = first + lane;; s += 32) {
-        const long long q = s < num_segments ? (long long)offsets[s] : hi;
-        if (q >= lo && q < hi) atomicOr(&words[(q - lo) >> 5], 1u << ((q - lo) & 31));
-        if (!__all_sync(FULL, q < hi)) break;
-    }
+    walk_offsets(
+        offsets, first, num_segments - 1, hi, lane,
+        [&](long long, long long q) {
+            if (q >= lo && q < hi) atomicOr(&words[(q - lo) >> 5], 1u << ((q - lo) & 31));
+        },
+        [&](long long q) { return q < hi; });
     __syncwarp();
     bits = (words[(lane * ITEMS) >> 5] >> ((lane * ITEMS) & 31)) & ITEM_BITS;
     return first;
@@ -422,7 +460,11 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                                            long long num_segments = 0) {
     // STAGES * STAGE_VECS 16-byte vectors, sized by the host (shared_size), which also raises the function's limit
     // (MAX_DYNAMIC_SHARED_SIZE_BYTES) past 48 KB.
+#ifdef DYNAMIC_SHARED_ON_CPU
+    DYNAMIC_SHARED_ON_CPU(dynamic_smem, STAGES * STAGE_VECS * 16);  // the tests' CPU emulator: a static buffer
+#else
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
+#endif
     int4(*smem)[STAGE_VECS] = reinterpret_cast<int4(*)[STAGE_VECS]>(dynamic_smem);
     __shared__ T warp_totals[WARPS];
     __shared__ T next_warp_totals[WARPS];
@@ -460,7 +502,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     const auto heads_of = [&](int of_tile, unsigned& bits) {
         const long long lo = (long long)of_tile * TILE + (long long)warp * WARP_ITEMS;
         const long long hi = lo + WARP_ITEMS < n ? lo + WARP_ITEMS : n;
-        return segment_heads(offsets, num_segments, lo, of_tile < num_tiles ? hi : lo, head_words[warp], lane, bits);
+        return segment_heads(offsets, num_segments, n, lo, of_tile < num_tiles ? hi : lo, head_words[warp], lane,
+                             bits);
     };
     if constexpr (SEGMENTS && PERSISTENT) next_first_offset = heads_of(tile, next_head_bits);
 
@@ -685,9 +728,10 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             // at 0 also o[j] == 0, the empty segments there), from the first j with o[j] >= lo on, 32 at a time.
             const long long lo = base, hi = remaining < WARP_ITEMS ? n : base + WARP_ITEMS;
             if (lo < hi) {
-                for (long long j = (first_offset > 0 ? first_offset : 1) + lane;; j += 32) {
-                    const long long end = j <= num_segments ? (long long)offsets[j] : hi + 1;
-                    if (end <= hi && (end > lo || lo == 0)) {
+                walk_offsets(
+                    offsets, first_offset > 0 ? first_offset : 1, num_segments, hi + 1, lane,
+                    [&](long long j, long long end) {
+                        if (end > hi || (end <= lo && lo != 0)) return;
                         const long long last = end - 1;  // the segment's last element, if it has one
                         OUT_TYPE value = op_store(op_identity());
                         if ((long long)offsets[j - 1] < end && last >= lo && last < hi) {
@@ -696,9 +740,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                             else value = op_store(wsmem[pad_elem(e)]);
                         }
                         out[j - 1] = value;
-                    }
-                    if (!__all_sync(FULL, end <= hi)) break;
-                }
+                    },
+                    [&](long long end) { return end <= hi; });
             }
         }
         probe.phase(4);

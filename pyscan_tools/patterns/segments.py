@@ -26,6 +26,7 @@ import numpy as np
 
 from . import Pattern, case, first_difference
 from ._arrays import returning, to_numpy, upload
+from .axes import device_view
 from .scan import small_nonzero_ints
 
 MIXES = ("uniform 1", "uniform 32", "uniform 1024", "uniform 2^16", "uniform 2^24", "power law")
@@ -115,6 +116,8 @@ def check_cases(name: str, quick: bool) -> list:
                 cases.append(case(name, "auto", dtype=dtype, op=op, offsets="device", exclusive=True))
     cases.append(case(name, "auto", dtype="int32", op="max(a, b)", offsets="device", exclusive=False, initial=5))
     cases.append(case(name, "auto", dtype="float32", op="add", offsets="power law", exclusive=False))
+    # x one element off 16-byte alignment: the kernel's scalar-load build (VECTOR_LOADS 0), a block per tile
+    cases.append(case(name, "auto", dtype="int32", op="add", offsets="device", exclusive=False, unaligned=True))
     cases.append(case(name, "auto", dtype="float32", op="add", offsets="garbage", exclusive=False))
     return cases
 
@@ -134,7 +137,7 @@ def run_case(c, rng) -> tuple:
         o = np.concatenate([[0], np.cumsum(CHECK_LENGTHS)]).astype(np.int64)
     n = int(o[-1])
     x = small_nonzero_ints(n, dtype, p["op"], rng)
-    xd = upload(x)
+    xd = device_view(x, 1 if p.get("unaligned") else 0)
     if p["offsets"] == "garbage":  # unchecked: any values, but no access out of bounds (the sanitizer's part)
         bad = upload(rng.integers(-2**40, 2**40, 5001).astype(np.int64))
         fn = pyscan.scan if scan else pyscan.reduce

@@ -2,7 +2,7 @@
 // threads as std::threads (tests/unit/test_segments_emulated.py, test_axis_emulated.py).  __shared__ variables
 // become function statics (shared by the block's threads; blocks run one after the other), warp shuffles and
 // ballots exchange through a
-// per-warp slot array between two warp barriers, __syncthreads is a block barrier (__syncthreads_and three of them),
+// per-warp slot array between two warp barriers (__syncwarp is that barrier), cp.async copies are made at once, __syncthreads is a block barrier (__syncthreads_and three of them),
 // atomics are the compiler's.
 // Blocks in index order means every look-back finds its predecessor's inclusive prefix (the serial schedule the
 // NumPy models assume), and every array the kernels touch is a host allocation that AddressSanitizer watches.
@@ -10,6 +10,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <vector_types.h>
 
 #include <atomic>
 #include <barrier>
@@ -96,6 +97,25 @@ inline unsigned __ballot_sync(unsigned, bool p) {
     return bits;
 }
 inline bool __any_sync(unsigned mask, bool p) { return __ballot_sync(mask, p) != 0u; }
+inline bool __all_sync(unsigned mask, bool p) { return __ballot_sync(mask, p) == 0xffffffffu; }
+template <typename V>
+V __shfl_sync(unsigned, V v, int source) {
+    return emu_exchange(v, source);
+}
+inline void __syncwarp(unsigned = 0xffffffffu) { emu_block->warps[threadIdx.x >> 5].bar.arrive_and_wait(); }
+inline void __stcs(int4* p, int4 v) { *p = v; }
+
+// kernels/common/cp_async.cuh on the CPU: the copy made at once (a schedule the waits allow); the kernels' dynamic
+// shared memory a static buffer of the size the kernel states.
+#define CP_ASYNC_ON_CPU 1
+template <int L2_PREFETCH_BYTES = 0>
+inline void cp_async16(void* shared_dst, const void* global_src) {
+    std::memcpy(shared_dst, global_src, 16);
+}
+inline void cp_async_commit() {}
+template <int N>
+inline void cp_async_wait() {}
+#define DYNAMIC_SHARED_ON_CPU(name, bytes) alignas(16) static unsigned char name[bytes]
 inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }

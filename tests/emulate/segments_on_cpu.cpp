@@ -1,5 +1,5 @@
-// segments_on_cpu.cpp -- runs kernels/scan/segmented_lookback.cu and kernels/reduction/segmented_fast.cu on the CPU
-// (cuda_on_cpu.h) for tests/unit/test_segments_emulated.py:
+// segments_on_cpu.cpp -- runs the segments build of kernels/scan/decoupled_lookback.cu (SEGMENTS 1, its scan and its
+// reduction) on the CPU (cuda_on_cpu.h) for tests/unit/test_segments_emulated.py:
 //     segments_on_cpu MODE N S x.bin offsets.bin out.bin     MODE: scan, scan_exclusive, reduce, check
 // (check: kernels/scan/segment_offsets.cu; out: its one int flag)
 // x: N values of IN_TYPE, offsets: S + 1 of OFFSET_TYPE, out: N (scan) or S (reduce) values of OUT_TYPE.
@@ -11,9 +11,8 @@
 
 #include "tile_status_on_cpu.h"
 
-#include "../../kernels/reduction/segmented_fast.cu"
+#include "../../kernels/scan/decoupled_lookback.cu"
 #include "../../kernels/scan/segment_offsets.cu"
-#include "../../kernels/scan/segmented_lookback.cu"
 
 template <typename E>
 static std::vector<E> read_file(const char* path, long long count) {
@@ -34,8 +33,10 @@ int main(int argc, char** argv) {
     std::vector<Offset> o = read_file<Offset>(argv[5], S + 1);
     const long long outputs = mode == "reduce" ? S : n;
     std::vector<OutType> out(outputs);
-    const long long tiles = (n + SEG_TILE - 1) / SEG_TILE;
-    std::vector<unsigned> counter(2, 0u);
+    const long long tiles = (n + TILE - 1) / TILE;
+    // persistent blocks (aligned builds): three, of which the first takes every tile in order; else one per tile
+    const int grid = PERSISTENT ? 3 : (int)tiles;
+    std::vector<unsigned> counter(3, 0u);
     std::vector<unsigned long long> status(4 * tiles, 0ull);  // (the 4-byte layout needs only `tiles` words)
     const unsigned epoch = 1;
     emu_after_block = [] {  // the most windows one block read
@@ -53,14 +54,15 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (mode == "reduce") {
-        emu_launch((int)tiles, BLOCK_THREADS, [&] {
-            segmented_fast_reduce(out.data(), x.data(), n, o.data(), S, counter.data(), status.data(), tiles, epoch);
+        emu_launch(grid, BLOCK_THREADS, [&] {
+            decoupled_lookback_segmented_reduce(out.data(), x.data(), n, o.data(), S, counter.data(), status.data(),
+                                                tiles, epoch);
         });
     } else {
         const int exclusive = mode == "scan_exclusive";
-        emu_launch((int)tiles, BLOCK_THREADS, [&] {
-            segmented_lookback_scan(out.data(), x.data(), n, o.data(), S, exclusive, counter.data(), status.data(),
-                                    tiles, epoch);
+        emu_launch(grid, BLOCK_THREADS, [&] {
+            decoupled_lookback_segmented_scan(out.data(), x.data(), n, o.data(), S, exclusive, counter.data(),
+                                              status.data(), tiles, epoch);
         });
     }
     if (counter[0] != 0u || counter[1] != 0u) return 3;  // the last block puts the counter back

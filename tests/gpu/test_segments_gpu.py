@@ -13,6 +13,7 @@ from test_interop_gpu import _library, assert_kind, to_kind, to_numpy
 import pyscan
 from pyscan import segments
 from pyscan.reductions import segments as rseg
+from pyscan.scans import decoupled_lookback as dl
 from pyscan.scans import segments as sseg
 from pyscan.scans.reference import reference as scan_reference
 from pyscan.types import (
@@ -191,8 +192,28 @@ def test_float_sums_within_the_bound():
     got = pyscan.reduce(x, offsets=o).astype(np.float64)
     exact = np.array([np.sum(x[a:b], dtype=np.float64) for a, b in zip(o[:-1], o[1:])])
     size = np.array([np.abs(x[a:b]).sum(dtype=np.float64) for a, b in zip(o[:-1], o[1:])])
-    tiles = -(-np.diff(o) // 4096)
-    assert np.all(np.abs(got - exact) <= (7 * tiles + 64) * 2**-23 * size + 1e-30)
+    depth = np.array([dl.decoupled_lookback_error_depth(int(length)) for length in np.diff(o)])
+    assert np.all(np.abs(got - exact) <= depth * 2**-23 * size + 1e-30)
+
+
+@pytest.mark.parametrize("lengths", [MIX, [5000] * 40, [1] * 3000 + [70001], [9000]])
+def test_unaligned_x_and_every_tile_size(lengths):
+    """x one element off 16-byte alignment (the scalar-load build, a block per tile) and aligned, through the
+    SMALL tile, the large one and one tile, int32 and float64 (8-byte tiles)."""
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(12)
+    o = offsets_of(lengths)
+    for dtype in ("int32", "float64"):
+        x = values(dtype, int(o[-1]) + 1, rng)
+        whole = cp.asarray(x)
+        for start in (0, 1):
+            xd = whole[start:start + int(o[-1])]
+            host = x[start:start + int(o[-1])]
+            od = cp.asarray(o)
+            np.testing.assert_array_equal(pyscan.reduce(xd, offsets=od).get(), reduce_reference_segments(host, o, "add"))
+            for exclusive in (False, True):
+                np.testing.assert_array_equal(pyscan.scan(xd, offsets=od, exclusive=exclusive).get(),
+                                              scan_reference_segments(host, o, "add", exclusive))
 
 
 def test_custom_operator_keeps_the_order():

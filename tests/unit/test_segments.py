@@ -179,16 +179,18 @@ def test_power_law_mix():
 def test_warp_lower_bound_is_searchsorted(count):
     o = np.sort(RNG.integers(0, 3 * count, count))
     for v in list(RNG.integers(-1, 3 * count + 1, 40)) + [int(o[0]), int(o[-1])]:
-        got, read = segments.warp_lower_bound(o, count, int(v))
-        assert got == np.searchsorted(o, v, side="left")
-        assert all(0 <= r < count for r in read)
+        for guess in (0, int(v) // 3, count, int(RNG.integers(0, count + 1))):
+            got, read = segments.warp_lower_bound(o, count, int(v), guess)
+            assert got == np.searchsorted(o, v, side="left")
+            assert all(0 <= r < count for r in read)
 
 
 def test_warp_lower_bound_stays_in_bounds_on_garbage():
     for count in (1, 33, 500, 5000):
         o = RNG.integers(-10**9, 10**9, count)
-        got, read = segments.warp_lower_bound(o, count, 0)
-        assert 0 <= got <= count and all(0 <= r < count for r in read)
+        for guess in (0, count // 2, count):
+            got, read = segments.warp_lower_bound(o, count, 0, guess)
+            assert 0 <= got <= count and all(0 <= r < count for r in read)
 
 
 def _parts(n, part):
@@ -197,12 +199,12 @@ def _parts(n, part):
 
 @pytest.mark.parametrize("part", [1024, 512, 32])  # a warp's part: 32 x ITEMS elements (ITEMS 32, 16 or SMALL's)
 def test_heads_and_writes_cover_every_segment_once(part):
-    lengths = [0, 0, 1, 1500, 0, 3, 1024, 1, 0, 2048, 0, 0] + [1] * 70 + [0] * 40 + [5]
+    lengths = [0, 0, 1, 1500, 0, 3, 1024, 1, 0, 2048, 0, 0] + [1] * 300 + [0] * 200 + [5] + [32] * 40
     o = offsets_of(lengths)
     n, S = int(o[-1]), len(lengths)
     written = []
     for lo, hi in _parts(n, part):
-        heads, first, read = segments.part_heads(o, S, lo, hi)
+        heads, first, read = segments.part_heads(o, S, n, lo, hi)
         assert heads == {int(v) - lo for v in o[:-1] if lo <= v < hi}
         writes, read2 = segments.part_writes(o, S, lo, hi, first)
         assert all(0 <= r <= S for r in read + read2)
@@ -224,7 +226,7 @@ def test_heads_and_writes_stay_in_bounds_on_bad_offsets():
         if trial % 3 == 0:
             o = np.sort(o)[::-1].copy()
         for lo, hi in _parts(n, part):
-            heads, first, read = segments.part_heads(o, S, lo, hi)
+            heads, first, read = segments.part_heads(o, S, n, lo, hi)
             assert all(0 <= h < hi - lo for h in heads) and all(0 <= r <= S for r in read)
             writes, read2 = segments.part_writes(o, S, lo, hi, first)
             assert all(0 <= r <= S for r in read2)
@@ -441,6 +443,7 @@ def test_the_check_cases_run_on_the_fake_device(fake_segments, monkeypatch):
             return model(call, x, out, offsets, **kw)
         return launch
 
+    monkeypatch.setattr(pattern, "device_view", lambda host, offset: FakeDeviceArray(host.copy()))
     monkeypatch.setattr(sseg, "launch_scan", launch_anyway(sseg.launch_scan))
     monkeypatch.setattr(rseg, "launch_reduce", launch_anyway(rseg.launch_reduce))
     monkeypatch.setattr(pattern, "upload", lambda host: FakeDeviceArray(np.ascontiguousarray(host).copy()))

@@ -1,9 +1,10 @@
-"""The segmented kernels' own CUDA source run on the CPU (tests/emulate/cuda_on_cpu.h: a block's threads as
-std::threads, warp shuffles and ballots through barriers, blocks one after the other), compiled by the host C++
-compiler with AddressSanitizer, against the NumPy models bit for bit (the models assume the serial look-back
-schedule, which blocks in index order give) -- for 4- and 8-byte compute types, named and custom operators, int32
-and int64 offsets -- and on garbage offsets, where AddressSanitizer would stop the run at the first access out of
-bounds of x, the offsets or the output.  No GPU; skipped where there is no g++ or no CUDA headers."""
+"""The segments build of kernels/scan/decoupled_lookback.cu run on the CPU (tests/emulate/cuda_on_cpu.h: a block's
+threads as std::threads, warp shuffles and ballots through barriers, blocks one after the other, the first of the
+persistent blocks taking every tile in order), compiled by the host C++ compiler with AddressSanitizer, against the
+NumPy models bit for bit (the models assume the serial look-back schedule, which tiles in index order give) -- for
+4- and 8-byte compute types, named and custom operators, int32 and int64 offsets, the small and the large tile --
+and on garbage offsets, where AddressSanitizer would stop the run at the first access out of bounds of x, the
+offsets or the output.  No GPU; skipped where there is no g++ or no CUDA headers."""
 
 import os
 import subprocess
@@ -13,9 +14,9 @@ import pytest
 from cuda_headers import build_emulator, needs_emulator
 
 from pyscan import segments
+from pyscan.scans import decoupled_lookback as dl
 from pyscan.types import COMPUTE_TYPES, load, operator, store
 from pyscan.types import Types as CallTypes
-from pyscan.types import defines as type_defines
 
 pytestmark = needs_emulator()  # tests/helpers/cuda_headers.py
 
@@ -35,18 +36,30 @@ def _op(text, value):
     return operator(text, 0) if " " in text else text
 
 
-def _compile(variant, where, *extra):
+def _compile(variant, where, small: bool, *extra):
+    """The emulator of the build pyscan launches for the variant with the SMALL tile or the large one (the model
+    picks by n: _sized checks that they agree)."""
     dtype, op_text, result, offsets = variant
     dtype, result, offsets = np.dtype(dtype), np.dtype(result), np.dtype(offsets)
     op = _op(op_text, result)
-    macros = {**type_defines(dtype, op, result), "OFFSET_TYPE": segments.C_OFFSET[offsets]}
+    size = dl.element_size(dtype, result)
+    policy = dl.SMALL[size] if small else dl.config(dtype, None, result, rows=True)
+    macros = dl.kernel_defines(dtype, op, True, policy, None if result == dtype else result,
+                               offset_type=segments.C_OFFSET[offsets])
     binary = build_emulator("segments_on_cpu", where, macros, extra)
-    return binary, dtype, op, result, offsets, where
+    return binary, dtype, op, result, offsets, where, small
+
+
+def _sized(build, n):
+    """n elements run with the build's tile, as the driver and the model choose it for n."""
+    dtype, result, small = build[1], build[3], build[6]
+    assert dl._policy(dl.element_size(dtype, result), n)[2] == small, (n, small)
+    return n
 
 
 @pytest.fixture(scope="module", params=VARIANTS, ids=lambda v: "-".join(v).replace(" ", ""))
 def build(request, tmp_path_factory):
-    return _compile(request.param, tmp_path_factory.mktemp("emu"))
+    return _compile(request.param, tmp_path_factory.mktemp("emu"), True)
 
 
 # the operators whose results do not depend on how the look-back groups the combines (integer add, max/min, and
@@ -58,11 +71,11 @@ EXACT = [v for v in VARIANTS if v[1] != "add" or v[0].startswith("int")]
 def build_hidden(request, tmp_path_factory):
     """The emulator with tile_status kept as separate A and P pairs for every value size (-DEMU_STATUS), so that
     EMU_HIDE_P can hide P's from the look-backs."""
-    return _compile(request.param, tmp_path_factory.mktemp("emu_hidden"), "-DEMU_STATUS")
+    return _compile(request.param, tmp_path_factory.mktemp("emu_hidden"), False, "-DEMU_STATUS")
 
 
 def _run(build, mode, x, o, hide=None):
-    binary, dtype, op, result, offsets, where = build
+    binary, dtype, op, result, offsets, where, _ = build
     result = np.dtype(np.int32) if mode == "check" else result
     (where / "x.bin").write_bytes(np.ascontiguousarray(x, dtype).tobytes())
     (where / "o.bin").write_bytes(np.ascontiguousarray(o).astype(offsets).tobytes())
@@ -87,18 +100,19 @@ def _values(dtype, n, rng):
 
 @pytest.mark.parametrize("mix", list(MIXES))
 def test_the_kernels_on_the_cpu_are_the_models(build, mix):
-    _, dtype, op, result, _, _ = build
+    _, dtype, op, result = build[:4]
     rng = np.random.default_rng(len(mix))
     o = np.concatenate([[0], np.cumsum(MIXES[mix])]).astype(np.int64)
-    x = _values(dtype, int(o[-1]), rng)
+    x = _values(dtype, _sized(build, int(o[-1])), rng)
     types = CallTypes(dtype, result, COMPUTE_TYPES[result])
     bound = op.bound(result) if not isinstance(op, str) else op
     compute = load(x, types)
+    size = dl.element_size(dtype, result)
     for mode in ("scan", "scan_exclusive"):
         want = store(segments.tile_scan_model(compute, o, op=bound, exclusive=mode == "scan_exclusive",
-                                              value=result), types)
+                                              value=result, itemsize=size), types)
         np.testing.assert_array_equal(_run(build, mode, x, o), want, err_msg=mode)
-    want = store(segments.segment_reduce_model(compute, o, op=bound, value=result), types)
+    want = store(segments.segment_reduce_model(compute, o, op=bound, value=result, itemsize=size), types)
     np.testing.assert_array_equal(_run(build, "reduce", x, o), want, err_msg="reduce")
 
 
@@ -137,16 +151,17 @@ def test_look_backs_through_many_windows(build_hidden):
     """P's hidden as if not yet published (EMU_HIDE_P: all of them): the look-backs combine A's across
     several windows of 32 tiles before they meet a P; the values are the serial schedule's."""
     hide = "0:100"
-    _, dtype, op, result, _, _ = build_hidden
+    _, dtype, op, result = build_hidden[:4]
     rng = np.random.default_rng(5)
-    o = np.concatenate([[0], np.cumsum([1, 160000, 2, 0, 9000, 0, 3001])]).astype(np.int64)
-    x = _values(dtype, int(o[-1]), rng)
+    o = np.concatenate([[0], np.cumsum([1, 300000, 2, 0, 9000, 0, 3001])]).astype(np.int64)
+    x = _values(dtype, _sized(build_hidden, int(o[-1])), rng)
     types = CallTypes(dtype, result, COMPUTE_TYPES[result])
     bound = op.bound(result) if not isinstance(op, str) else op
     compute = load(x, types)
-    want = store(segments.tile_scan_model(compute, o, op=bound, value=result), types)
+    size = dl.element_size(dtype, result)
+    want = store(segments.tile_scan_model(compute, o, op=bound, value=result, itemsize=size), types)
     np.testing.assert_array_equal(_run(build_hidden, "scan", x, o, hide), want)
     most = int(_run.windows.split("most")[1].split()[0])
     assert most >= 2  # some tile read two windows or more
-    want = store(segments.segment_reduce_model(compute, o, op=bound, value=result), types)
+    want = store(segments.segment_reduce_model(compute, o, op=bound, value=result, itemsize=size), types)
     np.testing.assert_array_equal(_run(build_hidden, "reduce", x, o, hide), want)
