@@ -469,12 +469,10 @@ def test_scan_in_place_and_nd(fake_segments):
 
 @pytest.fixture
 def ready_segments(fake_gpu, monkeypatch):  # noqa: F811
-    """The fake device with a kind whose arrays the ready paths take, the segmented kernels replaced by a recorder:
-    (path, stream, geometry, arguments but the result's address) of every launch, the general path's launch_typed
-    and the ready path's prepared call (loader.launch_raw)."""
+    """The fake device with a kind whose arrays the ready paths take, the segmented launch replaced by a recorder:
+    (path, stream, arguments but the addresses) of every launch, "general" where the general path's launch_scan or
+    launch_reduce made it."""
     from test_interop import FakeKind
-
-    from pyscan.runtime import loader
 
     class ReadyKind(FakeKind):
         ready = arrays.Kind.ready  # 1-D C-contiguous arrays as they are
