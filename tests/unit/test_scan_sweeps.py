@@ -195,10 +195,12 @@ def test_decoupled_kernel_defaults_are_the_shipped_config():
 
     text = (KERNEL_ROOT / "scan" / "decoupled_lookback.cu").read_text()
     defaults = {name: int(value) for name, value in re.findall(r"#ifndef (\w+)\n#define \1 (\d+)", text)}
-    assert set(defaults) == {"BLOCK_THREADS", "VECS_PER_THREAD", "MIN_BLOCKS", "VECTOR_LOADS", "ROWS"}
-    assert defaults["ROWS"] == 0  # the 1-D scan; ROWS 1 is the axis scan's build of the same loop
+    assert set(defaults) == {"BLOCK_THREADS", "VECS_PER_THREAD", "MIN_BLOCKS", "VECTOR_LOADS", "ROWS", "SEGMENTS"}
+    # the 1-D scan; ROWS 1 is the axis scan's build of the same loop, SEGMENTS 1 the segmented calls'
+    assert defaults["ROWS"] == 0 and defaults["SEGMENTS"] == 0
     for size in (4, 8):
-        assert dl.SHIPPED[size].defines() == {k: v for k, v in defaults.items() if k not in ("VECTOR_LOADS", "ROWS")}
+        assert dl.SHIPPED[size].defines() == {k: v for k, v in defaults.items()
+                                              if k not in ("VECTOR_LOADS", "ROWS", "SEGMENTS")}
     assert defaults["VECTOR_LOADS"] == 1
     assert dl.CONFIG == dl.SHIPPED or "PYSCAN_DECOUPLED_CONFIG" in __import__("os").environ
 
