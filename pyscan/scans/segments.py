@@ -26,13 +26,6 @@ KERNEL = dl.KERNEL
 FUNCTION = dl.SEGMENTED_SCAN_FUNCTION
 
 
-def kernel_defines(dtype, op, value, offset_dtype) -> dict:
-    """The #defines of the segments build for x of dtype, op, the result dtype and the offsets' dtype (int32 or
-    int64), for aligned arrays and the large tile."""
-    return dl.kernel_defines(np.dtype(dtype), op, True, None, None if np.dtype(value) == np.dtype(dtype) else
-                             np.dtype(value), offset_type=segments.C_OFFSET[np.dtype(offset_dtype)])
-
-
 def launch(out: int, x: int, n: int, dtype, offsets, op, value, device: int, stream: int, context: int = 0,
            exclusive=None) -> None:
     """One launch on n > 0 elements of dtype at device address x, with offsets (address, S, dtype) on the device:
