@@ -75,10 +75,10 @@
 // Segments (SEGMENTS 1, the entry points decoupled_lookback_segmented_scan and _reduce; pyscan/scans/segments.py,
 // pyscan/reductions/segments.py): the same pairs, the heads read from CSR offsets o[0 .. S] (OFFSET_TYPE, int or
 // long long; segment s is x[o[s] .. o[s+1]), element i a head when i == o[s] for some s < S).  Each warp finds the
-// heads of its part [lo, hi) of a tile itself (segment_heads: a 32-ary search for the first o[s] >= lo, then 32
-// offsets a step while they are < hi, into a bit per element), for the next tile while that tile's copies are in
-// flight, so the persistent blocks, the early aggregates and the look-back that stops at a head are the rows
-// build's.  The reduction (VALUES) writes no element: after the rescan each warp walks the segments that end in its
+// heads of its part [lo, hi) of a tile itself (segment_heads: a search for the first o[s] >= lo that starts where
+// equal segments would put it, then a walk over the offsets while they are < hi, into a bit per element), for the
+// next tile while that tile's copies are in flight, so the persistent blocks, the early aggregates and the
+// look-back that stops at a head are the rows build's.  The reduction (VALUES) writes no element: after the rescan each warp walks the segments that end in its
 // part (lo < o[s+1] <= hi; the part at 0 also the empty ones at 0) and writes out[s], the inclusive value at
 // o[s+1] - 1 read from its region of shared memory, or the identity for an empty segment.  Bounds: every read of x
 // is in [0, n), every read of o in [0, S], a head bit is set only for lo <= o[s] < hi and a value read only for
@@ -681,15 +681,14 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             write_results_converted(wvec, lane, items);
             __syncwarp();
             using L = Layout<OUT_TYPE>;
-            if (VALUES) {
-            } else if (full) {
+            if (full && !VALUES) {
                 int4* dst = reinterpret_cast<int4*>(out + base);
 #pragma unroll
                 for (int k = 0; k < (L::warp_vecs + 31) / 32; ++k) {
                     const int v = lane + 32 * k;
                     if (L::warp_vecs % 32 == 0 || v < L::warp_vecs) __stcs(dst + v, wvec[pad_vec(v)]);
                 }
-            } else {
+            } else if (!VALUES) {
                 const OUT_TYPE* results = reinterpret_cast<const OUT_TYPE*>(wvec);
 #pragma unroll
                 for (int k = 0; k < ITEMS; ++k) {
@@ -707,15 +706,14 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                 wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
             }
             __syncwarp();
-            if (VALUES) {
-            } else if (full) {
+            if (full && !VALUES) {
                 int4* dst = reinterpret_cast<int4*>(out + base);
 #pragma unroll
                 for (int k = 0; k < VECS_PER_THREAD; ++k) {
                     const int v = lane + 32 * k;
                     __stcs(dst + v, wvec[pad_vec(v)]);  // streaming: written once
                 }
-            } else {
+            } else if (!VALUES) {
 #pragma unroll
                 for (int k = 0; k < ITEMS; ++k) {
                     const int e = lane + 32 * k;
@@ -725,7 +723,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         }
         if constexpr (VALUES) {
             // One value per segment that ends in this warp's part [lo, hi): s + 1 = j with lo < o[j] <= hi (the part
-            // at 0 also o[j] == 0, the empty segments there), from the first j with o[j] >= lo on, 32 at a time.
+            // at 0 also o[j] == 0, the empty segments there), walked from the first j with o[j] >= lo on.
             const long long lo = base, hi = remaining < WARP_ITEMS ? n : base + WARP_ITEMS;
             if (lo < hi) {
                 walk_offsets(

@@ -213,7 +213,7 @@ def reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algo
     elif kind is not None and offsets is not None and check_offsets is False and axis is None and out is None and (
             keepdims is False and algorithm == "auto" and stream is None and op in OPERATOR_NAMES) and (
             identity is None and initial is None and map is None):
-        done = take_ready_segments(kind, x, offsets, op, dtype, None)  # the kernel a first call kept
+        done = take_ready_segments(kind, x, offsets, op, dtype, None)  # the launch a first call marked
         if done is not None:
             return done
     if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:

@@ -173,7 +173,7 @@ def scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algor
     elif kind is not None and offsets is not None and check_offsets is False and axis is None and out is None and (
             algorithm == "auto" and stream is None and op in OPERATOR_NAMES and (exclusive is False or exclusive is True)
             and identity is None and initial is None):
-        done = segments.take_ready(kind, x, offsets, op, dtype, exclusive)  # the kernel a first call kept
+        done = segments.take_ready(kind, x, offsets, op, dtype, exclusive)  # the launch a first call marked
         if done is not None:
             return done
     if kind is None or kind is arrays.TORCH or kind is arrays.TORCH_TRACED:
