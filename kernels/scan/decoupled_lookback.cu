@@ -42,14 +42,19 @@
 //      streaming stores.
 //
 // Status buffer: zeroed once by the host and kept between launches; each launch's flags carry its epoch
-// (tile_status.cuh), and the last block puts the tile counter back to 0.  Captured into a CUDA graph, where an
-// epoch argument would be frozen at its captured value, a launch gets a buffer the graph keeps for good (zeroed once,
-// outside the capture) and the epoch argument EPOCH_ON_DEVICE: each block then reads the epoch from the buffer's
-// word tile_counter[2] as it starts, and the last block to finish advances it, so every replay has a new epoch and
-// the graph needs no memset node (no block can start after the last one has finished, so all read the same epoch).
-// Where pyscan has no such buffer left, the launch gets one of its own, zeroed by a memset node before it, and
-// epoch 0 (the host's choice, pyscan/runtime/capture.py).  Layout of `status` (64-bit words):
-// 4-byte types status[t]; 8-byte types status[4t .. 4t+3].  num_tiles == 1: no status and no counter are touched
+// (tile_status.cuh), and the tile counter is put back to 0 for the next launch.  Captured into a CUDA graph, where
+// an epoch argument would be frozen at its captured value, a launch gets a buffer the graph keeps for good (zeroed
+// once, outside the capture) and the epoch argument EPOCH_ON_DEVICE: the epoch then lives in the counter's word
+// (below), each block reads it with its first tile index, and the counter is put back with the next epoch, so every
+// replay has a new epoch and the graph needs no memset node.  Where pyscan has no such buffer left, the launch gets
+// one of its own, zeroed by a memset node before it, and epoch 0 (the host's choice, pyscan/runtime/capture.py).
+// Counter words (tile_counter, 64-bit): [0] the tile counter (low 32 bits) and a graph launch's epoch (high 32
+// bits): one atomic gives a block its first tile index and its launch's epoch; [1] the count of finished blocks
+// (low 32 bits).  Where every block takes one tile (grid == num_tiles: one block per tile, or a persistent grid of
+// few tiles), the block that takes the last index puts the counter back at once, for no block takes another; else
+// the last block to finish does, after counting itself done (the latency of one atomic more at the end of a
+// launch, measured in graph replays of small scans: docs/decoupled_lookback_tuning.md).  Layout of `status` (64-bit
+// words): 4-byte types status[t]; 8-byte types status[4t .. 4t+3].  num_tiles == 1: no status and no counter are touched
 // (the host may pass null pointers): one launch scans a small array.
 //
 // Types (kernels/common/operators.cuh): x is read as IN_TYPE and the result written as OUT_TYPE, both possibly
@@ -430,10 +435,10 @@ __device__ __forceinline__ void prefetch(int4* buffer, const IN_TYPE* in, long l
     }
 }
 
-// The next tile index for this block (thread 0 only; the caller shares it through shared memory).  One tile in
-// all: the block's own index, and no counter.
-__device__ __forceinline__ int take_tile(unsigned int* tile_counter, long long num_tiles, int fallback) {
-    return num_tiles > 1 ? (int)atomicAdd(tile_counter, 1u) : fallback;
+// The counter's word after taking the next tile index for this block (thread 0 only; the caller shares it through
+// shared memory): the index in its low 32 bits, a graph launch's epoch in its high 32 (see the header).
+__device__ __forceinline__ unsigned long long take_tile(unsigned long long* tile_counter) {
+    return atomicAdd(tile_counter, 1ull);
 }
 
 // ---- the loop over tiles ------------------------------------------------------------------------------------
@@ -454,7 +459,7 @@ struct NoProbe {
 // VALUES (segments only): write out[s], one value per segment, instead of every element's.
 template <class Probe, bool VALUES = false>
 __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive,
-                                           unsigned int* tile_counter, unsigned long long* status,
+                                           unsigned long long* tile_counter, unsigned long long* status,
                                            long long num_tiles, unsigned int epoch, Probe& probe,
                                            long long row_length = 0, const Offset* offsets = nullptr,
                                            long long num_segments = 0) {
@@ -472,22 +477,35 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     __shared__ bool next_warp_flags[WARPS];
     __shared__ T shared_prefix;
     __shared__ int shared_tile[STAGES];
-    __shared__ unsigned int shared_epoch;
+    __shared__ unsigned int shared_epoch;  // the high 32 bits of the counter's word (a graph launch's epoch)
     __shared__ unsigned head_words[SEGMENTS ? WARPS : 1][SEGMENTS ? ITEMS : 1];  // (SEGMENTS) a warp's head bits
 
     const int t = threadIdx.x;
     const int lane = t & 31;
     const int warp = t >> 5;
     const bool epoch_on_device = num_tiles > 1 && epoch == EPOCH_ON_DEVICE;
+    // Every block takes one tile index and no more (no persistent block has a second tile to take ahead).
+    const bool one_take = gridDim.x >= num_tiles;
 
-    // 1. The first tile index (and with PERSISTENT this thread's copies of its warp's part of it); a graph's launch
-    // reads this launch's epoch.
+    // 1. The first tile index and the epoch in the counter's word (and with PERSISTENT this thread's copies of its
+    // warp's part of the tile).  One take each: the block that takes the last index puts the counter back (with the
+    // next epoch, for a graph's launch), unless this launch's epoch is the last one, whose wrap must wait until
+    // every block is done with the flags (the last block to finish does it then).
     if (t == 0) {
-        shared_tile[0] = take_tile(tile_counter, num_tiles, (int)blockIdx.x);
-        if (epoch_on_device) shared_epoch = *(volatile unsigned int*)&tile_counter[2];
+        unsigned long long word = (unsigned long long)blockIdx.x;  // one tile in all: no counter
+        if (num_tiles > 1) {
+            word = take_tile(tile_counter);
+            const unsigned int high = (unsigned int)(word >> 32);
+            const bool wraps = epoch_on_device && high + 1 == EPOCHS;
+            if (one_take && !wraps && (unsigned int)word == gridDim.x - 1)
+                atomicExch(tile_counter, (unsigned long long)(epoch_on_device ? high + 1 : high) << 32);
+        }
+        shared_tile[0] = (int)(unsigned int)word;
+        shared_epoch = (unsigned int)(word >> 32);
     }
     __syncthreads();
-    if (epoch_on_device) epoch = shared_epoch;
+    const unsigned int high = shared_epoch;
+    if (epoch_on_device) epoch = high;
     if constexpr (PERSISTENT) {
         prefetch(smem[0], in, n, shared_tile[0], num_tiles, warp, lane);
         cp_async_commit();
@@ -520,7 +538,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             // that the previous iteration, which used it, is over): its loads stay in flight while this tile is
             // scanned, looked back and stored.
             const int ahead = stage ^ 1;
-            if (t == 0) shared_tile[ahead] = take_tile(tile_counter, num_tiles, (int)num_tiles);
+            if (t == 0) shared_tile[ahead] = one_take ? (int)num_tiles : (int)(unsigned int)take_tile(tile_counter);
             __syncthreads();
             probe.phase(0);
             prefetch(smem[ahead], in, n, shared_tile[ahead], num_tiles, warp, lane);
@@ -749,25 +767,22 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         a_published = early;
     }
     if constexpr (PERSISTENT) cp_async_wait<0>();  // (nothing is pending: the last indices taken were past the end)
-    // The counter back to 0 for the next launch, by the last block to finish: every block took its last index
-    // before it counts itself done (tile_counter[1]).
-    if (num_tiles > 1 && t == 0) {
-        __threadfence();
-        if (atomicAdd(&tile_counter[1], 1u) == gridDim.x - 1) {
-            __threadfence();
-            atomicExch(&tile_counter[0], 0u);
-            atomicExch(&tile_counter[1], 0u);
-            if (epoch_on_device) {
-                // The next launch's epoch; after 2^30 - 1 of them the flags are zeroed and the count starts over,
-                // as the host does with its epochs (a stale flag of a wrapped epoch would read as this launch's).
-                unsigned int next = epoch + 1;
-                if (next == EPOCHS) {
-                    for (long long w = 0; w < num_tiles * TileStatus<T>::WORDS; ++w) status[w] = 0ull;
-                    __threadfence();
-                    next = 1;
-                }
-                atomicExch(&tile_counter[2], next);
+    // Else the counter back to 0 for the next launch (and a graph launch's next epoch), by the last block to finish:
+    // every block took its last index, whose value ended its loop, before it counts itself done (tile_counter[1]).
+    // No fence is needed for that, nor for the next launch, which the launch boundary orders after this one.
+    if (num_tiles > 1 && t == 0 && (!one_take || (epoch_on_device && high + 1 == EPOCHS))) {
+        unsigned int* const done = reinterpret_cast<unsigned int*>(&tile_counter[1]);
+        if (atomicAdd(done, 1u) == gridDim.x - 1) {
+            unsigned int next = epoch_on_device ? epoch + 1 : high;
+            if (next == EPOCHS) {
+                // After 2^30 - 1 epochs the flags are zeroed and the count starts over, as the host does with its
+                // epochs (a stale flag of a wrapped epoch would read as this launch's).
+                for (long long w = 0; w < num_tiles * TileStatus<T>::WORDS; ++w) status[w] = 0ull;
+                __threadfence();
+                next = 1;
             }
+            atomicExch(done, 0u);
+            atomicExch(tile_counter, (unsigned long long)next << 32);
         }
     }
 }
@@ -776,7 +791,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
 // Every row of row_length > 0 elements (n a multiple of it) scanned on its own.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_rows_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, long long row_length, int exclusive,
-                                 unsigned int* tile_counter, unsigned long long* status, long long num_tiles,
+                                 unsigned long long* tile_counter, unsigned long long* status, long long num_tiles,
                                  unsigned int epoch) {
     NoProbe probe;
     scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe, row_length);
@@ -785,7 +800,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 // Every segment x[o[s] .. o[s+1]) scanned on its own (exclusive: the identity at each segment's first element).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_segmented_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, const Offset* offsets,
-                                      long long num_segments, int exclusive, unsigned int* tile_counter,
+                                      long long num_segments, int exclusive, unsigned long long* tile_counter,
                                       unsigned long long* status, long long num_tiles, unsigned int epoch) {
     NoProbe probe;
     scan_tiles<NoProbe, false>(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe, 0, offsets,
@@ -794,7 +809,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 // out[s] = the op over x[o[s] .. o[s+1]), the identity for an empty segment.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     decoupled_lookback_segmented_reduce(OUT_TYPE* out, const IN_TYPE* in, long long n, const Offset* offsets,
-                                        long long num_segments, unsigned int* tile_counter,
+                                        long long num_segments, unsigned long long* tile_counter,
                                         unsigned long long* status, long long num_tiles, unsigned int epoch) {
     NoProbe probe;
     scan_tiles<NoProbe, true>(out, in, n, 0, tile_counter, status, num_tiles, epoch, probe, 0, offsets,
@@ -802,7 +817,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 }
 #else
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
-    decoupled_lookback_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive, unsigned int* tile_counter,
+    decoupled_lookback_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive, unsigned long long* tile_counter,
                             unsigned long long* status, long long num_tiles, unsigned int epoch) {
     NoProbe probe;
     scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe);

@@ -455,9 +455,9 @@ EPOCHS = 1 << 30  # the flags hold the epoch in 30 bits
 EPOCH_ON_DEVICE = 0xFFFFFFFF  # the epoch argument of a captured launch: the kernel reads and advances the buffer's own
 # EPOCH: the tile counter and the status words, kept between calls per (context, stream) and element size.
 # Zeroed when allocated; every call then takes the next epoch (1, 2, ... < 2^30), which the kernel writes into its
-# flags, so the words of earlier calls read as X and need no memset; the kernel's last block puts the counter back
-# to 0.  Layout (64-bit words): [0] the tile counter and the count of finished blocks (32 bits each), [1] the epoch
-# of a launch captured into a graph (its low 32 bits; EPOCH_ON_DEVICE), [2:] the status words of the tiles
+# flags, so the words of earlier calls read as X and need no memset; the kernel puts the counter back to 0.
+# Layout (64-bit words): [0] the tile counter (low 32 bits) and the epoch of a launch captured into a graph (high 32
+# bits; EPOCH_ON_DEVICE), [1] the count of finished blocks (low 32 bits), [2:] the status words of the tiles
 # (status_words).  Calls on one stream run one after the other, so one buffer serves them; each stream has its own
 # (pyscan.runtime.workspace), so streams may run at once.
 _status = {4: StreamWorkspace("decoupled look-back status, 32-bit types"),

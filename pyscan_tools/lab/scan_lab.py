@@ -89,7 +89,7 @@ struct LabProbe {
 };
 
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
-    decoupled_lookback_lab(T* out, const T* in, long long n, int exclusive, unsigned int* tile_counter,
+    decoupled_lookback_lab(T* out, const T* in, long long n, int exclusive, unsigned long long* tile_counter,
                            unsigned long long* status, long long num_tiles, unsigned int epoch) {
     LabProbe probe;
     scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe);

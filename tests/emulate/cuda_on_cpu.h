@@ -120,6 +120,12 @@ inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicExch(unsigned* p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
 
 // grid blocks of `threads` threads, one block after the other; after each, emu_after_block() (if defined: a hook)
 inline void (*emu_after_block)() = nullptr;

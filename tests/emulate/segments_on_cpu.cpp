@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     const long long tiles = (n + TILE - 1) / TILE;
     // persistent blocks (aligned builds): three, of which the first takes every tile in order; else one per tile
     const int grid = PERSISTENT ? 3 : (int)tiles;
-    std::vector<unsigned> counter(3, 0u);
+    std::vector<unsigned long long> counter(2, 0ull);  // the counter's word, the count of finished blocks
     std::vector<unsigned long long> status(4 * tiles, 0ull);  // (the 4-byte layout needs only `tiles` words)
     const unsigned epoch = 1;
     emu_after_block = [] {  // the most windows one block read
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
                                               status.data(), tiles, epoch);
         });
     }
-    if (counter[0] != 0u || counter[1] != 0u) return 3;  // the last block puts the counter back
+    if (counter[0] != 0ull || counter[1] != 0ull) return 3;  // the counter is put back
     std::fprintf(stderr, "windows %lld most %lld\n", (long long)emu_windows, (long long)emu_most_windows);
     FILE* f = std::fopen(argv[6], "wb");
     if (!f || std::fwrite(out.data(), sizeof(OutType), outputs, f) != (size_t)outputs) return 2;

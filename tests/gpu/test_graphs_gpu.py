@@ -319,11 +319,11 @@ def test_the_device_epoch_wraps_with_the_flags_zeroed():
     start = held[1]
     graph = _capture_scan(cupy, stream, x, out, dtype=np.int32)
     tiles = -(-n // dl.tile_size(np.dtype(np.int32), n))
-    assert tiles > 1 and held[1] - start >= 8 * (2 + tiles)  # this graph's piece: counter, epoch, one word a tile
+    assert tiles > 1 and held[1] - start >= 8 * (2 + tiles)  # this graph's piece: counter and epoch, count, a word a tile
     memory = cupy.cuda.UnownedMemory(held[0].address + start, 8 * (2 + tiles), held[0])
     words = cupy.ndarray((2 + tiles,), cupy.uint64, cupy.cuda.MemoryPointer(memory, 0))
     with stream:
-        words[1] = dl.EPOCHS - 1
+        words[0] = (dl.EPOCHS - 1) << 32  # the epoch: the counter word's high 32 bits
         words[2:] = (0x7777 << 32) | (1 << 2) | 2  # P of epoch 1, value 0x7777
     for expected_epoch, expected_flags in ((1, 0), (2, None)):
         host = rng.integers(-4, 5, n).astype(np.int32)
@@ -332,7 +332,7 @@ def test_the_device_epoch_wraps_with_the_flags_zeroed():
         stream.synchronize()
         np.testing.assert_array_equal(out.get(), np.cumsum(host, dtype=np.int32))
         kept_words = words.get()
-        assert int(kept_words[1]) == expected_epoch and int(kept_words[0]) == 0  # the counters back to 0
+        assert int(kept_words[0]) == expected_epoch << 32 and int(kept_words[1]) == 0  # the counters back to 0
         if expected_flags is not None:
             assert (kept_words[2:] == expected_flags).all()  # zeroed by the wrap
 
