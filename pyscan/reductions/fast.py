@@ -43,11 +43,12 @@ FAST_UNROLL = 2
 # (FAST_UNROLL=1): its shorter code costs ~3 us less of device time on an H100 at 2^12-2^20 elements, where a call
 # is latency, not bandwidth (pyscan_tools/lab/kernel_times.py --sweep-reduce: 6.2-8.8 us against 9.0-11.9).
 SMALL_UNROLL = 1
-# Up to ONE_BLOCK_VECTORS vectors per thread of one block, one block takes the whole array (the large build, its loop
-# run once): replayed in a CUDA graph, where a launch costs no host time, 4096 float32 elements took 3.4 us on two
-# blocks (the ticket and the last block's second pass) against torch.sum's 2.6 (pyscan_tools/lab/
-# graph_replay_vs_torch.py on an H100); eagerly both are launch-bound.
-ONE_BLOCK_VECTORS = 2
+# Up to ONE_BLOCK_VECTORS vectors per thread of one block (16,384 four-byte elements, 8,192 eight-byte ones), one
+# block takes the whole array (the large build's loop): no ticket and no second pass over the partials, whose
+# latency is the time of a small call replayed in a CUDA graph, where a launch costs no host time.  Replays on an H200
+# (sum and max of float32, int32 and float64, 2^11-2^16 elements, docs/reduction.md): 8 took 2.0-2.8 us where 2 took
+# 3.1-3.6 at the sizes between them (torch 2.8-4.0), and no size was slower; eagerly every one is launch-bound.
+ONE_BLOCK_VECTORS = 8
 FAST_LOAD = 0  # 0: __ldg, 1: __ldcs
 BLOCKS_PER_SM = None
 NOMINAL_MAX_BLOCKS = 132 * 2  # the model's default grid: an H100 SXM (132 SMs) at the kernel's occupancy
