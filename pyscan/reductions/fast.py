@@ -47,7 +47,7 @@ SMALL_UNROLL = 1
 # block takes the whole array (the large build's loop): no ticket and no second pass over the partials, whose
 # latency is the time of a small call replayed in a CUDA graph, where a launch costs no host time.  Replays on an H200
 # (sum and max of float32, int32 and float64, 2^11-2^16 elements, docs/reduction.md): 8 took 2.0-2.8 us where 2 took
-# 3.1-3.6 at the sizes between them (torch 2.7-3.8), and no size was slower; eagerly every one is launch-bound.
+# 3.1-3.6 at the sizes between them (torch 2.7-6.3), and no size was slower; eagerly every one is launch-bound.
 ONE_BLOCK_VECTORS = 8
 FAST_LOAD = 0  # 0: __ldg, 1: __ldcs
 BLOCKS_PER_SM = None
