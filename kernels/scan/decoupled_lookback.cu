@@ -53,9 +53,9 @@
 // (low 32 bits).  Where every block takes one tile (grid == num_tiles: one block per tile, or a persistent grid of
 // few tiles), the block that takes the last index puts the counter back at once, for no block takes another; else
 // the last block to finish does, after counting itself done (the latency of one atomic more at the end of a
-// launch, measured in graph replays of small scans: docs/decoupled_lookback_tuning.md).  Layout of `status` (64-bit
-// words): 4-byte types status[t]; 8-byte types status[4t .. 4t+3].  num_tiles == 1: no status and no counter are touched
-// (the host may pass null pointers): one launch scans a small array.
+// launch, measured in graph replays of small scans: docs/decoupled_lookback_tuning.md).  Layout of `status`
+// (64-bit words): 4-byte types status[t]; 8-byte types status[4t .. 4t+3].  num_tiles == 1: no status and no
+// counter are touched (the host may pass null pointers): one launch scans a small array.
 //
 // Types (kernels/common/operators.cuh): x is read as IN_TYPE and the result written as OUT_TYPE, both possibly
 // narrower than the compute type T (int8 or bool summed in int64, float16 in float32) or, for IN_TYPE, wider
@@ -495,10 +495,10 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         unsigned long long word = (unsigned long long)blockIdx.x;  // one tile in all: no counter
         if (num_tiles > 1) {
             word = take_tile(tile_counter);
-            const unsigned int high = (unsigned int)(word >> 32);
-            const bool wraps = epoch_on_device && high + 1 == EPOCHS;
+            const unsigned int word_epoch = (unsigned int)(word >> 32);
+            const bool wraps = epoch_on_device && word_epoch + 1 == EPOCHS;
             if (one_take && !wraps && (unsigned int)word == gridDim.x - 1)
-                atomicExch(tile_counter, (unsigned long long)(epoch_on_device ? high + 1 : high) << 32);
+                atomicExch(tile_counter, (unsigned long long)(epoch_on_device ? word_epoch + 1 : word_epoch) << 32);
         }
         shared_tile[0] = (int)(unsigned int)word;
         shared_epoch = (unsigned int)(word >> 32);
@@ -538,7 +538,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             // that the previous iteration, which used it, is over): its loads stay in flight while this tile is
             // scanned, looked back and stored.
             const int ahead = stage ^ 1;
-            if (t == 0) shared_tile[ahead] = one_take ? (int)num_tiles : (int)(unsigned int)take_tile(tile_counter);
+            if (t == 0)
+                shared_tile[ahead] = one_take ? (int)num_tiles : (int)(unsigned int)take_tile(tile_counter);
             __syncthreads();
             probe.phase(0);
             prefetch(smem[ahead], in, n, shared_tile[ahead], num_tiles, warp, lane);
@@ -817,8 +818,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 }
 #else
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
-    decoupled_lookback_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive, unsigned long long* tile_counter,
-                            unsigned long long* status, long long num_tiles, unsigned int epoch) {
+    decoupled_lookback_scan(OUT_TYPE* out, const IN_TYPE* in, long long n, int exclusive,
+                            unsigned long long* tile_counter, unsigned long long* status, long long num_tiles,
+                            unsigned int epoch) {
     NoProbe probe;
     scan_tiles(out, in, n, exclusive, tile_counter, status, num_tiles, epoch, probe);
 }
