@@ -486,6 +486,10 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     const bool epoch_on_device = num_tiles > 1 && epoch == EPOCH_ON_DEVICE;
     // Every block takes one tile index and no more (no persistent block has a second tile to take ahead).
     const bool one_take = gridDim.x >= num_tiles;
+    // A graph launch of the last epoch, whose wrap waits until every block is done with the flags.
+    const auto last_epoch = [&](unsigned int e) { return epoch_on_device && e + 1 == EPOCHS; };
+    // The counter's word back to 0 with `next` as the epoch.
+    const auto put_back = [&](unsigned int next) { atomicExch(tile_counter, (unsigned long long)next << 32); };
 
     // 1. The first tile index and the epoch in the counter's word (and with PERSISTENT this thread's copies of its
     // warp's part of the tile).  One take each: the block that takes the last index puts the counter back (with the
@@ -496,9 +500,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         if (num_tiles > 1) {
             word = take_tile(tile_counter);
             const unsigned int word_epoch = (unsigned int)(word >> 32);
-            const bool wraps = epoch_on_device && word_epoch + 1 == EPOCHS;
-            if (one_take && !wraps && (unsigned int)word == gridDim.x - 1)
-                atomicExch(tile_counter, (unsigned long long)(epoch_on_device ? word_epoch + 1 : word_epoch) << 32);
+            if (one_take && !last_epoch(word_epoch) && (unsigned int)word == gridDim.x - 1)
+                put_back(epoch_on_device ? word_epoch + 1 : word_epoch);
         }
         shared_tile[0] = (int)(unsigned int)word;
         shared_epoch = (unsigned int)(word >> 32);
@@ -771,7 +774,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     // Else the counter back to 0 for the next launch (and a graph launch's next epoch), by the last block to finish:
     // every block took its last index, whose value ended its loop, before it counts itself done (tile_counter[1]).
     // No fence is needed for that, nor for the next launch, which the launch boundary orders after this one.
-    if (num_tiles > 1 && t == 0 && (!one_take || (epoch_on_device && high + 1 == EPOCHS))) {
+    if (num_tiles > 1 && t == 0 && (!one_take || last_epoch(high))) {
         unsigned int* const done = reinterpret_cast<unsigned int*>(&tile_counter[1]);
         if (atomicAdd(done, 1u) == gridDim.x - 1) {
             unsigned int next = epoch_on_device ? epoch + 1 : high;
@@ -783,7 +786,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                 next = 1;
             }
             atomicExch(done, 0u);
-            atomicExch(tile_counter, (unsigned long long)next << 32);
+            put_back(next);
         }
     }
 }
