@@ -1,16 +1,10 @@
 // axis_rows.cu -- reduce every row of a C-contiguous (rows, n) table (a reduction along the LAST axis): PMPP ch. 10's
 // reduction trees, one per row, with the work shaped by the row length so every shape reads at copy bandwidth.
 //
-// Why four kernels (the host picks by n, pyscan/reductions/axis.py):
-// * short rows read whole (n a power of two up to 16, n elements at most 64 bytes, x aligned to 16 bytes): a thread
-//   per 16-byte item of x (16 / row bytes rows) or per row (row bytes / 16 items), 64 bytes a thread in flight,
-//   consecutive threads on consecutive items (a warp's load reads 512 consecutive bytes), every row folded left to
-//   right in registers.  2^23 rows of 2 read 8 bytes a thread through shared memory below and ran at 0.4 x copy;
-//   reading a row takes a load or four, with no shared memory and no barrier (docs/axis.md);
+// Why three kernels (the host picks by n, pyscan/reductions/axis.py):
 // * short rows (n <= SHORT_ROW): a thread per row.  A warp per row would leave most lanes idle (2^23 rows of 2), so
 //   the block loads its 256 rows (256 * n consecutive elements) coalesced into shared memory and each thread folds
-//   its own row from there, left to right (a pad every 32 elements keeps the banks apart).  Both short kernels
-//   fold a row in the same order: the same results bit for bit;
+//   its own row from there, left to right (a pad every 32 elements keeps the banks apart);
 // * medium rows (n <= WARP_ROW): a warp per row, the lanes striding through it with four independent accumulators
 //   (loads in flight), folded, then a __shfl_down tree (PMPP §10.4's convergent tree in registers);
 // * long rows: a block per row segment of `seg` elements (the host splits a row into `splits` segments when there
@@ -52,73 +46,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
         T acc = op_identity();
         for (int j = 0; j < n; ++j) acc = op_combine(acc, smem[pad(t * n + j)]);
         out[row0 + t] = op_store(acc);
-    }
-}
-
-// Short rows read whole: rows of N elements (N * sizeof(InT) dividing 16 or a multiple of it, at most 64 bytes), x
-// aligned to 16 bytes.  An item is ITEM_BYTES of x: ROWS_PER_ITEM whole rows, or one row of LOADS loads; a thread
-// takes ITEMS items a round (their loads issued before any is used), item u of thread t in round r being
-// (r * gridDim.x + blockIdx.x) * BLOCK * ITEMS + u * BLOCK + t, so a warp's load instruction reads consecutive
-// items.  The rows after the last whole item (fewer than ROWS_PER_ITEM) are read one element at a time by the thread
-// whose item would hold them: nothing is read past x's end.
-constexpr int VECTOR_BYTES_IN_FLIGHT = 64;  // a thread's loads in flight (the host's grid assumes it)
-
-template <int N>
-__device__ __forceinline__ void reduce_rows_whole(OutT* __restrict__ out, const InT* __restrict__ in,
-                                                  long long rows) {
-    constexpr int ROW_BYTES = N * (int)sizeof(InT);
-    constexpr int ITEM_BYTES = ROW_BYTES < 16 ? 16 : ROW_BYTES;
-    constexpr int ROWS_PER_ITEM = ITEM_BYTES / ROW_BYTES, LOADS = ITEM_BYTES / 16;
-    constexpr int ITEMS = ITEM_BYTES < VECTOR_BYTES_IN_FLIGHT ? VECTOR_BYTES_IN_FLIGHT / ITEM_BYTES : 1;
-    static_assert(ITEM_BYTES % ROW_BYTES == 0 && ITEM_BYTES % 16 == 0, "an item is whole rows and whole loads");
-    const long long whole = rows / ROWS_PER_ITEM;  // items wholly inside x
-    const long long items = whole + (rows % ROWS_PER_ITEM != 0);
-    const int4* x = reinterpret_cast<const int4*>(in);
-    for (long long first = (long long)blockIdx.x * BLOCK * ITEMS + threadIdx.x; first < items;
-         first += (long long)gridDim.x * BLOCK * ITEMS) {
-        int4 raw[ITEMS][LOADS];
-#pragma unroll
-        for (int u = 0; u < ITEMS; ++u) {
-            const long long item = first + (long long)u * BLOCK;
-            if (item < whole) {
-#pragma unroll
-                for (int k = 0; k < LOADS; ++k) raw[u][k] = x[item * LOADS + k];
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < ITEMS; ++u) {
-            const long long item = first + (long long)u * BLOCK;
-            if (item < whole) {
-                InT e[ITEM_BYTES / sizeof(InT)];
-                memcpy(e, raw[u], ITEM_BYTES);
-#pragma unroll
-                for (int r = 0; r < ROWS_PER_ITEM; ++r) {
-                    T acc = op_identity();
-#pragma unroll
-                    for (int j = 0; j < N; ++j) acc = op_combine(acc, load_element(e[r * N + j]));
-                    out[item * ROWS_PER_ITEM + r] = op_store(acc);
-                }
-            } else if (item == whole) {
-                for (long long row = whole * ROWS_PER_ITEM; row < rows; ++row) {
-                    T acc = op_identity();
-                    for (int j = 0; j < N; ++j) acc = op_combine(acc, load_element(in[row * N + j]));
-                    out[row] = op_store(acc);
-                }
-            }
-        }
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    axis_rows_reduce_whole(OutT* __restrict__ out, const InT* __restrict__ in, long long rows, int n) {
-    // n is one of the row lengths whole_rows() takes (the host's rule); any other launches nothing
-    switch (n) {
-        case 1: if constexpr (sizeof(InT) <= 64) reduce_rows_whole<1>(out, in, rows); break;
-        case 2: if constexpr (2 * sizeof(InT) <= 64) reduce_rows_whole<2>(out, in, rows); break;
-        case 4: if constexpr (4 * sizeof(InT) <= 64) reduce_rows_whole<4>(out, in, rows); break;
-        case 8: if constexpr (8 * sizeof(InT) <= 64) reduce_rows_whole<8>(out, in, rows); break;
-        case 16: if constexpr (16 * sizeof(InT) <= 64) reduce_rows_whole<16>(out, in, rows); break;
-        default: break;
     }
 }
 

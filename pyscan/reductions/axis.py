@@ -59,19 +59,6 @@ def row_plan(rows: int, n: int, sms: int) -> tuple:
     return "block", rows * splits, splits, seg
 
 
-def whole_rows(n: int, itemsize: int) -> bool:
-    """axis_rows.cu's axis_rows_reduce_whole takes rows of n elements of `itemsize` bytes (x aligned to 16 bytes):
-    n a power of two up to SHORT_ROW, the row at most 64 bytes (a row is then whole 16-byte loads, or a load whole
-    rows).  It folds every row as axis_rows_reduce_short does, so the model (rows_pass) is the same for both."""
-    return n in (1, 2, 4, 8, 16) and n * itemsize <= 64
-
-
-def whole_rows_grid(rows: int, n: int, itemsize: int, sms: int) -> int:
-    """axis_rows_reduce_whole's grid (it strides over x): a round of 64 bytes a thread (VECTOR_BYTES_IN_FLIGHT)
-    over x, at most BLOCKS_PER_SM blocks per SM."""
-    return max(1, min(-(-rows * n * itemsize // (BLOCK * 64)), BLOCKS_PER_SM * sms))
-
-
 def pass_plan(outer: int, n: int, inner: int, sms: int, itemsize: int | None = None) -> tuple:
     """One pass of the axis kernels over an (outer, n, inner) view (n > 0): (kernel, grid, chunks, geometry), kernel
     one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan) or "columns" (column_plan); chunks the
@@ -316,8 +303,7 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS, 
 # ---------------------------------------------------------------------------------------------------------------
 # GPU.
 
-REDUCE_FUNCTIONS = {"rows_whole": (ROWS_KERNEL, "axis_rows_reduce_whole"),  # rows_short, where whole_rows()
-                    "rows_short": (ROWS_KERNEL, "axis_rows_reduce_short"),
+REDUCE_FUNCTIONS = {"rows_short": (ROWS_KERNEL, "axis_rows_reduce_short"),
                     "rows_warp": (ROWS_KERNEL, "axis_rows_reduce_warp"),
                     "rows_block": (ROWS_KERNEL, "axis_rows_reduce_block"),
                     "columns": (COLUMNS_KERNEL, "axis_columns_reduce")}  # pass_plan's kernels
@@ -362,21 +348,16 @@ class Plan:
                 else:
                     target, offset = offset, offset + -(-outer * chunks * inner * compute.itemsize // 256) * 256
                 macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
-                # for x not aligned to a thread's loads: [alignment, the get_kernel arguments of the build that
-                # reads it element by element, that build once a call has needed it (None before: most plans never
-                # see such an x), its grid]
-                unaligned = None
-                if kind == "rows_short" and whole_rows(n, reads):
-                    unaligned = [16, (*REDUCE_FUNCTIONS[kind], device, macros), None, grid]
-                    kind, grid = "rows_whole", whole_rows_grid(outer, n, reads, sms)
                 kernel, function = REDUCE_FUNCTIONS[kind]
+                # for x not aligned to a thread's run: [alignment, the strided build's get_kernel arguments, that
+                # build once a call has needed it (None before: most plans never see such an x)]
+                unaligned = None
                 if kind == "columns":
                     vec = column_vec(inner, reads)
                     vector = inner % vec == 0  # then every row start of x is aligned if x is
                     macros.update(LANES_PER_THREAD=vec, VECTOR_LOADS=int(vector))
                     if vector and vec > 1:
-                        unaligned = [vec * reads, (kernel, function, device, {**macros, "VECTOR_LOADS": 0}), None,
-                                     grid]
+                        unaligned = [vec * reads, (kernel, function, device, {**macros, "VECTOR_LOADS": 0}), None]
                 fn = get_kernel(kernel, function, device=device, **macros)
                 steps.append((fn, fn.config(grid, BLOCK), source, target, geometry, unaligned))
                 source, source_dtype, partials_in = target, compute, True
@@ -401,7 +382,6 @@ class Plan:
                     kernel, function, on, macros = unaligned[1]
                     unaligned[2] = get_kernel(kernel, function, device=on, **macros)
                 fn = unaligned[2]
-                geometry = fn.config(unaligned[3], BLOCK)
             fn.launch_typed(context, stream, geometry, out if target == self.OUT else base + target, source, *args)
         del owner  # kept until the launches that use it are enqueued
 

@@ -1,8 +1,7 @@
-// axis_reduce_on_cpu.cpp -- runs one launch of kernels/reduction/axis_columns.cu or of one of axis_rows.cu's
-// short-rows kernels on the CPU (cuda_on_cpu.h) for tests/unit/test_axis_emulated.py:
+// axis_reduce_on_cpu.cpp -- runs one launch of kernels/reduction/axis_columns.cu or axis_rows.cu's short-rows kernel
+// on the CPU (cuda_on_cpu.h) for tests/unit/test_axis_emulated.py:
 //     axis_reduce_on_cpu OUTER N INNER LANES ROWS CHUNK_ROWS LANE_CHUNKS CHUNKS SKIP x.bin out.bin
-//     axis_reduce_on_cpu ROWS N GRID WHOLE x.bin out.bin      (built with -DEMU_SHORT_ROWS; WHOLE 1: the kernel
-//                                                             that reads rows whole, 0: the one through shared memory)
+//     axis_reduce_on_cpu ROWS N GRID x.bin out.bin            (built with -DEMU_SHORT_ROWS)
 // x.bin: the elements (IN_TYPE, C order); the kernel reads them from SKIP elements into an exactly sized heap array
 // (SKIP 1: x not aligned to a thread's run), so AddressSanitizer reports any read past its end.  out.bin: the
 // launch's outputs (OUT_TYPE): columns OUTER * CHUNKS * INNER, short ROWS.  The geometry is the host's
@@ -39,16 +38,13 @@ int main(int argc, char** argv) {
     std::unique_ptr<InT[]> x;
     std::vector<OutT> out;
 #ifdef EMU_SHORT_ROWS
-    if (argc != 7) return 2;
+    if (argc != 6) return 2;
     const long long rows = std::atoll(argv[1]);
-    const int n = std::atoi(argv[2]), grid = std::atoi(argv[3]), whole = std::atoi(argv[4]);
-    if (!(x = read_file<InT>(argv[5], 0))) return 2;
+    const int n = std::atoi(argv[2]), grid = std::atoi(argv[3]);
+    if (!(x = read_file<InT>(argv[4], 0))) return 2;
     out.assign(rows, OutT{});
-    if (whole)
-        emu_launch(grid, BLOCK, [&] { axis_rows_reduce_whole(out.data(), x.get(), rows, n); });
-    else
-        emu_launch(grid, BLOCK, [&] { axis_rows_reduce_short(out.data(), x.get(), rows, n); });
-    const char* out_path = argv[6];
+    emu_launch(grid, BLOCK, [&] { axis_rows_reduce_short(out.data(), x.get(), rows, n); });
+    const char* out_path = argv[5];
 #else
     if (argc != 12) return 2;
     const long long outer = std::atoll(argv[1]), n = std::atoll(argv[2]), inner = std::atoll(argv[3]);

@@ -598,12 +598,9 @@ class FakeAxisKernel:
 
     def launch_typed(self, context, stream, grid, *args):
         self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
-        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp", "axis_rows_reduce_whole"):
+        if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
             out, x, rows, n = args
-            if self.function.endswith("whole"):  # its blocks stride over x: any grid covers it
-                assert raxis.whole_rows(n, self.in_dtype.itemsize) and x % 16 == 0 and grid >= 1
-            else:
-                assert grid * (256 if self.function.endswith("short") else 8) >= rows
+            assert grid * (256 if self.function.endswith("short") else 8) >= rows
             self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
         elif self.function == "axis_rows_reduce_block":
             out, x, n, splits, seg = args
@@ -796,15 +793,12 @@ def test_every_reduce_function_is_declared_in_its_kernel_file():
     arguments the plans pass (the pointers, then the pass geometry): no launch can name a function it cannot find."""
     from pyscan.runtime.loader import build_source, global_functions, signature
 
-    views = {"rows_whole": (5, 2, 1, 2), "rows_short": (5, 3, 1, 2), "rows_warp": (10**6, 100, 1, 2),
-             "rows_block": (2, 10**6, 1, 2), "columns": (2, 100, 64, 2)}
+    views = {"rows_short": (5, 3, 1, 2), "rows_warp": (10**6, 100, 1, 2), "rows_block": (2, 10**6, 1, 2),
+             "columns": (2, 100, 64, 2)}
     for kind, (kernel, function) in raxis.REDUCE_FUNCTIONS.items():
         source = build_source(kernel, **axes.kernel_macros(np.float16, np.float16, np.float32, "add"))
         assert function in global_functions(source), (kind, function)
         outer, n, inner, itemsize = views[kind]
         planned = raxis.pass_plan(outer, n, inner, 132, itemsize)
-        if kind == "rows_whole":  # the plan's pick among short rows (Plan)
-            assert planned[0] == "rows_short" and raxis.whole_rows(n, itemsize)
-        else:
-            assert planned[0] == kind
+        assert planned[0] == kind
         assert len(signature(source, function)) == 2 + len(planned[3]), (kind, signature(source, function))
