@@ -124,6 +124,28 @@ def _over_baseline(rows, pattern, dtypes=None) -> list:
             for r in at if r["kind"] == "pyscan" and r.get("algorithm") == "auto" and r.get("x_copy")]
 
 
+def _over_bytes_moved(rows, pattern) -> list:
+    """(time / the copy's time for the bytes a reduction along an axis must move, where) of every pyscan public-call
+    row: reading x once (x_copy's baseline, half a copy) and writing the result, 1 + result bytes / x bytes of it.
+    Reading once leaves the result out, which rows of 2 along axis 1 write half as many bytes of as they read."""
+    from ..patterns.axes import parse_case
+
+    found = []
+    for (dtype, op, _), at in _cases(rows, pattern).items():
+        axis, result = parse_case(op)
+        for r in at:
+            if r["kind"] == "pyscan" and r.get("algorithm") == "auto" and r.get("x_copy") and r.get("shape"):
+                written = result.itemsize / (_itemsize(dtype) * r["shape"][axis])
+                found.append((1 / r["x_copy"] / (1 + written), _where(dtype, op, r)))
+    return found
+
+
+def _itemsize(dtype: str) -> int:
+    import numpy as np
+
+    return np.dtype(dtype).itemsize
+
+
 def _float16_against_float32(rows, pattern) -> list:
     """((float16 time / its baseline) / (float32 time / its baseline), where) of every pyscan public-call row of
     float16 that has a float32 row of the same axis, shape and array kind: <= 1 where float16 reaches at least the
@@ -188,6 +210,8 @@ def targets(result: dict) -> list:
              _float16_against_float32(rows, "axis_scan"), at_most=True)
     worst_of("axis_reduce: pyscan.reduce(axis=) / reading the input once (copy / 2), worst case", "axis_reduce", 1.3,
              _over_baseline(rows, "axis_reduce"), at_most=True)
+    worst_of("axis_reduce bytes moved: pyscan.reduce(axis=) / moving x once and the result at copy speed, worst case",
+             "axis_reduce", 1.3, _over_bytes_moved(rows, "axis_reduce"), at_most=True)
     worst_case("axis_reduce: fastest of torch.sum, cupy.sum / pyscan.reduce(axis=), worst case", "axis_reduce", None,
                both)
     worst_of("axis_reduce float16: its time / baseline over float32's, worst case", "axis_reduce", 1.0,

@@ -604,6 +604,13 @@ def test_axis_reduce_targets():
     once = next(t for t in result["targets"] if t["target"].startswith("axis_reduce: pyscan.reduce(axis=)"))
     assert once["measured"] == pytest.approx(0.25) and once["where"].startswith("float16")
     assert (once["cases"], once["cases_met"], once["goal"]) == (24, 24, 1.3)
+    # with the result's bytes: float16 read once and float16 results written, 1 + 1 / n times reading once along an
+    # axis of n; the worst case is the longest axis (1000 x 3 along axis 0), rows of 3 along axis 1 gain most
+    moved = found["axis_reduce bytes moved"]
+    assert moved["measured"] == pytest.approx(0.25 / (1 + 1 / 1000)) and moved["cases"] == 24
+    assert moved["where"].startswith("float16 axis=0") and "1000x3" in moved["where"]
+    each = dict((where, ratio) for ratio, where in report._over_bytes_moved(result["rows"], "axis_reduce"))
+    assert each["float16 axis=1 dtype=float16 1000x3 on cupy"] == pytest.approx(0.25 / (1 + 1 / 3))
     peers = next(t for t in result["targets"] if t["target"].startswith("axis_reduce: fastest"))
     n = 64 * 48
     assert peers["measured"] == pytest.approx((0.005 + n * 0.2e-9) / (n * 0.25e-9)) and "torch.sum" in peers["where"]
