@@ -127,7 +127,9 @@ def _over_baseline(rows, pattern, dtypes=None) -> list:
 def _over_bytes_moved(rows, pattern) -> list:
     """(time / the copy's time for the bytes a reduction along an axis must move, where) of every pyscan public-call
     row: reading x once (x_copy's baseline, half a copy) and writing the result, 1 + result bytes / x bytes of it.
-    Reading once leaves the result out, which rows of 2 along axis 1 write half as many bytes of as they read."""
+    Reading once leaves the result out: rows of 2 along axis 1 write half as many bytes as they read."""
+    import numpy as np
+
     from ..patterns.axes import parse_case
 
     found = []
@@ -135,15 +137,9 @@ def _over_bytes_moved(rows, pattern) -> list:
         axis, result = parse_case(op)
         for r in at:
             if r["kind"] == "pyscan" and r.get("algorithm") == "auto" and r.get("x_copy") and r.get("shape"):
-                written = result.itemsize / (_itemsize(dtype) * r["shape"][axis])
+                written = result.itemsize / (np.dtype(dtype).itemsize * r["shape"][axis])
                 found.append((1 / r["x_copy"] / (1 + written), _where(dtype, op, r)))
     return found
-
-
-def _itemsize(dtype: str) -> int:
-    import numpy as np
-
-    return np.dtype(dtype).itemsize
 
 
 def _float16_against_float32(rows, pattern) -> list:
