@@ -83,12 +83,12 @@
 // heads of its part [lo, hi) of a tile itself (segment_heads: a search for the first o[s] >= lo that starts where
 // equal segments would put it, then a walk over the offsets while they are < hi, into a bit per element), for the
 // next tile while that tile's copies are in flight, so the persistent blocks, the early aggregates and the
-// look-back that stops at a head are the rows build's.  The reduction (VALUES) writes no element: after the rescan each warp walks the segments that end in its
-// part (lo < o[s+1] <= hi; the part at 0 also the empty ones at 0) and writes out[s], the inclusive value at
-// o[s+1] - 1 read from its region of shared memory, or the identity for an empty segment.  Bounds: every read of x
-// is in [0, n), every read of o in [0, S], a head bit is set only for lo <= o[s] < hi and a value read only for
-// lo <= o[s+1] - 1 < hi: offsets that break the rules (the host's check switched off) give wrong values, never an
-// access out of bounds.
+// look-back that stops at a head are the rows build's.  The reduction (VALUES) writes no element: after the rescan
+// each warp walks the segments that end in its part (lo < o[s+1] <= hi; the part at 0 also the empty ones at 0)
+// and writes out[s], the inclusive value at o[s+1] - 1 read from its region of shared memory, or the identity for
+// an empty segment.  Bounds: every read of x is in [0, n), every read of o in [0, S], a head bit is set only for
+// lo <= o[s] < hi and a value read only for lo <= o[s+1] - 1 < hi: offsets that break the rules (the host's check
+// switched off) give wrong values, never an access out of bounds.
 //
 // Lengths: n is 64-bit and every element offset is computed in 64 bits ((long long)tile * TILE + ...); tile
 // indices are 32-bit ints, so num_tiles (plus the persistent grid) must stay below 2^31: n < 2^44 elements of a
@@ -559,7 +559,8 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         // 2. This warp's part: striped coalesced copies into its region (above), then each lane reads its ITEMS
         //    (blocked).  Partial tile / unaligned arrays: scalar loads, the identity past the end.
         // (Converting builds: x's elements as they are, in their layout; the identity is put in as they are read.)
-        const int valid = full ? WARP_ITEMS : (int)(remaining < 0 ? 0 : remaining < WARP_ITEMS ? remaining : WARP_ITEMS);
+        const int valid =
+            full ? WARP_ITEMS : (int)(remaining < 0 ? 0 : remaining < WARP_ITEMS ? remaining : WARP_ITEMS);
         if (!full) {
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k) {
@@ -756,8 +757,10 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                         OUT_TYPE value = op_store(op_identity());
                         if ((long long)offsets[j - 1] < end && last >= lo && last < hi) {
                             const int e = (int)(last - lo);
-                            if constexpr (CONVERTS) value = reinterpret_cast<const OUT_TYPE*>(wvec)[pad_elem_of<OUT_TYPE>(e)];
-                            else value = op_store(wsmem[pad_elem(e)]);
+                            if constexpr (CONVERTS)
+                                value = reinterpret_cast<const OUT_TYPE*>(wvec)[pad_elem_of<OUT_TYPE>(e)];
+                            else
+                                value = op_store(wsmem[pad_elem(e)]);
                         }
                         out[j - 1] = value;
                     },
