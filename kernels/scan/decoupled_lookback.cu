@@ -86,9 +86,11 @@
 // look-back that stops at a head are the rows build's.  The reduction (VALUES) writes no element: after the rescan
 // each warp walks the segments that end in its part (lo < o[s+1] <= hi; the part at 0 also the empty ones at 0)
 // and writes out[s], the inclusive value at o[s+1] - 1 read from its region of shared memory, or the identity for
-// an empty segment.  Bounds: every read of x is in [0, n), every read of o in [0, S], a head bit is set only for
-// lo <= o[s] < hi and a value read only for lo <= o[s+1] - 1 < hi: offsets that break the rules (the host's check
-// switched off) give wrong values, never an access out of bounds.
+// an empty segment; a tile whose aggregate was published early reuses its lanes' pairs from then, and its warp
+// parts in which no segment ends do no more than lend their totals to the look-back.  Bounds: every read of x is
+// in [0, n), every read of o in [0, S], a head bit is set only for lo <= o[s] < hi and a value read only for
+// lo <= o[s+1] - 1 < hi: offsets that break the rules (the host's check switched off) give wrong values, never an
+// access out of bounds.
 //
 // Lengths: n is 64-bit and every element offset is computed in 64 bits ((long long)tile * TILE + ...); tile
 // indices are 32-bit ints, so num_tiles (plus the persistent grid) must stay below 2^31: n < 2^44 elements of a
@@ -317,6 +319,13 @@ __device__ __forceinline__ bool is_head(const Heads& h, int i, int& next) {
 // The lane's (value, flag): the op over its items since its last head (from the identity at a head).
 __device__ __forceinline__ Pair thread_pair_of(const T (&items)[ITEMS], Heads h) {
     Pair p{op_identity(), false};
+    // No head among the items of any lane of the warp (most warps, in long segments): the same combines, without
+    // the flags.  Warp-uniform: where only some lanes had none, the two loops would run one after the other.
+    if (SEGMENTS && __all_sync(FULL, h.bits == 0u)) {
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) p.value = op_combine(p.value, items[i]);
+        return p;
+    }
     int head = h.first;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
@@ -391,24 +400,34 @@ __device__ __forceinline__ void walk_offsets(const Offset* offsets, long long st
 // The head bits of a warp's part [lo, hi) of a tile (lo >= hi: a part past the end, no heads), lane by lane into
 // `bits` through the warp's ITEMS words of shared memory; returns the first s with o[s] >= lo, where the heads'
 // walk started and where the reduction's walk starts.  Warp-uniform lo and hi; all lanes call it.
+// ENDS (the reduction): `ends` says, the same in every lane, whether a segment may end in the part: some o[s],
+// 1 <= s <= S, in (lo, hi].  The walk visits every o[s] < hi from the first >= lo and the first >= hi (or, where
+// every o[s] with s < S is < hi, an index past S - 1, which reads as hi and stands for o[S] = n), so no such o[s]
+// is missed; empty segments may make it true where no element ends (a reduction that is not needed, never one
+// that is skipped).
+template <bool ENDS>
 __device__ __forceinline__ long long segment_heads(const Offset* offsets, long long num_segments, long long n,
                                                    long long lo, long long hi, unsigned* words, int lane,
-                                                   unsigned& bits) {
+                                                   unsigned& bits, bool& ends) {
     bits = 0u;
+    ends = false;
     if (lo >= hi) return num_segments;
     const long long guess = (long long)((double)lo * (double)num_segments / (double)n);
     const long long first = warp_lower_bound(offsets, num_segments + 1, lo, guess, lane);
     __syncwarp();  // every lane has read the words of the warp's previous part
     if (lane < ITEMS) words[lane] = 0u;
     __syncwarp();
+    bool end = false;
     walk_offsets(
         offsets, first, num_segments - 1, hi, lane,
-        [&](long long, long long q) {
+        [&](long long j, long long q) {
             if (q >= lo && q < hi) atomicOr(&words[(q - lo) >> 5], 1u << ((q - lo) & 31));
+            if (ENDS && q > lo && (q < hi || (q == hi && (j < num_segments || hi == n)))) end = true;
         },
         [&](long long q) { return q < hi; });
     __syncwarp();
     bits = (words[(lane * ITEMS) >> 5] >> ((lane * ITEMS) & 31)) & ITEM_BITS;
+    if constexpr (ENDS) ends = __any_sync(FULL, end);
     return first;
 }
 
@@ -516,17 +535,21 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
     int tile = shared_tile[0];
     int stage = 0;
     bool a_published = false;  // this tile's A was published in the previous iteration
-    // (SEGMENTS) this warp's head bits and first offset index (segment_heads) of the tile it works on and of the
-    // next one
+    // (SEGMENTS) this warp's head bits, first offset index and whether a segment may end in its part
+    // (segment_heads) of the tile it works on and of the next one
     unsigned head_bits = 0u, next_head_bits = 0u;
     long long first_offset = 0, next_first_offset = 0;
-    const auto heads_of = [&](int of_tile, unsigned& bits) {
+    bool part_ends = true, next_part_ends = true;
+    const auto heads_of = [&](int of_tile, unsigned& bits, bool& ends) {
         const long long lo = (long long)of_tile * TILE + (long long)warp * WARP_ITEMS;
         const long long hi = lo + WARP_ITEMS < n ? lo + WARP_ITEMS : n;
-        return segment_heads(offsets, num_segments, n, lo, of_tile < num_tiles ? hi : lo, head_words[warp], lane,
-                             bits);
+        return segment_heads<VALUES>(offsets, num_segments, n, lo, of_tile < num_tiles ? hi : lo, head_words[warp],
+                                     lane, bits, ends);
     };
-    if constexpr (SEGMENTS && PERSISTENT) next_first_offset = heads_of(tile, next_head_bits);
+    if constexpr (SEGMENTS && PERSISTENT) next_first_offset = heads_of(tile, next_head_bits, next_part_ends);
+    // (VALUES) this lane's inclusive pair of the next tile, from its early aggregate: the tile's own, one iteration
+    // later (the same items, heads and arithmetic)
+    Pair next_inclusive{op_identity(), false};
 
     while (tile < num_tiles) {
         int4* wvec = smem[stage] + warp * WARP_SMEM_VECS;  // this warp's region of this stage
@@ -548,13 +571,13 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             prefetch(smem[ahead], in, n, shared_tile[ahead], num_tiles, warp, lane);
             cp_async_commit();
             if constexpr (SEGMENTS) {  // the next tile's heads while its copies are in flight
-                head_bits = next_head_bits, first_offset = next_first_offset;
-                next_first_offset = heads_of(shared_tile[ahead], next_head_bits);
+                head_bits = next_head_bits, first_offset = next_first_offset, part_ends = next_part_ends;
+                next_first_offset = heads_of(shared_tile[ahead], next_head_bits, next_part_ends);
             }
             cp_async_wait<0>();  // this thread's copies of this tile and of the next one have landed
             next = shared_tile[ahead];
         } else if constexpr (SEGMENTS) {
-            first_offset = heads_of(tile, head_bits);
+            first_offset = heads_of(tile, head_bits, part_ends);
         }
         // 2. This warp's part: striped coalesced copies into its region (above), then each lane reads its ITEMS
         //    (blocked).  Partial tile / unaligned arrays: scalar loads, the identity past the end.
@@ -573,9 +596,18 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
             }
         }
         __syncwarp();  // only this warp wrote its region
+        // (VALUES) A reduction writes only the values where segments end.  A tile whose aggregate was published
+        // early has its lanes' pairs already (next_inclusive); a warp part of it in which no segment ends (all but
+        // one in eight for segments of 8192 elements) then only lends its total to the tile's: no items read, no
+        // rescan, no walk: long segments read x within 5-15 % of the 1-D reduction's time (docs/reduction.md,
+        // "Segments").
+        const bool kept = VALUES && a_published;
+        const bool idle = kept && !part_ends && base != 0;
         T items[ITEMS];
-        if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
-        else read_items(wvec, lane, items);
+        if (!kept) {
+            if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
+            else read_items(wvec, lane, items);
+        }
 
         // 3. Thread totals, warp-shuffle inclusive scan of them, warp totals through shared memory.  (ROWS: of the
         //    (value, flag) pairs; prefix_flag: a row starts in this warp before this lane's items.)
@@ -584,7 +616,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         bool prefix_flag = false;
         if constexpr (PAIRS) {
             if constexpr (ROWS) heads = heads_at(base + (long long)lane * ITEMS, row_length);
-            const Pair inclusive = warp_inclusive_scan(thread_pair_of(items, heads), lane);
+            const Pair inclusive = kept ? next_inclusive : warp_inclusive_scan(thread_pair_of(items, heads), lane);
             thread_prefix = __shfl_up_sync(FULL, inclusive.value, 1);
             prefix_flag = __shfl_up_sync(FULL, (int)inclusive.flag, 1) != 0;
             if (lane == 0) thread_prefix = op_identity(), prefix_flag = false;
@@ -610,6 +642,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
                                                   : heads_at(next_base + (long long)lane * ITEMS, row_length);
                 const Pair total = warp_inclusive_scan(thread_pair_of(next_items, next_heads), lane);
                 if (lane == 31) next_warp_totals[warp] = total.value, next_warp_flags[warp] = total.flag;
+                if constexpr (VALUES) next_inclusive = total;
             } else {
                 const T total = warp_inclusive_scan(thread_total_of(next_items), lane);
                 if (lane == 31) next_warp_totals[warp] = total;
@@ -687,84 +720,86 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         //    warp's part through its region.
         //    (ROWS: a lane after a row start in its tile has its prefix in thread_prefix alone, and every head
         //    restarts the running value from the identity.)
-        T running = prefix_flag ? thread_prefix : op_combine(shared_prefix, thread_prefix);
-        if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
-        else read_items(wvec, lane, items);
-        int head = heads.first;
+        if (!idle) {  // (VALUES) see step 2
+            T running = prefix_flag ? thread_prefix : op_combine(shared_prefix, thread_prefix);
+            if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
+            else read_items(wvec, lane, items);
+            int head = heads.first;
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            if (PAIRS && is_head(heads, i, head)) running = op_identity();
-            const T x = items[i];
-            const T nxt = op_combine(running, x);
-            items[i] = exclusive ? running : nxt;
-            running = nxt;
-        }
-        if constexpr (CONVERTS) {
-            __syncwarp();  // every lane has read x's layout before any lane writes the result's
-            write_results_converted(wvec, lane, items);
-            __syncwarp();
-            using L = Layout<OUT_TYPE>;
-            if (full && !VALUES) {
-                int4* dst = reinterpret_cast<int4*>(out + base);
+            for (int i = 0; i < ITEMS; ++i) {
+                if (PAIRS && is_head(heads, i, head)) running = op_identity();
+                const T x = items[i];
+                const T nxt = op_combine(running, x);
+                items[i] = exclusive ? running : nxt;
+                running = nxt;
+            }
+            if constexpr (CONVERTS) {
+                __syncwarp();  // every lane has read x's layout before any lane writes the result's
+                write_results_converted(wvec, lane, items);
+                __syncwarp();
+                using L = Layout<OUT_TYPE>;
+                if (full && !VALUES) {
+                    int4* dst = reinterpret_cast<int4*>(out + base);
 #pragma unroll
-                for (int k = 0; k < (L::warp_vecs + 31) / 32; ++k) {
-                    const int v = lane + 32 * k;
-                    if (L::warp_vecs % 32 == 0 || v < L::warp_vecs) __stcs(dst + v, wvec[pad_vec(v)]);
+                    for (int k = 0; k < (L::warp_vecs + 31) / 32; ++k) {
+                        const int v = lane + 32 * k;
+                        if (L::warp_vecs % 32 == 0 || v < L::warp_vecs) __stcs(dst + v, wvec[pad_vec(v)]);
+                    }
+                } else if (!VALUES) {
+                    const OUT_TYPE* results = reinterpret_cast<const OUT_TYPE*>(wvec);
+#pragma unroll
+                    for (int k = 0; k < ITEMS; ++k) {
+                        const int e = lane + 32 * k;
+                        if (e < remaining) out[base + e] = results[pad_elem_of<OUT_TYPE>(e)];
+                    }
                 }
-            } else if (!VALUES) {
-                const OUT_TYPE* results = reinterpret_cast<const OUT_TYPE*>(wvec);
+            } else {
+                // Every lane read its blocked vectors before the __syncthreads above: the region can be overwritten.
 #pragma unroll
-                for (int k = 0; k < ITEMS; ++k) {
-                    const int e = lane + 32 * k;
-                    if (e < remaining) out[base + e] = results[pad_elem_of<OUT_TYPE>(e)];
+                for (int j = 0; j < VECS_PER_THREAD; ++j) {
+                    Vec v;
+#pragma unroll
+                    for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
+                    wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
+                }
+                __syncwarp();
+                if (full && !VALUES) {
+                    int4* dst = reinterpret_cast<int4*>(out + base);
+#pragma unroll
+                    for (int k = 0; k < VECS_PER_THREAD; ++k) {
+                        const int v = lane + 32 * k;
+                        __stcs(dst + v, wvec[pad_vec(v)]);  // streaming: written once
+                    }
+                } else if (!VALUES) {
+#pragma unroll
+                    for (int k = 0; k < ITEMS; ++k) {
+                        const int e = lane + 32 * k;
+                        if (e < remaining) out[base + e] = op_store(wsmem[pad_elem(e)]);
+                    }
                 }
             }
-        } else {
-            // Every lane read its blocked vectors before the __syncthreads above: the region can be overwritten.
-#pragma unroll
-            for (int j = 0; j < VECS_PER_THREAD; ++j) {
-                Vec v;
-#pragma unroll
-                for (int i = 0; i < VEC; ++i) v.e[i] = items[j * VEC + i];
-                wvec[pad_vec(lane * VECS_PER_THREAD + j)] = v.raw;
-            }
-            __syncwarp();
-            if (full && !VALUES) {
-                int4* dst = reinterpret_cast<int4*>(out + base);
-#pragma unroll
-                for (int k = 0; k < VECS_PER_THREAD; ++k) {
-                    const int v = lane + 32 * k;
-                    __stcs(dst + v, wvec[pad_vec(v)]);  // streaming: written once
+            if constexpr (VALUES) {
+                // One value per segment that ends in this warp's part [lo, hi): s + 1 = j with lo < o[j] <= hi (the
+                // part at 0 also o[j] == 0, the empty segments there), walked from the first j with o[j] >= lo on.
+                const long long lo = base, hi = remaining < WARP_ITEMS ? n : base + WARP_ITEMS;
+                if (lo < hi) {
+                    walk_offsets(
+                        offsets, first_offset > 0 ? first_offset : 1, num_segments, hi + 1, lane,
+                        [&](long long j, long long end) {
+                            if (end > hi || (end <= lo && lo != 0)) return;
+                            const long long last = end - 1;  // the segment's last element, if it has one
+                            OUT_TYPE value = op_store(op_identity());
+                            if ((long long)offsets[j - 1] < end && last >= lo && last < hi) {
+                                const int e = (int)(last - lo);
+                                if constexpr (CONVERTS)
+                                    value = reinterpret_cast<const OUT_TYPE*>(wvec)[pad_elem_of<OUT_TYPE>(e)];
+                                else
+                                    value = op_store(wsmem[pad_elem(e)]);
+                            }
+                            out[j - 1] = value;
+                        },
+                        [&](long long end) { return end <= hi; });
                 }
-            } else if (!VALUES) {
-#pragma unroll
-                for (int k = 0; k < ITEMS; ++k) {
-                    const int e = lane + 32 * k;
-                    if (e < remaining) out[base + e] = op_store(wsmem[pad_elem(e)]);
-                }
-            }
-        }
-        if constexpr (VALUES) {
-            // One value per segment that ends in this warp's part [lo, hi): s + 1 = j with lo < o[j] <= hi (the part
-            // at 0 also o[j] == 0, the empty segments there), walked from the first j with o[j] >= lo on.
-            const long long lo = base, hi = remaining < WARP_ITEMS ? n : base + WARP_ITEMS;
-            if (lo < hi) {
-                walk_offsets(
-                    offsets, first_offset > 0 ? first_offset : 1, num_segments, hi + 1, lane,
-                    [&](long long j, long long end) {
-                        if (end > hi || (end <= lo && lo != 0)) return;
-                        const long long last = end - 1;  // the segment's last element, if it has one
-                        OUT_TYPE value = op_store(op_identity());
-                        if ((long long)offsets[j - 1] < end && last >= lo && last < hi) {
-                            const int e = (int)(last - lo);
-                            if constexpr (CONVERTS)
-                                value = reinterpret_cast<const OUT_TYPE*>(wvec)[pad_elem_of<OUT_TYPE>(e)];
-                            else
-                                value = op_store(wsmem[pad_elem(e)]);
-                        }
-                        out[j - 1] = value;
-                    },
-                    [&](long long end) { return end <= hi; });
             }
         }
         probe.phase(4);

@@ -104,6 +104,10 @@ def scan_call(pyscan, x, mix, algorithm):
 
 CHECK_DTYPES = ("int32", "float32", "int64", "float64", "int8", "uint16", "float16", "bool")
 CHECK_LENGTHS = (0, 1, 31, 32, 33, 0, 4095, 4096, 4097, 2047, 2049, 1, 70001, 0)
+# More tiles than persistent blocks (3 an SM: 396 on 132 SMs), so blocks take tiles ahead: early aggregates, and
+# the reduction's warp parts in which no segment ends (empty segments at 0 and inside, whole 8192-element tiles, a
+# last segment of one element)
+MANY_TILES = (1 << 22) + 3 * 8192
 
 
 def check_cases(name: str, quick: bool) -> list:
@@ -116,6 +120,8 @@ def check_cases(name: str, quick: bool) -> list:
                 cases.append(case(name, "auto", dtype=dtype, op=op, offsets="device", exclusive=True))
     cases.append(case(name, "auto", dtype="int32", op="max(a, b)", offsets="device", exclusive=False, initial=5))
     cases.append(case(name, "auto", dtype="float32", op="add", offsets="power law", exclusive=False))
+    for dtype in ("int32", "int64"):
+        cases.append(case(name, "auto", dtype=dtype, op="add", offsets="many tiles", exclusive=False))
     # x one element off 16-byte alignment: the kernel's scalar-load build (VECTOR_LOADS 0), a block per tile
     cases.append(case(name, "auto", dtype="int32", op="add", offsets="device", exclusive=False, unaligned=True))
     cases.append(case(name, "auto", dtype="float32", op="add", offsets="garbage", exclusive=False))
@@ -133,6 +139,9 @@ def run_case(c, rng) -> tuple:
     if p["offsets"] == "power law":
         lengths = np.diff(offsets_for(1 << 20, "power law"))
         o = np.concatenate([[0], np.cumsum(np.minimum(lengths, 70001))]).astype(np.int64)
+    elif p["offsets"] == "many tiles":
+        o = np.sort(np.concatenate([np.arange(0, MANY_TILES, 8192), [0, 5, 5, 70000, 1 << 21, MANY_TILES - 1,
+                                                                     MANY_TILES]])).astype(np.int64)
     else:
         o = np.concatenate([[0], np.cumsum(CHECK_LENGTHS)]).astype(np.int64)
     n = int(o[-1])

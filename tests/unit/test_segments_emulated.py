@@ -29,6 +29,11 @@ MIXES = {
     "lengths": [0, 1, 31, 32, 33, 0, 4095, 4096, 4097, 2047, 2049, 1, 20000, 0, 3],
     "one long": [0, 30001],
     "tiny": list(np.random.default_rng(1).integers(0, 3, 9000)),
+    # whole tiles (8 small tiles of 4-byte, 16 of 8-byte types): the last tile's aggregate is published early, so
+    # its parts without a segment's end skip the reduction's rescan; the array's end (o[S] = n) and an empty
+    # segment there end the last part
+    "whole tiles": [3, 5000, 0, 27765],
+    "whole tiles, empty last": [3, 5000, 0, 27765, 0],
 }
 
 
