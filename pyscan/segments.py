@@ -217,12 +217,16 @@ def walk_offsets(o, start: int, last: int, past: int, more) -> tuple:
 
 def part_heads(o, segments: int, n: int, lo: int, hi: int) -> tuple:
     """segment_heads for a warp's part [lo, hi) of a tile: (the head positions - lo, the first s with o[s] >= lo,
-    the offsets read): the search, then the walk over o[first ..] while every lane's value is below hi."""
+    the offsets read, whether a segment may end in the part): the search, then the walk over o[first ..] while
+    every lane's value is below hi.  The last (the reduction's ENDS): some visited o[j] in (lo, hi), or equal to hi
+    where j < S or, for the index past S - 1 that reads as hi, where hi == n (o[S] = n): a part without one writes
+    nothing in part_writes, and the reduction skips it."""
     if lo >= hi:
-        return set(), segments, []
+        return set(), segments, [], False
     first, read = warp_lower_bound(o, segments + 1, lo, guess_of(lo, segments, n))
     visits, walked = walk_offsets(o, first, segments - 1, hi, lambda q: q < hi)
-    return {q - lo for _, q in visits if lo <= q < hi}, first, read + walked
+    ends = any(q > lo and (q < hi or (q == hi and (j < segments or hi == n))) for j, q in visits)
+    return {q - lo for _, q in visits if lo <= q < hi}, first, read + walked, ends
 
 
 def part_writes(o, segments: int, lo: int, hi: int, first: int) -> tuple:

@@ -204,10 +204,12 @@ def test_heads_and_writes_cover_every_segment_once(part):
     n, S = int(o[-1]), len(lengths)
     written = []
     for lo, hi in _parts(n, part):
-        heads, first, read = segments.part_heads(o, S, n, lo, hi)
+        heads, first, read, ends = segments.part_heads(o, S, n, lo, hi)
         assert heads == {int(v) - lo for v in o[:-1] if lo <= v < hi}
+        assert ends == (lo < hi and any(lo < int(v) <= hi for v in o[1:]))  # a segment ends in the part
         writes, read2 = segments.part_writes(o, S, lo, hi, first)
         assert all(0 <= r <= S for r in read + read2)
+        assert ends or lo == 0 or not writes  # the reduction skips a part without an end: it had nothing to write
         for s, position in writes:
             empty = o[s + 1] == o[s]
             assert (position is None) == empty
@@ -215,6 +217,19 @@ def test_heads_and_writes_cover_every_segment_once(part):
                 assert position == o[s + 1] - 1 - lo
         written += [s for s, _ in writes]
     assert sorted(written) == list(range(S))
+
+
+def test_a_part_whose_only_end_is_the_arrays_end():
+    """The last part of a long last segment: its one end is o[S] = n, which the heads' walk reads as `past` (with an
+    empty segment after it, as o[S - 1] = n); the reduction must not skip it."""
+    for lengths in ([5, 4091], [5, 4091, 0], [4096], [4096, 0, 0]):
+        o = offsets_of(lengths)
+        n, S = int(o[-1]), len(lengths)
+        for lo in (n - 1024, n - 32):
+            _, first, _, ends = segments.part_heads(o, S, n, lo, n)
+            writes, _ = segments.part_writes(o, S, lo, n, first)
+            assert ends, (lengths, lo)
+            assert writes, (lengths, lo)
 
 
 def test_heads_and_writes_stay_in_bounds_on_bad_offsets():
@@ -226,7 +241,7 @@ def test_heads_and_writes_stay_in_bounds_on_bad_offsets():
         if trial % 3 == 0:
             o = np.sort(o)[::-1].copy()
         for lo, hi in _parts(n, part):
-            heads, first, read = segments.part_heads(o, S, n, lo, hi)
+            heads, first, read, _ = segments.part_heads(o, S, n, lo, hi)
             assert all(0 <= h < hi - lo for h in heads) and all(0 <= r <= S for r in read)
             writes, read2 = segments.part_writes(o, S, lo, hi, first)
             assert all(0 <= r <= S for r in read2)
