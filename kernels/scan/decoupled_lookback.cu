@@ -602,7 +602,7 @@ __device__ __forceinline__ void scan_tiles(OUT_TYPE* out, const IN_TYPE* in, lon
         // rescan, no walk: long segments read x within 5-15 % of the 1-D reduction's time (docs/reduction.md,
         // "Segments").
         const bool kept = VALUES && a_published;
-        const bool idle = kept && !part_ends && base != 0;
+        const bool idle = kept && !part_ends && base != 0;  // (the part at 0 writes the empty segments there)
         T items[ITEMS];
         if (!kept) {
             if constexpr (CONVERTS) read_items_converted(wvec, lane, valid, items);
