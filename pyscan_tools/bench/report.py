@@ -117,11 +117,16 @@ def _worst_x_copy(rows, pattern, ops, *, min_size=0):
     return min(found, key=lambda f: f[0], default=None)
 
 
+def _auto_with_baseline(r) -> bool:
+    """A pyscan public-call row (algorithm auto) that has a ratio to its baseline (x_copy)."""
+    return r["kind"] == "pyscan" and r.get("algorithm") == "auto" and bool(r.get("x_copy"))
+
+
 def _over_baseline(rows, pattern, dtypes=None) -> list:
     """(time / baseline, where) of every pyscan public-call row: 1 / x_copy (the baseline is the copy's time for a
     scan, half of it for a reduction: x_copy's definitions)."""
     return [(1 / r["x_copy"], _where(dtype, op, r)) for (dtype, op, _), at in _cases(rows, pattern, None, dtypes).items()
-            for r in at if r["kind"] == "pyscan" and r.get("algorithm") == "auto" and r.get("x_copy")]
+            for r in at if _auto_with_baseline(r)]
 
 
 def _over_bytes_moved(rows, pattern) -> list:
@@ -136,7 +141,7 @@ def _over_bytes_moved(rows, pattern) -> list:
     for (dtype, op, _), at in _cases(rows, pattern).items():
         axis, result = parse_case(op)
         for r in at:
-            if r["kind"] == "pyscan" and r.get("algorithm") == "auto" and r.get("x_copy") and r.get("shape"):
+            if _auto_with_baseline(r) and r.get("shape"):
                 written = result.itemsize / (np.dtype(dtype).itemsize * r["shape"][axis])
                 found.append((1 / r["x_copy"] / (1 + written), _where(dtype, op, r)))
     return found
@@ -150,8 +155,7 @@ def _float16_against_float32(rows, pattern) -> list:
 
     def at(r):
         return parse_case(r["op"])[0], r["size_label"], r["arrays"]
-    ours = [r for r in rows if r["pattern"] == pattern and _good(r) and r["kind"] == "pyscan"
-            and r.get("algorithm") == "auto" and r.get("x_copy")]
+    ours = [r for r in rows if r["pattern"] == pattern and _good(r) and _auto_with_baseline(r)]
     float32 = {at(r): r for r in ours if r["dtype"] == "float32"}
     found = []
     for r in ours:

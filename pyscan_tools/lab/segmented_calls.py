@@ -17,48 +17,41 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pyscan  # noqa: E402
+from pyscan.timing import event_timer  # noqa: E402
 from pyscan_tools.patterns.segments import offsets_for  # noqa: E402
 
 MIXES = ("uniform 1", "uniform 32", "uniform 1024", "uniform 8192", "uniform 2^16", "uniform 2^24", "power law")
 NO_TORCH = ("uniform 1", "uniform 32")
 
 
-def best_us(cp, fn, reps: int = 20) -> float:
+def best_us(timer, fn, reps: int = 20) -> float:
+    """The best of 5 rounds of `reps` back-to-back calls (after 3 warm-up calls), µs a call."""
     for _ in range(3):
         fn()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    best = float("inf")
-    for _ in range(5):
-        start.record()
-        for _ in range(reps):
-            fn()
-        end.record()
-        end.synchronize()
-        best = min(best, cp.cuda.get_elapsed_time(start, end) * 1000 / reps)
-    return best
+    return min(timer.per_call_ms(fn, reps) for _ in range(5)) * 1000
 
 
-def mix_line(cp, torch, x, tx, copy: float, mix: str) -> str:
+def mix_line(cp, torch, timer, x, tx, copy: float, mix: str) -> str:
     n = int(x.size)
     o = cp.asarray(offsets_for(n, mix))
     to = torch.as_tensor(o, device="cuda")
-    reduce = best_us(cp, lambda: pyscan.reduce(x, offsets=o, check_offsets=False))
-    scan = best_us(cp, lambda: pyscan.scan(x, offsets=o, check_offsets=False))
-    peer = float("nan") if mix in NO_TORCH else best_us(cp, lambda: torch.segment_reduce(tx, "sum", offsets=to), 5)
+    reduce = best_us(timer, lambda: pyscan.reduce(x, offsets=o, check_offsets=False))
+    scan = best_us(timer, lambda: pyscan.scan(x, offsets=o, check_offsets=False))
+    peer = float("nan") if mix in NO_TORCH else best_us(timer, lambda: torch.segment_reduce(tx, "sum", offsets=to), 5)
     return (f"  {mix:14s} seg reduce {reduce:8.1f} ({reduce / (copy / 2):.2f}x read)  seg scan {scan:8.1f} "
             f"({scan / copy:.2f}x copy)  torch.segment_reduce {peer:8.1f}")
 
 
-def size_lines(cp, torch, log: int) -> None:
+def size_lines(cp, torch, timer, log: int) -> None:
     x = cp.random.random(1 << log, dtype=cp.float32)
     y = cp.empty_like(x)
     tx = torch.as_tensor(x, device="cuda")
-    copy = best_us(cp, lambda: cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, x.nbytes, 3, 0))
+    copy = best_us(timer, lambda: cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, x.nbytes, 3, 0))
     print(f"2^{log} copy {copy:.1f}  read-once {copy / 2:.1f}")
-    print(f"  reduce 1-D          {best_us(cp, lambda: pyscan.reduce(x)):.1f}")
-    print(f"  scan 1-D            {best_us(cp, lambda: pyscan.scan(x)):.1f}")
+    print(f"  reduce 1-D          {best_us(timer, lambda: pyscan.reduce(x)):.1f}")
+    print(f"  scan 1-D            {best_us(timer, lambda: pyscan.scan(x)):.1f}")
     for mix in MIXES:
-        print(mix_line(cp, torch, x, tx, copy, mix))
+        print(mix_line(cp, torch, timer, x, tx, copy, mix))
 
 
 def main(logs) -> None:
@@ -66,7 +59,7 @@ def main(logs) -> None:
     import torch
 
     for log in logs:
-        size_lines(cp, torch, log)
+        size_lines(cp, torch, event_timer("cupy"), log)
 
 
 if __name__ == "__main__":
