@@ -5,8 +5,8 @@
 // calls took 2.9 us and 7.4 us of host time each (pyscan_tools/lab/histogram_call_profile.py), a launch less than
 // either.  Not a pattern of the book: the bookkeeping around one.
 //
-// A grid-stride loop over the larger of the jobs; the edges move as 4-byte words, their last 0-3 bytes one by one
-// (both arrays start at an allocation's start, so aligned).
+// A grid-stride loop over the larger of the jobs; the edges move as one_launch.cuh's copy_bytes moves them.
+#include "one_launch.cuh"
 
 extern "C" __global__ void histogram_start(unsigned long long* __restrict__ counts, long long count_words,
                                            unsigned long long* __restrict__ byte_counts, long long byte_count_words,
@@ -16,9 +16,5 @@ extern "C" __global__ void histogram_start(unsigned long long* __restrict__ coun
     const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     for (long long i = first; i < count_words; i += stride) counts[i] = 0ull;
     for (long long i = first; i < byte_count_words; i += stride) byte_counts[i] = 0ull;
-    const long long words = edge_bytes / 4;
-    const unsigned int* __restrict__ edge_words = reinterpret_cast<const unsigned int*>(edges);
-    unsigned int* __restrict__ out_words = reinterpret_cast<unsigned int*>(out_edges);
-    for (long long i = first; i < words; i += stride) out_words[i] = edge_words[i];
-    if (first < edge_bytes - 4 * words) out_edges[4 * words + first] = edges[4 * words + first];
+    copy_bytes(edges, out_edges, edge_bytes);
 }

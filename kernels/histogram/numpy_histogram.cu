@@ -34,6 +34,7 @@
 // (shared double copies, global double atomics); otherwise counts, 32-bit in shared memory (the host sizes
 // the grid so that no block counts more than 2^30 elements) and 64-bit in the global histogram.
 #include "numpy_bins.cuh"
+#include "one_launch.cuh"
 
 #ifndef BLOCK_SIZE
 #define BLOCK_SIZE 512  // threads per block; the host launches exactly this many (a multiple of 32)
@@ -159,29 +160,35 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
 
 // 2048 / BLOCK_SIZE blocks resident per SM (32 registers a thread at 512): the grid the host sizes
 // (numpy_plan.BLOCKS_PER_SM) is one wave
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
-numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights, long long n, int bins,
-                       KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
-                       double guess_margin, double edge_start, double edge_step,
-                       const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    SharedSum* private_copies = reinterpret_cast<SharedSum*>(shared_bytes);  // bins * COPIES counters, bin-major
+// The block's share of the input counted into its `COPIES` private copies of `bins` counters in shared memory (zeroed
+// here), then each bin's sum over the copies (read in a rotated order, so the lanes of a warp read different banks)
+// added to `histogram` with one atomic if it is not zero (the merge).  `count(adder)` does the counting.
+template <typename Count>
+__device__ __forceinline__ void count_privately(SharedSum* __restrict__ private_copies, int bins,
+                                                GlobalSum* __restrict__ histogram, Count count) {
     for (int i = threadIdx.x; i < bins * COPIES; i += BLOCK_SIZE) private_copies[i] = (SharedSum)0;
     __syncthreads();  // every private counter is zero before anyone adds to it
-
-    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
-                       guess_scale, guess_margin, edge_start, edge_step,  edges};
-    count_elements<SharedSum, SHARED_AGGREGATE>(data, weights, n, rule, private_copies + threadIdx.x % COPIES, COPIES);
+    count(private_copies + threadIdx.x % COPIES);
     __syncthreads();  // every update of the block is in its copies
-
-    // the merge: a bin's copies summed (read in a rotated order, so the lanes of a warp read different banks),
-    // then one global atomic per nonzero bin
     for (int bin = threadIdx.x; bin < bins; bin += BLOCK_SIZE) {
         SharedSum sum = (SharedSum)0;
 #pragma unroll
         for (int c = 0; c < COPIES; ++c) sum += private_copies[bin * COPIES + ((c + bin) & (COPIES - 1))];
         if (sum != (SharedSum)0) atomicAdd(&histogram[bin], (GlobalSum)sum);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
+numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights, long long n, int bins,
+                       KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
+                       double guess_margin, double edge_start, double edge_step,
+                       const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
+    extern __shared__ __align__(16) unsigned char shared_bytes[];  // bins * COPIES counters, bin-major
+    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
+                       guess_scale, guess_margin, edge_start, edge_step,  edges};
+    count_privately(reinterpret_cast<SharedSum*>(shared_bytes), bins, histogram, [&](SharedSum* copy) {
+        count_elements<SharedSum, SHARED_AGGREGATE>(data, weights, n, rule, copy, COPIES);
+    });
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
@@ -210,3 +217,63 @@ extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __rest
     const unsigned long long count = byte_counts[threadIdx.x];
     if (bin >= 0 && count != 0ull) atomicAdd(&histogram[bin], count);
 }
+
+#if !WEIGHTED
+// ---- one launch: the ready call (an int bins and a range, no weights; pyscan/histograms/numpy_histogram.py) --------
+// The count and its bookkeeping in one launch (one_launch.cuh): the edges the call returns copied on the way in, the
+// blocks' merges into `counters` (zero between launches, kept by the host per stream; `ticket` beside them), and the
+// block that finishes last writes the histogram from the counters and puts them back to zero.
+//
+// Both take the same arguments: the data, numpy_histogram_shared's rule, the counters and ticket, the histogram, and
+// the rule's device copy of the edges to return with where they go.
+// * numpy_histogram_shared_once -- numpy_histogram_shared's count; the histogram is the counters.
+// * numpy_histogram_bytes_once -- 1-byte data: the byte values counted (256 counters in COPIES private copies, as
+//   fast.cu counts them), then folded into NumPy's bins by the last block (numpy_histogram_fold's arithmetic).
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
+numpy_histogram_shared_once(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi,
+        EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, double guess_margin,
+        double edge_start, double edge_step, const EDGE_T* __restrict__ edges,
+        unsigned long long* __restrict__ counters, unsigned int* __restrict__ ticket,
+        unsigned long long* __restrict__ histogram, const unsigned char* __restrict__ edges_from,
+        unsigned char* __restrict__ edges_to, long long edge_bytes) {
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    copy_bytes(edges_from, edges_to, edge_bytes);
+    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
+                       guess_scale, guess_margin, edge_start, edge_step,  edges};
+    count_privately(reinterpret_cast<SharedSum*>(shared_bytes), bins, counters, [&](SharedSum* copy) {
+        count_elements<SharedSum, SHARED_AGGREGATE>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES);
+    });
+    if (!took_last_ticket(ticket)) return;
+    auto write = [&](long long bin, unsigned long long count) { histogram[bin] = count; };
+    take_counters(counters, bins, ticket, write);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
+numpy_histogram_bytes_once(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi,
+        EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, double guess_margin,
+        double edge_start, double edge_step, const EDGE_T* __restrict__ edges,
+        unsigned long long* __restrict__ counters, unsigned int* __restrict__ ticket,
+        unsigned long long* __restrict__ histogram, const unsigned char* __restrict__ edges_from,
+        unsigned char* __restrict__ edges_to, long long edge_bytes) {
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    copy_bytes(edges_from, edges_to, edge_bytes);
+    count_privately(reinterpret_cast<SharedSum*>(shared_bytes), 256, counters, [&](SharedSum* copy) {
+        BinAdder<SharedSum, 0> adder(copy, COPIES);
+        auto count = [&](bool valid, KEY_T key) { adder.add(valid, (int)(unsigned char)key, 1u); };  // the byte
+        visit_keys(data, n, count);
+    });
+    if (!took_last_ticket(ticket)) return;
+    for (int bin = threadIdx.x; bin < bins; bin += BLOCK_SIZE) histogram[bin] = 0ull;
+    __syncthreads();  // zero before any byte value's count is added
+    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
+                       guess_scale, guess_margin, edge_start, edge_step,  edges};
+    auto fold = [&](long long byte_value, unsigned long long count) {
+        const unsigned char byte = (unsigned char)byte_value;
+        VALUE_T value = (VALUE_T)0;
+        memcpy(&value, &byte, 1);  // 1-byte VALUE_T only (the host launches it for no other)
+        const int bin = rule.bin_of(key_of(value));
+        if (bin >= 0 && count != 0ull) atomicAdd(&histogram[bin], count);
+    };
+    take_counters(counters, 256, ticket, fold);
+}
+#endif

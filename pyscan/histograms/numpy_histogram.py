@@ -20,8 +20,9 @@ import weakref
 import numpy as np
 
 from ..errors import CaptureError
-from ..runtime import arrays, driver
+from ..runtime import arrays, capture, driver
 from ..runtime.loader import get_kernel
+from ..runtime.workspace import StreamWorkspace
 from . import numpy_models
 from . import numpy_plan as plan
 from .fast import fast_kernel, fast_shared, run_fast
@@ -33,22 +34,29 @@ from .registry import HISTOGRAMS
 KERNEL = "histogram/numpy_histogram.cu"
 FUNCTIONS = {plan.SHARED: "numpy_histogram_shared", plan.GLOBAL: "numpy_histogram_global"}
 FOLD = "numpy_histogram_fold"  # 1-byte data: fast.cu's byte counts into the bins (BYTES)
+ONE_LAUNCH = {plan.SHARED: "numpy_histogram_shared_once", plan.BYTES: "numpy_histogram_bytes_once"}
 
 
 # ---- launches ------------------------------------------------------------------------------------------------
 
 def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *, weights=None,
-                    aggregations=plan.AGGREGATE) -> tuple:
+                    aggregations=plan.AGGREGATE, one_launch: bool = False) -> tuple:
     """(the counting kernel of strategy `chosen` (SHARED or GLOBAL) for the rule, its dynamic shared memory): the
     block's `copies` private copies of the bins' counters for SHARED (4 bytes a count, 8 a weighted sum), none for
-    GLOBAL.  weights: the weights' dtype, None for counts."""
+    GLOBAL.  weights: the weights' dtype, None for counts.  one_launch: the ready call's kernel of SHARED or BYTES,
+    which counts and finishes in one launch (ONE_LAUNCH; BYTES: the 256 byte values in MAX_COPIES copies)."""
+    if one_launch:
+        function = ONE_LAUNCH[chosen]
+        copies, counted = (plan.MAX_COPIES, 256) if chosen == plan.BYTES else (copies, rule.bins)
+    else:
+        function, counted = FUNCTIONS[chosen], rule.bins
     weight_dtype = np.dtype(np.float32) if weights is None else np.dtype(weights)
-    fn = get_kernel(KERNEL, FUNCTIONS[chosen], device=device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
+    fn = get_kernel(KERNEL, function, device=device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
                     WEIGHTED=int(weights is not None), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
                     WEIGHT_IS_HALF=int(weight_dtype == np.float16),
                     SHARED_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.SHARED]],
                     GLOBAL_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.GLOBAL]], **rule.defines())
-    shared = rule.bins * copies * (4 if weights is None else 8) if chosen == plan.SHARED else 0
+    shared = counted * copies * (4 if weights is None else 8) if chosen != plan.GLOBAL else 0
     return fn, shared
 
 
@@ -267,53 +275,88 @@ def _finish(call, sums, rule, result_dtype, density: bool):
 # histogram(x, int bins, range=(lo, hi)) of a 1-D contiguous device array with no weights and no density: after a
 # first call has made its rule, a ReadyHistogram per (dtype, bins, range with its types, device) holds what that
 # call worked out (the kernels, their geometry and shared memory, the rule's arguments, the edges on the device),
-# and a call is one look-up, two allocations of x's kind (three for 1-byte data), histogram_start.cu (the counters
-# zeroed, the edges copied) and the counting launch (for 1-byte data, BYTES: fast.cu's byte counts, then the fold):
-# the general path's host work is most of a call at 2^20 elements (pyscan_tools/lab/histogram_call_profile.py).
+# and a call is one look-up, two allocations of x's kind (the counts and the edges it returns) and one launch
+# (numpy_histogram.cu's "once" kernels: the edges copied, the count, the histogram written by the last block from
+# counters kept zero per stream), for the private copies (SHARED) and for 1-byte data up to ONE_LAUNCH_MOST_BINS.
+# More bins: histogram_start.cu (the counters zeroed, the edges copied), then count_into's launches (GLOBAL: the
+# atomics; BYTES: fast.cu's byte counts, then the fold).  On a GPU host each launch and allocation is several µs of
+# host time, most of a call up to 2^20 elements (pyscan_tools/lab/histogram_call_profile.py).
 START = ("histogram/histogram_start.cu", "histogram_start")
 START_BLOCK = 256
+ONE_LAUNCH_MOST_BINS = plan.SHARED_BYTES // 4  # SHARED's most bins; the last block of BYTES zeroes the histogram
+TICKET_BYTES = 16  # the kept counters' buffer: the ticket, then the counters (8 bytes each)
+_kept_counters = StreamWorkspace("histogram counters")
+
+
+def kept_counters(nbytes: int, device: int, stream: int):
+    """(owner, address) of nbytes that are zero when a one-launch count starts on `stream` and that it leaves zero: the
+    stream's kept buffer, or under a CUDA graph capture a piece of memory the graph keeps (capture.kept) or the
+    call's own, zeroed by a memset node (capture.status) -- as the fast reduction's ticket (runtime/capture.py)."""
+    if driver._capturing(stream) and driver.capturing(stream, device):
+        address = capture.kept(nbytes, device)
+        if address is not None:
+            return None, address
+        own = capture.status(nbytes, device, stream)
+        return own, own.address
+    kept = _kept_counters.get(nbytes, device, stream)
+    return kept, kept.address
 
 
 class ReadyHistogram:
     __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "sms", "byte_counter", "start",
-                 "start_grid")
+                 "start_grid", "one_launch", "counter_bytes")
 
-    def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int, start, byte_counter=None):
+    def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int, start, byte_counter=None,
+                 one_launch=None):
         self.rule, self.fn, self.shared, self.sms, self.start = rule, fn, shared, sms_, start
         self.arguments = (np.int32(rule.bins), *rule.arguments())
         self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
         self.byte_counter = byte_counter  # BYTES: fast.cu's kernel and shared memory; fn is then the fold
+        self.one_launch = one_launch  # SHARED or BYTES: fn counts and finishes in one launch (the strategy)
+        self.counter_bytes = TICKET_BYTES + 8 * (256 if one_launch == plan.BYTES else rule.bins)
         jobs = max(rule.bins, 256, rule.bin_edges.nbytes // 4)
         self.start_grid = max(1, min(-(-jobs // START_BLOCK), 4 * sms_))
 
     def __call__(self, kind, x, address: int, n: int, device: int, stream: int):
         rule, bin_edges = self.rule, self.rule.bin_edges
-        byte_path = n and self.byte_counter is not None  # as count_into's BYTES: the 256 byte values, then the fold
         previous = driver.enter(device)
         try:
             hist = kind.empty((rule.bins,), plan.COUNT_DTYPE, device, stream)
             edges = kind.empty(bin_edges.shape, bin_edges.dtype, device, stream)
-            out, counts = kind.pointer(hist), 0
-            if byte_path:
-                byte_counts = kind.empty((256,), plan.COUNT_DTYPE, device, stream)  # uint64 to the kernels
-                counts = kind.pointer(byte_counts)
-            self.start.prepared_async_call((self.start_grid, 1, 1), (START_BLOCK, 1, 1), stream, out,
-                                           np.int64(rule.bins), counts, np.int64(256 if byte_path else 0),
-                                           int(self.bin_edges.gpudata), kind.pointer(edges), np.int64(bin_edges.nbytes))
-            if byte_path:
-                counter, shared = self.byte_counter
-                grid, block = fast_config(n, self.sms)
-                counter.prepared_async_call((grid, 1, 1), (block, 1, 1), stream, address, np.int64(n), np.int32(256),
-                                            counts, shared_size=shared)
-                self.fn.prepared_async_call((1, 1, 1), (256, 1, 1), stream, counts, *self.arguments,
-                                            int(self.edges.gpudata), out)
-            elif n:
+            if self.one_launch is not None:
+                owner, counters = kept_counters(self.counter_bytes, device, stream)
                 grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
-                self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
-                                            *self.arguments, int(self.edges.gpudata), out, shared_size=self.shared)
+                self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, np.int64(n),
+                                            *self.arguments, int(self.edges.gpudata), counters + TICKET_BYTES,
+                                            counters, kind.pointer(hist), int(self.bin_edges.gpudata),
+                                            kind.pointer(edges), np.int64(bin_edges.nbytes), shared_size=self.shared)
+            else:
+                self._start_and_count(kind, hist, edges, address, n, device, stream)
         finally:
             driver.leave(previous)
         return hist, edges
+
+    def _start_and_count(self, kind, hist, edges, address, n, device, stream):
+        rule, bin_edges = self.rule, self.rule.bin_edges
+        byte_path = n and self.byte_counter is not None  # as count_into's BYTES: the 256 byte values, then the fold
+        out, counts = kind.pointer(hist), 0
+        if byte_path:
+            byte_counts = kind.empty((256,), plan.COUNT_DTYPE, device, stream)  # uint64 to the kernels
+            counts = kind.pointer(byte_counts)
+        self.start.prepared_async_call((self.start_grid, 1, 1), (START_BLOCK, 1, 1), stream, out,
+                                       np.int64(rule.bins), counts, np.int64(256 if byte_path else 0),
+                                       int(self.bin_edges.gpudata), kind.pointer(edges), np.int64(bin_edges.nbytes))
+        if byte_path:
+            counter, shared = self.byte_counter
+            grid, block = fast_config(n, self.sms)
+            counter.prepared_async_call((grid, 1, 1), (block, 1, 1), stream, address, np.int64(n), np.int32(256),
+                                        counts, shared_size=shared)
+            self.fn.prepared_async_call((1, 1, 1), (256, 1, 1), stream, counts, *self.arguments,
+                                        int(self.edges.gpudata), out)
+        elif n:
+            grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
+            self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
+                                        *self.arguments, int(self.edges.gpudata), out, shared_size=self.shared)
 
 
 _ready: dict = {}  # (dtype, bins, range's types and values, device) -> ReadyHistogram, the READY_KEPT newest
@@ -335,15 +378,19 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
     chosen, copies = plan.choose_strategy(rule.bins, False, None, rule.dtype.itemsize)
     while len(_ready) >= READY_KEPT:  # the oldest goes (with the device copies of its edges)
         _ready.pop(next(iter(_ready)), None)
-    byte_counter, shared = None, 0
-    if chosen == plan.BYTES:  # count_into's two launches: fast.cu's byte counts, then the fold
+    byte_counter, shared, one_launch = None, 0, None
+    if chosen == plan.SHARED or (chosen == plan.BYTES and rule.bins <= ONE_LAUNCH_MOST_BINS):
+        one_launch = chosen
+        fn, shared = counting_kernel(rule, chosen, copies, call.device, one_launch=True)
+        capture.prepare_kept(call.device)  # made outside any capture: a captured call's counters without a memset
+    elif chosen == plan.BYTES:  # count_into's two launches: fast.cu's byte counts, then the fold
         fn = get_kernel(KERNEL, FOLD, device=call.device, **rule.defines())
         byte_counter = (fast_kernel(call.device), fast_shared(256))
     else:
         fn, shared = counting_kernel(rule, chosen, copies, call.device)
     _ready[key] = ReadyHistogram(rule, fn, shared, _rule_array(rule, "edges", rule.edges, call),
                                  _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call),
-                                 get_kernel(*START, device=call.device), byte_counter)
+                                 get_kernel(*START, device=call.device), byte_counter, one_launch)
 
 
 # ---- the public functions ------------------------------------------------------------------------------------

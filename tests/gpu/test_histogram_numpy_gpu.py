@@ -184,9 +184,10 @@ def test_device_kinds(kind, dtype, rng):
                                    np.dtype(np.int32)], ids=str)
 def test_the_ready_call_equals_the_first(kind, dtype, rng):
     """An int bins and a range: the first call takes the general path and keeps what it made; the next ones take
-    the ready path (histogram_start zeroes the counts and copies the edges: an odd and an even number of edges, of
-    2-, 4- and 8-byte types; 1-byte data through the byte counts and the fold), on every kind, fresh results each
-    time, and on an empty array (the first ready call of a kind may be its second: a kind is looked up once seen)."""
+    the ready path (one launch that copies the edges -- an odd and an even number of them, of 2-, 4- and 8-byte
+    types -- counts, and writes the histogram from its kept counters in its last block; 1-byte data through the
+    byte values' counts, folded by that block), on every kind, fresh results each time, and on an empty array (the
+    first ready call of a kind may be its second: a kind is looked up once seen)."""
     host = _data(dtype, 300_007, rng)
     x = to_kind(host, kind)
     for bins, range_ in ((1, (-5, 5)), (2, (-5, 5)), (7, (-100, 100)), (100, (0, 256)), (1000, (-8, 8))):
@@ -199,6 +200,34 @@ def test_the_ready_call_equals_the_first(kind, dtype, rng):
         assert len({arrays.kind_of(r[0]).pointer(r[0]) for r in results}) == 3  # three results
         if kind in ("cupy", "torch"):
             _same(pyscan.histogram(x[:0], bins, range_), np.histogram(host[:0], bins, range_))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.float32), np.dtype(np.int64)],
+                         ids=str)
+def test_ready_calls_across_the_one_launch_limit(dtype, rng):
+    """The ready call on either side of ONE_LAUNCH_MOST_BINS (one launch, or histogram_start and the count), many
+    blocks (the last block's ticket), interleaved on one stream so that each leaves its kept counters zero for the
+    next (the buffer grows with the bins), and on a second stream with a kept buffer of its own."""
+    cupy = pytest.importorskip("cupy")
+    host = _data(dtype, 3_000_017, rng)
+    x = cupy.asarray(host)
+    cupy.cuda.Device().synchronize()  # x is whole before the second stream (non-blocking) reads it
+    cases = [(100, (-200, 200)), (nh.ONE_LAUNCH_MOST_BINS, (-1000, 1000)), (nh.ONE_LAUNCH_MOST_BINS + 1, (-1000, 1000)),
+             (7, (-3, 100))]
+    want = {bins: np.histogram(host, bins, range_) for bins, range_ in cases}
+    for bins, range_ in cases:
+        pyscan.histogram(x, bins, range_)  # the general path, which keeps the ready call
+    ready = {bins: nh._ready[nh._ready_key(dtype, bins, range_, 0)] for bins, range_ in cases}
+    assert ready[nh.ONE_LAUNCH_MOST_BINS + 1].one_launch is None
+    assert ready[nh.ONE_LAUNCH_MOST_BINS].one_launch is not None and ready[7].one_launch is not None
+    side = cupy.cuda.Stream(non_blocking=True)
+    for _ in range(3):
+        for bins, range_ in cases + cases[::-1]:
+            _same(pyscan.histogram(x, bins, range_), want[bins])
+            with side:
+                got = pyscan.histogram(x, bins, range_)
+            side.synchronize()
+            _same(got, want[bins])
 
 
 @pytest.mark.parametrize("kind", ["cupy", "torch"])

@@ -798,3 +798,98 @@ def test_a_ready_byte_histogram_counts_the_bytes_then_folds(monkeypatch):
     ops.clear()
     ready(_Kind(ops), object(), 0x1000, 0, 0, 7)  # empty data: no byte counts, no counting
     assert [op[0] for op in ops] == ["enter", "empty", "empty", "launch start", "leave"]
+
+
+def _kept_counters(monkeypatch, ops):
+    """kept_counters on the fake: the stream's buffer at 0x7000 (none is capturing)."""
+    def kept(nbytes, device, stream):
+        ops.append(("counters", nbytes, device, stream))
+        return None, 0x7000
+
+    monkeypatch.setattr(nh, "kept_counters", kept)
+
+
+@pytest.mark.parametrize("dtype, bins, strategy", [(np.float32, 77, plan.SHARED), (np.int16, 12288, plan.SHARED),
+                                                   (np.uint8, 7, plan.BYTES), (np.int8, 12288, plan.BYTES)])
+def test_a_ready_histogram_of_few_bins_is_one_launch(monkeypatch, dtype, bins, strategy):
+    """Private copies (SHARED), and 1-byte data up to ONE_LAUNCH_MOST_BINS: the counts and the edges allocated by
+    x's kind, then one launch with the kept counters (the ticket first, then 8 bytes a counter: the bins', or the
+    256 byte values'), the histogram and the edges to copy; an empty array is the same launch on one block."""
+    ops = _ready_ops(monkeypatch)
+    _kept_counters(monkeypatch, ops)
+    rule = nh._uniform_rule(np.dtype(dtype), bins, -3, 20000, explicit_range=True)
+    assert plan.choose_strategy(rule.bins, False, None, rule.dtype.itemsize)[0] == strategy
+    ready = nh.ReadyHistogram(rule, _Kernel("once", ops), 4096, _Buffer(0x100), _Buffer(0x200), 132,
+                              _Kernel("start", ops), one_launch=strategy)
+    counted = 256 if strategy == plan.BYTES else bins
+    for n, grid in ((1_000_003, plan.grid_size(1_000_003, rule.dtype.itemsize, False, 132)), (0, 1)):
+        ops.clear()
+        hist, edges = ready(_Kind(ops), object(), 0x1003, n, 0, 7)
+        assert [op[0] for op in ops] == ["enter", "empty", "empty", "counters", "launch once", "leave"]
+        assert ops[3][1:] == (nh.TICKET_BYTES + 8 * counted, 0, 7)
+        assert ops[4][1:] == ((grid, 1, 1), (plan.BLOCK, 1, 1), 7,
+                              (0x1003, np.int64(n), np.int32(bins), *rule.arguments(), 0x100, 0x7000 + nh.TICKET_BYTES,
+                               0x7000, hist, 0x200, edges, np.int64(rule.bin_edges.nbytes)), 4096)
+
+
+def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
+    """_keep_ready: the one-launch kernel for SHARED and for BYTES up to ONE_LAUNCH_MOST_BINS (its shared memory:
+    the copies of the bins' counters, or MAX_COPIES copies of the 256 byte values'), else histogram_start and
+    count_into's launches (GLOBAL's atomics; BYTES' byte counts and fold)."""
+    from pyscan.histograms import models
+    from pyscan.runtime import capture
+
+    built = []
+    monkeypatch.setattr(nh, "get_kernel", lambda relpath, function, **defines: built.append((function, defines))
+                        or function)
+    monkeypatch.setattr(nh, "fast_kernel", lambda device: "histogram_fast")
+    monkeypatch.setattr(nh, "_rule_array", lambda rule, what, host, call: _Buffer(0x100))
+    monkeypatch.setattr(nh, "sms", lambda call: 132)
+    monkeypatch.setattr(capture, "prepare_kept", lambda device: built.append(("prepare_kept", device)))
+    monkeypatch.setattr(nh, "_ready", {})
+
+    class Call:
+        device = 0
+
+    for dtype, bins, one_launch, function, shared in (
+            (np.float32, 100, plan.SHARED, "numpy_histogram_shared_once", 100 * 16 * 4),
+            (np.float32, 12288, plan.SHARED, "numpy_histogram_shared_once", 12288 * 4),
+            (np.uint8, 12288, plan.BYTES, "numpy_histogram_bytes_once", 256 * plan.MAX_COPIES * 4),
+            (np.uint8, 12289, None, "numpy_histogram_fold", 0),
+            (np.float32, 12289, None, "numpy_histogram_global", 0)):
+        built.clear()
+        rule = nh._uniform_rule(np.dtype(dtype), bins, 0, 50000, explicit_range=True)
+        nh._keep_ready(dtype, rule, Call())
+        ready = nh._ready[dtype]
+        assert (ready.one_launch, ready.fn, ready.shared) == (one_launch, function, shared)
+        assert ready.byte_counter == (("histogram_fast", models.FAST_COPIES * 256 * 4) if function == nh.FOLD
+                                      else None)
+        assert (("prepare_kept", 0) in built) == (one_launch is not None)
+        if one_launch == plan.BYTES:
+            assert built[0][1]["COPIES"] == plan.MAX_COPIES
+
+
+def test_kept_counters_are_the_streams_or_a_captured_calls_own(monkeypatch):
+    """Eager calls: the stream's kept buffer (the kernel leaves it zero).  A call on a capturing stream: memory the
+    graph keeps for good (zeroed once), or, when none is left, its own zeroed by a memset node."""
+    from pyscan.runtime import capture, driver
+
+    class Kept:
+        address = 0x5000
+
+    asked = []
+    monkeypatch.setattr(nh._kept_counters, "get", lambda nbytes, device, stream: asked.append(("kept", nbytes, stream))
+                        or Kept())
+    monkeypatch.setattr(driver, "_capturing", lambda stream: 0)
+    owner, address = nh.kept_counters(2064, 0, 7)
+    assert isinstance(owner, Kept) and address == 0x5000 and asked == [("kept", 2064, 7)]
+    monkeypatch.setattr(driver, "_capturing", lambda stream: 1)
+    monkeypatch.setattr(driver, "capturing", lambda stream, device: True)
+    monkeypatch.setattr(capture, "kept", lambda nbytes, device: 0x6000)
+    assert nh.kept_counters(2064, 0, 7) == (None, 0x6000)
+    own = capture.Scratch(0x8000, None)
+    monkeypatch.setattr(capture, "kept", lambda nbytes, device: None)
+    monkeypatch.setattr(capture, "status", lambda nbytes, device, stream: asked.append(("status", nbytes, stream))
+                        or own)
+    assert nh.kept_counters(2064, 0, 7) == (own, 0x8000)
+    assert asked[-1] == ("status", 2064, 7)
