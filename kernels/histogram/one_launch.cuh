@@ -23,24 +23,29 @@ __device__ __forceinline__ void copy_bytes(const unsigned char* __restrict__ fro
 }
 
 // Whether this block took the last ticket: every block's adds to the counters are then visible to it.  Called by
-// every thread of the block after its last add.
+// every thread of the block after its last add.  (The flag is broadcast by __syncthreads_or, not a __shared__
+// variable: a kernel may use all 48 KB of dynamic shared memory.)
 __device__ __forceinline__ bool took_last_ticket(unsigned int* __restrict__ ticket) {
-    __shared__ bool last;
     __syncthreads();  // the block's adds are done
+    bool last = false;
     if (threadIdx.x == 0) {
         __threadfence();  // and visible device-wide before the ticket says so
         last = atomicAdd(ticket, 1u) == gridDim.x - 1;
         if (last) __threadfence();  // the other blocks' adds are read after their tickets
     }
-    __syncthreads();
-    return last;
+    return __syncthreads_or(last);
 }
 
-// The last block: counter i read into the result (`take(i, value)`) and put back to zero, for i < count; the ticket
-// put back to zero.
+// The last block: counter i read into the result (`take(i, value)`, the value read from L2, where the adds are) and
+// put back to zero, for i < count; the ticket put back to zero.  Unrolled, so that a thread's reads are in flight
+// together.
 template <typename Take>
 __device__ __forceinline__ void take_counters(unsigned long long* __restrict__ counters, long long count,
                                               unsigned int* __restrict__ ticket, Take& take) {
-    for (long long i = threadIdx.x; i < count; i += blockDim.x) take(i, atomicExch(&counters[i], 0ull));
+#pragma unroll 4
+    for (long long i = threadIdx.x; i < count; i += blockDim.x) {
+        take(i, __ldcg(&counters[i]));
+        counters[i] = 0ull;
+    }
     if (threadIdx.x == 0) *ticket = 0u;
 }

@@ -204,11 +204,12 @@ def test_the_ready_call_equals_the_first(kind, dtype, rng):
 
 @pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.float32), np.dtype(np.int64)],
                          ids=str)
-def test_ready_calls_across_the_one_launch_limit(dtype, rng):
+def test_ready_calls_across_the_one_launch_limit(dtype, rng, monkeypatch):
     """The ready call on either side of ONE_LAUNCH_MOST_BINS (one launch, or histogram_start and the count), many
     blocks (the last block's ticket), interleaved on one stream so that each leaves its kept counters zero for the
     next (the buffer grows with the bins), and on a second stream with a kept buffer of its own."""
     cupy = pytest.importorskip("cupy")
+    monkeypatch.setattr(nh, "_ready", {})  # this test's ready calls only (the newest READY_KEPT are kept)
     host = _data(dtype, 3_000_017, rng)
     x = cupy.asarray(host)
     cupy.cuda.Device().synchronize()  # x is whole before the second stream (non-blocking) reads it

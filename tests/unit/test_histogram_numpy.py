@@ -7,6 +7,10 @@ Counts are compared exactly.  Float weights are summed in float64 on the device 
 65536 elements in float64 and adds the blocks in the weights' dtype, so the sums differ by at most
 (n / 65536 + 2) rounding errors of the weights' dtype times the sum of |w| of the bin (the bound checked here)."""
 
+import re
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from test_interop import fake_gpu  # noqa: F401  (the fake device's fixture)
@@ -286,7 +290,6 @@ def test_copies_and_aggregation_cut_the_atomics(rng):
 def test_kernel_defaults_are_the_plans_aggregations():
     """The kernel file's SHARED_AGGREGATE / GLOBAL_AGGREGATE defaults are what the host ships (numpy_plan.AGGREGATE):
     the file compiled on its own is the configuration pyscan runs."""
-    import re
     from pathlib import Path
 
     text = (Path(pyscan.__file__).parents[1] / "kernels/histogram/numpy_histogram.cu").read_text()
@@ -798,6 +801,25 @@ def test_a_ready_byte_histogram_counts_the_bytes_then_folds(monkeypatch):
     ops.clear()
     ready(_Kind(ops), object(), 0x1000, 0, 0, 7)  # empty data: no byte counts, no counting
     assert [op[0] for op in ops] == ["enter", "empty", "empty", "launch start", "leave"]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
+def test_the_kernels_that_may_take_48_kb_of_dynamic_shared_memory_have_no_static_shared_memory(tmp_path):
+    """The private copies take up to SHARED_BYTES (48 KB, the limit without opting in) of dynamic shared memory, so
+    their kernels -- the one-launch ones included, whose last block's flag is broadcast by __syncthreads_or -- must
+    have none of their own: ptxas reports no smem for them (a launch would fail with CUDA_ERROR_INVALID_VALUE)."""
+    rule = nh._uniform_rule(np.dtype(np.float32), 12288, 0, 100, explicit_range=True)
+    assert plan.choose_strategy(rule.bins, False, None, 4) == (plan.SHARED, 1) and 12288 * 4 == plan.SHARED_BYTES
+    source = tmp_path / "k.cu"
+    source.write_text(build_source(nh.KERNEL, BLOCK_SIZE=plan.BLOCK, COPIES=1, **rule.defines()))
+    p = subprocess.run([shutil.which("nvcc"), "-std=c++17", "-arch=sm_90", "-cubin", "-Xptxas=-v", "-o",
+                        str(tmp_path / "k.cubin"), str(source)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    usage = {}  # function -> ptxas's "Used ..." line
+    for chunk in p.stderr.split("Compiling entry function ")[1:]:
+        usage[chunk.split("'")[1]] = next(line for line in chunk.splitlines() if "Used" in line)
+    for function in ("numpy_histogram_shared", *nh.ONE_LAUNCH.values()):
+        assert "registers" in usage[function] and "smem" not in usage[function], (function, usage[function])
 
 
 def _kept_counters(monkeypatch, ops):
