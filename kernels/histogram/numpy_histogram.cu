@@ -2,8 +2,9 @@
 // PMPP ch. 9 carried to float bins and to many bins.  The bin of a value is numpy_bins.cuh's (NumPy's own
 // arithmetic); the elements are read once, 16 bytes per load, by element_loads.cuh.
 //
-// Three kernels; the host (pyscan/histograms/numpy_plan.py, choose_strategy) picks by the data's size in bytes
-// and by whether the bins fit in shared memory:
+// Three kernels, and two that count and finish in one launch (numpy_histogram_shared_once and
+// numpy_histogram_bytes_once, at the end); the host (pyscan/histograms/numpy_plan.py, choose_strategy) picks by the
+// data's size in bytes and by whether the bins fit in shared memory:
 //
 // * numpy_histogram_shared -- privatization (PMPP §9.4, Fig. 9.10) with coarsening (§9.5): the grid is sized
 //   to the device, each block counts its share of the input into COPIES private copies of the histogram in

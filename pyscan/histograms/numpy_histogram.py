@@ -63,9 +63,10 @@ def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *
 def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | None = None,
                aggregate: str | None = None):
     """Count `data` (a contiguous device array of rule.dtype, any shape) into `out` (rule.bins 8-byte counters on
-    the device: int64 / uint64 counts, or float64 sums with `weights`, a device array of data's size), zeroed
-    here, on the call's stream.  strategy: as numpy_plan.choose_strategy (None: the host's choice); aggregate:
-    one of numpy_plan.AGGREGATIONS for the strategy's kernel (None: numpy_plan.AGGREGATE's for it)."""
+    the device: int64 / uint64 counts, or float64 sums with `weights`, a device array of data's size), on the
+    call's stream: in one launch where fits_one_launch says so (out written whole), else zeroed here first.
+    strategy: as numpy_plan.choose_strategy (None: the host's choice); aggregate: one of numpy_plan.AGGREGATIONS
+    for the strategy's kernel (None: numpy_plan.AGGREGATE's for it)."""
     weighted = weights is not None
     chosen, copies = plan.choose_strategy(rule.bins, weighted, strategy, np.dtype(data.dtype).itemsize)
     aggregations = plan.AGGREGATE
@@ -73,10 +74,19 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
         if aggregate not in plan.AGGREGATIONS:
             raise ValueError(f"aggregate: expected one of {', '.join(plan.AGGREGATIONS)}, got {aggregate!r}")
         aggregations = {**plan.AGGREGATE, chosen: aggregate}
-    call.memset32(out, 0, 2 * rule.bins)
     if data.size == 0 or rule.bins == 0:
+        call.memset32(out, 0, 2 * rule.bins)
         return out
     edges = _edges_on_device(rule, call)  # kept until the launches are queued (then freed in stream order)
+    if not weighted and fits_one_launch(chosen, rule.bins):  # out written whole by the last block: no zeroing
+        fn, shared = counting_kernel(rule, chosen, copies, call.device, aggregations=aggregations, one_launch=True)
+        owner, counters = kept_counters(counter_bytes(chosen, rule.bins), call.device, call.stream)
+        grid = plan.grid_size(data.size, rule.dtype.itemsize, False, sms(call))
+        fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata), np.int64(data.size),
+                               np.int32(rule.bins), *rule.arguments(), _address(edges), counters + TICKET_BYTES,
+                               counters, int(out.gpudata), 0, 0, np.int64(0), shared_size=shared)
+        return out
+    call.memset32(out, 0, 2 * rule.bins)
     if chosen == plan.BYTES:
         byte_counts = call.scratch((256,), np.uint64)
         run_fast(data, 256, call=call, out=byte_counts)  # zeroes byte_counts; a byte b in bin b
@@ -288,6 +298,17 @@ TICKET_BYTES = 16  # the kept counters' buffer: the ticket, then the counters (8
 _kept_counters = StreamWorkspace("histogram counters")
 
 
+def fits_one_launch(chosen: str, bins: int) -> bool:
+    """Whether counts of strategy `chosen` are made in one launch (ONE_LAUNCH): the private copies (SHARED), and
+    the byte values (BYTES) up to ONE_LAUNCH_MOST_BINS, whose histogram the last block zeroes before the fold."""
+    return chosen == plan.SHARED or (chosen == plan.BYTES and bins <= ONE_LAUNCH_MOST_BINS)
+
+
+def counter_bytes(chosen: str, bins: int) -> int:
+    """The kept counters of a one-launch count: the ticket, then 8 bytes for each bin (each byte value: BYTES)."""
+    return TICKET_BYTES + 8 * (256 if chosen == plan.BYTES else bins)
+
+
 def kept_counters(nbytes: int, device: int, stream: int):
     """(owner, address) of nbytes that are zero when a one-launch count starts on `stream` and that it leaves zero: the
     stream's kept buffer, or under a CUDA graph capture a piece of memory the graph keeps (capture.kept) or the
@@ -313,7 +334,7 @@ class ReadyHistogram:
         self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
         self.byte_counter = byte_counter  # BYTES: fast.cu's kernel and shared memory; fn is then the fold
         self.one_launch = one_launch  # SHARED or BYTES: fn counts and finishes in one launch (the strategy)
-        self.counter_bytes = TICKET_BYTES + 8 * (256 if one_launch == plan.BYTES else rule.bins)
+        self.counter_bytes = counter_bytes(one_launch, rule.bins) if one_launch is not None else 0
         jobs = max(rule.bins, 256, rule.bin_edges.nbytes // 4)
         self.start_grid = max(1, min(-(-jobs // START_BLOCK), 4 * sms_))
 
@@ -379,7 +400,7 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
     while len(_ready) >= READY_KEPT:  # the oldest goes (with the device copies of its edges)
         _ready.pop(next(iter(_ready)), None)
     byte_counter, shared, one_launch = None, 0, None
-    if chosen == plan.SHARED or (chosen == plan.BYTES and rule.bins <= ONE_LAUNCH_MOST_BINS):
+    if fits_one_launch(chosen, rule.bins):
         one_launch = chosen
         fn, shared = counting_kernel(rule, chosen, copies, call.device, one_launch=True)
         capture.prepare_kept(call.device)  # made outside any capture: a captured call's counters without a memset

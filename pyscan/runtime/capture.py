@@ -5,7 +5,7 @@ replayed as they are.  Three things a call does eagerly are not: a wait or a hos
 from the data: driver.refuse_capture raises CaptureError before anything is enqueued), a first-use upload (the
 histogram's cached edges: made by the first call, so a call before the capture makes them), and state kept between
 launches in a per-stream buffer (pyscan.runtime.workspace: the look-back scans' epoch-tagged tile status, the fast
-reduction's block counter).  A kept buffer's host-side epoch would be frozen into the graph at the value it had
+reduction's block counter, the one-launch histograms' counters).  A kept buffer's host-side epoch would be frozen into the graph at the value it had
 when captured, the buffer may be grown (and the old one freed) by a later eager call while a graph still names it,
 and two graphs captured on one stream (torch's capture stream is shared) and replayed on two streams would share
 it.  So a captured call that needs such a buffer takes memory the graph keeps (`kept()`, below: the fast scan and
@@ -80,8 +80,9 @@ def status(nbytes: int, device: int, stream: int, zero_bytes: int | None = None)
 
 
 # --- memory a graph keeps -----------------------------------------------------------------------------------------
-# Two kernels put their kept state back themselves at the end of every launch: the fast reduction's last block zeroes
-# its ticket counter (kernels/reduction/fast.cu), and the decoupled look-back scan, given the epoch EPOCH_ON_DEVICE,
+# Three kernels put their kept state back themselves at the end of every launch: the fast reduction's last block
+# zeroes its ticket counter (kernels/reduction/fast.cu), the one-launch histograms' last block its counters and ticket
+# (kernels/histogram/one_launch.cuh), and the decoupled look-back scan, given the epoch EPOCH_ON_DEVICE,
 # reads its epoch from its status buffer and its last block advances it (kernels/scan/decoupled_lookback.cu).  A
 # captured launch of either needs no memset node when its buffer is zero when the graph is made and stays the
 # graph's: a piece of KEPT_BYTES that a device keeps, zeroed once outside any capture (prepare_kept(), by the plans),

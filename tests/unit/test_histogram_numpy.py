@@ -651,7 +651,8 @@ def test_edge_formula_gives_every_edge_numpy_made(dtype):
 @pytest.mark.usefixtures("fake_gpu")
 def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
     """A cached rule's arrays are uploaded (and waited for) once; later calls with the same bins and range only
-    allocate, zero, launch and copy the edges, on the caller's stream: no synchronize, no host-to-device copy."""
+    allocate, launch (once: the counts need no zeroing, 1-byte data included) and copy the edges, on the caller's
+    stream: no synchronize, no host-to-device copy."""
     from test_interop import FakeDeviceArray
 
     from pyscan.histograms import launch
@@ -675,6 +676,8 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
     monkeypatch.setattr(driver, "multiprocessor_count", lambda ordinal: 132)
     monkeypatch.setattr(nh, "get_kernel", lambda *args, **kwargs: Kernel())
     monkeypatch.setattr(launch, "get_kernel", lambda *args, **kwargs: Kernel())
+    monkeypatch.setattr(nh, "kept_counters", lambda nbytes, device, stream: ops.append(("counters", stream))
+                        or (None, 0x7000))
     for host, top in ((np.zeros(4099, np.float32), 37.5), (np.zeros(4099, np.uint8), 255)):
         x = FakeDeviceArray(host)
         pyscan.histogram(x, 77, range=(0, top))  # the first call makes the rule and uploads its arrays
@@ -684,7 +687,7 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
         names = [name for name, _ in ops]
         assert "synchronize" not in names and "copy_htod" not in names, ops
         assert {stream for _, stream in ops} == {7}, ops  # FakeKind.current_stream: the caller's stream
-        assert names.count("launch") == (2 if host.dtype == np.uint8 else 1)  # bytes: fast.cu, then the fold
+        assert names.count("launch") == 1 and "memset32" not in names, ops  # bytes too: one launch
 
 
 # ---- the commonest call (int bins, a range, 1-D device data, no weights): one look-up, then its launches -----------
@@ -889,6 +892,53 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
         assert (("prepare_kept", 0) in built) == (one_launch is not None)
         if one_launch == plan.BYTES:
             assert built[0][1]["COPIES"] == plan.MAX_COPIES
+
+
+@pytest.mark.parametrize("dtype, bins, weighted, launches", [
+    (np.float32, 77, False, ["counters", "launch numpy_histogram_shared_once"]),
+    (np.uint8, 4096, False, ["counters", "launch numpy_histogram_bytes_once"]),
+    (np.float32, 77, True, ["memset32", "launch numpy_histogram_shared"]),
+    (np.float32, 12289, False, ["memset32", "launch numpy_histogram_global"]),
+    (np.uint8, 12289, False, ["memset32", "scratch", "memset32", "launch histogram_fast", "launch numpy_histogram_fold"])])
+def test_count_into_counts_in_one_launch_where_it_fits(monkeypatch, dtype, bins, weighted, launches):
+    """count_into (every call but the ready one): the one-launch kernel where fits_one_launch says so, on the kept
+    counters, writing `out` whole (no edges to copy); else `out` zeroed first, then the strategy's launches."""
+    from pyscan.histograms import launch
+
+    ops = []
+    kernel = lambda relpath, function, **defines: _Kernel(function, ops)  # noqa: E731
+    monkeypatch.setattr(nh, "get_kernel", kernel)
+    monkeypatch.setattr(launch, "get_kernel", kernel)
+    monkeypatch.setattr(nh, "sms", lambda call: 132)
+    monkeypatch.setattr(launch, "sms", lambda call: 132)
+    monkeypatch.setattr(nh, "_edges_on_device", lambda rule, call: _Buffer(0x100))
+    _kept_counters(monkeypatch, ops)
+
+    class Call:
+        device, stream = 0, 7
+
+        def memset32(self, array, value, words):
+            ops.append(("memset32",))
+
+        def scratch(self, shape, dtype=np.uint8):
+            ops.append(("scratch",))
+            return _Buffer(0x3000)
+
+    data = np.zeros(1_000_003, dtype).view(type("Device", (np.ndarray,), {"gpudata": 0x1000}))
+    weights = np.zeros(data.size, np.float32).view(type(data)) if weighted else None
+    rule = nh._uniform_rule(np.dtype(dtype), bins, 0, 50000, explicit_range=True)
+    out = _Buffer(0x2000)
+    assert nh.count_into(data, weights, rule, out, call=Call()) is out
+    assert [op[0] for op in ops] == launches
+    if launches[0] == "counters":
+        assert ops[0][1] == nh.counter_bytes(plan.choose_strategy(bins, False, None, data.itemsize)[0], bins)
+        grid = plan.grid_size(data.size, data.itemsize, False, 132)
+        assert ops[1][1:3] == ((grid, 1, 1), (plan.BLOCK, 1, 1))
+        assert ops[1][4] == (0x1000, np.int64(data.size), np.int32(bins), *rule.arguments(), 0x100,
+                             0x7000 + nh.TICKET_BYTES, 0x7000, 0x2000, 0, 0, np.int64(0))
+    ops.clear()
+    assert nh.count_into(data[:0], None, rule, out, call=Call()) is out  # no data: zeroed, nothing counted
+    assert [op[0] for op in ops] == ["memset32"]
 
 
 def test_kept_counters_are_the_streams_or_a_captured_calls_own(monkeypatch):
