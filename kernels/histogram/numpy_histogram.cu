@@ -2,9 +2,9 @@
 // PMPP ch. 9 carried to float bins and to many bins.  The bin of a value is numpy_bins.cuh's (NumPy's own
 // arithmetic); the elements are read once, 16 bytes per load, by element_loads.cuh.
 //
-// Three kernels, and two that count and finish in one launch (numpy_histogram_shared_once and
-// numpy_histogram_bytes_once, at the end); the host (pyscan/histograms/numpy_plan.py, choose_strategy) picks by the
-// data's size in bytes and by whether the bins fit in shared memory:
+// Three kernels, and one that counts and finishes in one launch (numpy_histogram_once, at the end); the host
+// (pyscan/histograms/numpy_plan.py, choose_strategy) picks by the data's size in bytes and by whether the bins fit
+// in shared memory:
 //
 // * numpy_histogram_shared -- privatization (PMPP §9.4, Fig. 9.10) with coarsening (§9.5): the grid is sized
 //   to the device, each block counts its share of the input into COPIES private copies of the histogram in
@@ -51,6 +51,9 @@
 #endif
 #ifndef WEIGHT_IS_HALF
 #define WEIGHT_IS_HALF 0
+#endif
+#ifndef BYTE_VALUES
+#define BYTE_VALUES 0  // numpy_histogram_once: 1 counts the byte values of 1-byte data and folds them (see there)
 #endif
 // the aggregation of each kernel (0: none, 1: runs of a thread, 2: lanes of a warp, 3: both; see above), measured on
 // an H100 (docs/histogram.md): the private copies spread a hot bin enough that aggregating costs more than it
@@ -220,45 +223,29 @@ extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __rest
 }
 
 #if !WEIGHTED
-// ---- one launch: the ready call (an int bins and a range, no weights; pyscan/histograms/numpy_histogram.py) --------
-// The count and its bookkeeping in one launch (one_launch.cuh): the edges the call returns copied on the way in, the
-// blocks' merges into `counters` (zero between launches, kept by the host per stream; `ticket` beside them), and the
-// block that finishes last writes the histogram from the counters and puts them back to zero.
-//
-// Both take the same arguments: the data, numpy_histogram_shared's rule, the counters and ticket, the histogram, and
-// the rule's device copy of the edges to return with where they go.
-// * numpy_histogram_shared_once -- numpy_histogram_shared's count; the histogram is the counters.
-// * numpy_histogram_bytes_once -- 1-byte data: the byte values counted (256 counters in COPIES private copies, as
-//   fast.cu counts them), then folded into NumPy's bins by the last block (numpy_histogram_fold's arithmetic).
+// ---- one launch: the ready call (an int bins and a range, no weights; pyscan/histograms/numpy_histogram.py) and
+// count_into's counts --------------------------------------------------------------------------------------------
+// numpy_histogram_once: the count and its bookkeeping in one launch (one_launch.cuh): the edges the call returns
+// copied on the way in (edge_bytes 0: none), the blocks' merges into `counters` (zero between launches, kept by the
+// host per stream; `ticket` beside them), and the block that finishes last writes the histogram from the counters
+// and puts them back to zero.  What is counted (BYTE_VALUES):
+//   0  numpy_histogram_shared's count: the counters are the bins, and the histogram is the counters;
+//   1  1-byte data: the byte values (256 counters in COPIES private copies, as fast.cu counts them), which the last
+//      block folds into NumPy's bins (numpy_histogram_fold's arithmetic) after zeroing the histogram.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
-numpy_histogram_shared_once(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi,
-        EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, double guess_margin,
-        double edge_start, double edge_step, const EDGE_T* __restrict__ edges,
-        unsigned long long* __restrict__ counters, unsigned int* __restrict__ ticket,
-        unsigned long long* __restrict__ histogram, const unsigned char* __restrict__ edges_from,
-        unsigned char* __restrict__ edges_to, long long edge_bytes) {
+numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi, EDGE_T first_edge,
+                     DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, double guess_margin, double edge_start,
+                     double edge_step, const EDGE_T* __restrict__ edges, unsigned long long* __restrict__ counters,
+                     unsigned int* __restrict__ ticket, unsigned long long* __restrict__ histogram,
+                     const unsigned char* __restrict__ edges_from, unsigned char* __restrict__ edges_to,
+                     long long edge_bytes) {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
+    SharedSum* private_copies = reinterpret_cast<SharedSum*>(shared_bytes);
     copy_bytes(edges_from, edges_to, edge_bytes);
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
                        guess_scale, guess_margin, edge_start, edge_step,  edges};
-    count_privately(reinterpret_cast<SharedSum*>(shared_bytes), bins, counters, [&](SharedSum* copy) {
-        count_elements<SharedSum, SHARED_AGGREGATE>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES);
-    });
-    if (!took_last_ticket(ticket)) return;
-    auto write = [&](long long bin, unsigned long long count) { histogram[bin] = count; };
-    take_counters(counters, bins, ticket, write);
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
-numpy_histogram_bytes_once(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi,
-        EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, double guess_margin,
-        double edge_start, double edge_step, const EDGE_T* __restrict__ edges,
-        unsigned long long* __restrict__ counters, unsigned int* __restrict__ ticket,
-        unsigned long long* __restrict__ histogram, const unsigned char* __restrict__ edges_from,
-        unsigned char* __restrict__ edges_to, long long edge_bytes) {
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    copy_bytes(edges_from, edges_to, edge_bytes);
-    count_privately(reinterpret_cast<SharedSum*>(shared_bytes), 256, counters, [&](SharedSum* copy) {
+#if BYTE_VALUES
+    count_privately(private_copies, 256, counters, [&](SharedSum* copy) {
         BinAdder<SharedSum, 0> adder(copy, COPIES);
         auto count = [&](bool valid, KEY_T key) { adder.add(valid, (int)(unsigned char)key, 1u); };  // the byte
         visit_keys(data, n, count);
@@ -266,15 +253,21 @@ numpy_histogram_bytes_once(const VALUE_T* __restrict__ data, long long n, int bi
     if (!took_last_ticket(ticket)) return;
     for (int bin = threadIdx.x; bin < bins; bin += BLOCK_SIZE) histogram[bin] = 0ull;
     __syncthreads();  // zero before any byte value's count is added
-    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
-                       guess_scale, guess_margin, edge_start, edge_step,  edges};
     auto fold = [&](long long byte_value, unsigned long long count) {
         const unsigned char byte = (unsigned char)byte_value;
         VALUE_T value = (VALUE_T)0;
-        memcpy(&value, &byte, 1);  // 1-byte VALUE_T only (the host launches it for no other)
+        memcpy(&value, &byte, 1);  // 1-byte VALUE_T only (the host builds BYTE_VALUES for no other)
         const int bin = rule.bin_of(key_of(value));
         if (bin >= 0 && count != 0ull) atomicAdd(&histogram[bin], count);
     };
     take_counters(counters, 256, ticket, fold);
+#else
+    count_privately(private_copies, bins, counters, [&](SharedSum* copy) {
+        count_elements<SharedSum, SHARED_AGGREGATE>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES);
+    });
+    if (!took_last_ticket(ticket)) return;
+    auto write = [&](long long bin, unsigned long long count) { histogram[bin] = count; };
+    take_counters(counters, bins, ticket, write);
+#endif
 }
 #endif

@@ -34,7 +34,7 @@ from .registry import HISTOGRAMS
 KERNEL = "histogram/numpy_histogram.cu"
 FUNCTIONS = {plan.SHARED: "numpy_histogram_shared", plan.GLOBAL: "numpy_histogram_global"}
 FOLD = "numpy_histogram_fold"  # 1-byte data: fast.cu's byte counts into the bins (BYTES)
-ONE_LAUNCH = {plan.SHARED: "numpy_histogram_shared_once", plan.BYTES: "numpy_histogram_bytes_once"}
+ONE_LAUNCH = "numpy_histogram_once"  # SHARED and BYTES (BYTE_VALUES=1) in one launch: counts and finishes
 
 
 # ---- launches ------------------------------------------------------------------------------------------------
@@ -44,14 +44,16 @@ def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *
     """(the counting kernel of strategy `chosen` (SHARED or GLOBAL) for the rule, its dynamic shared memory): the
     block's `copies` private copies of the bins' counters for SHARED (4 bytes a count, 8 a weighted sum), none for
     GLOBAL.  weights: the weights' dtype, None for counts.  one_launch: the ready call's kernel of SHARED or BYTES,
-    which counts and finishes in one launch (ONE_LAUNCH; BYTES: the 256 byte values in MAX_COPIES copies)."""
-    if one_launch:
-        function = ONE_LAUNCH[chosen]
-        copies, counted = (plan.MAX_COPIES, 256) if chosen == plan.BYTES else (copies, rule.bins)
+    which counts and finishes in one launch (ONE_LAUNCH; BYTES: BYTE_VALUES, the 256 byte values in MAX_COPIES
+    copies)."""
+    byte_values = one_launch and chosen == plan.BYTES
+    if byte_values:
+        copies, counted = plan.MAX_COPIES, 256
     else:
-        function, counted = FUNCTIONS[chosen], rule.bins
+        counted = rule.bins
     weight_dtype = np.dtype(np.float32) if weights is None else np.dtype(weights)
-    fn = get_kernel(KERNEL, function, device=device, BLOCK_SIZE=plan.BLOCK, COPIES=max(copies, 1),
+    fn = get_kernel(KERNEL, ONE_LAUNCH if one_launch else FUNCTIONS[chosen], device=device, BLOCK_SIZE=plan.BLOCK,
+                    COPIES=max(copies, 1), BYTE_VALUES=int(byte_values),
                     WEIGHTED=int(weights is not None), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
                     WEIGHT_IS_HALF=int(weight_dtype == np.float16),
                     SHARED_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.SHARED]],

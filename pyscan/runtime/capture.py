@@ -5,16 +5,16 @@ replayed as they are.  Three things a call does eagerly are not: a wait or a hos
 from the data: driver.refuse_capture raises CaptureError before anything is enqueued), a first-use upload (the
 histogram's cached edges: made by the first call, so a call before the capture makes them), and state kept between
 launches in a per-stream buffer (pyscan.runtime.workspace: the look-back scans' epoch-tagged tile status, the fast
-reduction's block counter, the one-launch histograms' counters).  A kept buffer's host-side epoch would be frozen into the graph at the value it had
-when captured, the buffer may be grown (and the old one freed) by a later eager call while a graph still names it,
-and two graphs captured on one stream (torch's capture stream is shared) and replayed on two streams would share
-it.  So a captured call that needs such a buffer takes memory the graph keeps (`kept()`, below: the fast scan and
-the fast reduction, whose kernels put their state back themselves) or `status()`: a buffer of its own, allocated on
-the capturing stream by the capturing library's allocator (torch's graph pool under torch.cuda.graph, else pyscan's
-stream-ordered pool, captured as a graph allocation node that the graph itself frees), zeroed by a memset node ahead
-of the kernel on every replay, with epoch 0 (kernels/common/tile_status.cuh: the untagged protocol on zeroed
-words).  Eager calls never come here: the check is one cuStreamIsCapturing from C, made only by calls that use a
-kept buffer (more than one tile or block).
+reduction's block counter, the one-launch histograms' counters).  A kept buffer's host-side epoch would be frozen
+into the graph at the value it had when captured, the buffer may be grown (and the old one freed) by a later eager
+call while a graph still names it, and two graphs captured on one stream (torch's capture stream is shared) and
+replayed on two streams would share it.  So a captured call that needs such a buffer takes memory the graph keeps
+(`kept()`, below: the fast scan, the fast reduction and the one-launch histograms, whose kernels put their state
+back themselves) or `status()`: a buffer of its own, allocated on the capturing stream by the capturing library's
+allocator (torch's graph pool under torch.cuda.graph, else pyscan's stream-ordered pool, captured as a graph
+allocation node that the graph itself frees), zeroed by a memset node ahead of the kernel on every replay, with
+epoch 0 (kernels/common/tile_status.cuh: the untagged protocol on zeroed words).  Eager calls never come here: the
+check is one cuStreamIsCapturing from C, made only by calls that use a kept buffer (more than one tile or block).
 """
 
 from __future__ import annotations

@@ -813,16 +813,19 @@ def test_the_kernels_that_may_take_48_kb_of_dynamic_shared_memory_have_no_static
     have none of their own: ptxas reports no smem for them (a launch would fail with CUDA_ERROR_INVALID_VALUE)."""
     rule = nh._uniform_rule(np.dtype(np.float32), 12288, 0, 100, explicit_range=True)
     assert plan.choose_strategy(rule.bins, False, None, 4) == (plan.SHARED, 1) and 12288 * 4 == plan.SHARED_BYTES
-    source = tmp_path / "k.cu"
-    source.write_text(build_source(nh.KERNEL, BLOCK_SIZE=plan.BLOCK, COPIES=1, **rule.defines()))
-    p = subprocess.run([shutil.which("nvcc"), "-std=c++17", "-arch=sm_90", "-cubin", "-Xptxas=-v", "-o",
-                        str(tmp_path / "k.cubin"), str(source)], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    usage = {}  # function -> ptxas's "Used ..." line
-    for chunk in p.stderr.split("Compiling entry function ")[1:]:
-        usage[chunk.split("'")[1]] = next(line for line in chunk.splitlines() if "Used" in line)
-    for function in ("numpy_histogram_shared", *nh.ONE_LAUNCH.values()):
-        assert "registers" in usage[function] and "smem" not in usage[function], (function, usage[function])
+    byte_rule = nh._uniform_rule(np.dtype(np.uint8), 12288, 0, 256, explicit_range=True)
+    for defines, functions in ((dict(COPIES=1, BYTE_VALUES=0, **rule.defines()), ("numpy_histogram_shared", nh.ONE_LAUNCH)),
+                               (dict(COPIES=plan.MAX_COPIES, BYTE_VALUES=1, **byte_rule.defines()), (nh.ONE_LAUNCH,))):
+        source = tmp_path / "k.cu"
+        source.write_text(build_source(nh.KERNEL, BLOCK_SIZE=plan.BLOCK, **defines))
+        p = subprocess.run([shutil.which("nvcc"), "-std=c++17", "-arch=sm_90", "-cubin", "-Xptxas=-v", "-o",
+                            str(tmp_path / "k.cubin"), str(source)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        usage = {}  # function -> ptxas's "Used ..." line
+        for chunk in p.stderr.split("Compiling entry function ")[1:]:
+            usage[chunk.split("'")[1]] = next(line for line in chunk.splitlines() if "Used" in line)
+        for function in functions:
+            assert "registers" in usage[function] and "smem" not in usage[function], (function, usage[function])
 
 
 def _kept_counters(monkeypatch, ops):
@@ -877,9 +880,9 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
         device = 0
 
     for dtype, bins, one_launch, function, shared in (
-            (np.float32, 100, plan.SHARED, "numpy_histogram_shared_once", 100 * 16 * 4),
-            (np.float32, 12288, plan.SHARED, "numpy_histogram_shared_once", 12288 * 4),
-            (np.uint8, 12288, plan.BYTES, "numpy_histogram_bytes_once", 256 * plan.MAX_COPIES * 4),
+            (np.float32, 100, plan.SHARED, nh.ONE_LAUNCH, 100 * 16 * 4),
+            (np.float32, 12288, plan.SHARED, nh.ONE_LAUNCH, 12288 * 4),
+            (np.uint8, 12288, plan.BYTES, nh.ONE_LAUNCH, 256 * plan.MAX_COPIES * 4),
             (np.uint8, 12289, None, "numpy_histogram_fold", 0),
             (np.float32, 12289, None, "numpy_histogram_global", 0)):
         built.clear()
@@ -890,13 +893,14 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
         assert ready.byte_counter == (("histogram_fast", models.FAST_COPIES * 256 * 4) if function == nh.FOLD
                                       else None)
         assert (("prepare_kept", 0) in built) == (one_launch is not None)
-        if one_launch == plan.BYTES:
-            assert built[0][1]["COPIES"] == plan.MAX_COPIES
+        if one_launch is not None:  # the byte values: their own build, 256 counters in MAX_COPIES copies
+            assert built[0][1]["BYTE_VALUES"] == (one_launch == plan.BYTES)
+            assert built[0][1]["COPIES"] == (plan.MAX_COPIES if one_launch == plan.BYTES else shared // (bins * 4))
 
 
 @pytest.mark.parametrize("dtype, bins, weighted, launches", [
-    (np.float32, 77, False, ["counters", "launch numpy_histogram_shared_once"]),
-    (np.uint8, 4096, False, ["counters", "launch numpy_histogram_bytes_once"]),
+    (np.float32, 77, False, ["counters", "launch numpy_histogram_once"]),
+    (np.uint8, 4096, False, ["counters", "launch numpy_histogram_once"]),
     (np.float32, 77, True, ["memset32", "launch numpy_histogram_shared"]),
     (np.float32, 12289, False, ["memset32", "launch numpy_histogram_global"]),
     (np.uint8, 12289, False, ["memset32", "scratch", "memset32", "launch histogram_fast", "launch numpy_histogram_fold"])])
