@@ -82,7 +82,7 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     edges = _edges_on_device(rule, call)  # kept until the launches are queued (then freed in stream order)
     if not weighted and fits_one_launch(chosen, rule.bins):  # out written whole by the last block: no zeroing
         fn, shared = counting_kernel(rule, chosen, copies, call.device, aggregations=aggregations, one_launch=True)
-        owner, counters = kept_counters(counter_bytes(chosen, rule.bins), call.device, call.stream)
+        owner, counters = kept_counters(counter_bytes(chosen, rule.bins), call.device, call.stream)  # owner: kept
         grid = plan.grid_size(data.size, rule.dtype.itemsize, False, sms(call))
         fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata), np.int64(data.size),
                                np.int32(rule.bins), *rule.arguments(), _address(edges), counters + TICKET_BYTES,
@@ -288,8 +288,8 @@ def _finish(call, sums, rule, result_dtype, density: bool):
 # first call has made its rule, a ReadyHistogram per (dtype, bins, range with its types, device) holds what that
 # call worked out (the kernels, their geometry and shared memory, the rule's arguments, the edges on the device),
 # and a call is one look-up, two allocations of x's kind (the counts and the edges it returns) and one launch
-# (numpy_histogram.cu's "once" kernels: the edges copied, the count, the histogram written by the last block from
-# counters kept zero per stream), for the private copies (SHARED) and for 1-byte data up to ONE_LAUNCH_MOST_BINS.
+# (numpy_histogram_once: the edges copied, the count, the histogram written by the last block from counters kept
+# zero per stream), for the private copies (SHARED) and for 1-byte data up to ONE_LAUNCH_MOST_BINS.
 # More bins: histogram_start.cu (the counters zeroed, the edges copied), then count_into's launches (GLOBAL: the
 # atomics; BYTES: fast.cu's byte counts, then the fold).  On a GPU host each launch and allocation is several µs of
 # host time, most of a call up to 2^20 elements (pyscan_tools/lab/histogram_call_profile.py).
