@@ -82,7 +82,8 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     edges = _edges_on_device(rule, call)  # kept until the launches are queued (then freed in stream order)
     if not weighted and fits_one_launch(chosen, rule.bins):  # out written whole by the last block: no zeroing
         fn, shared = counting_kernel(rule, chosen, copies, call.device, aggregations=aggregations, one_launch=True)
-        owner, counters = kept_counters(counter_bytes(chosen, rule.bins), call.device, call.stream)  # owner: kept
+        # `owner` holds the counters' memory until the launch is queued
+        owner, counters = kept_counters(counter_bytes(chosen, rule.bins), call.device, call.stream)
         grid = plan.grid_size(data.size, rule.dtype.itemsize, False, sms(call))
         fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata), np.int64(data.size),
                                np.int32(rule.bins), *rule.arguments(), _address(edges), counters + TICKET_BYTES,
