@@ -67,6 +67,47 @@ def _check_op(op: str, what: str) -> None:
                          " a C-expression operator runs only eagerly on CUDA tensors that do not require grad")
 
 
+# --- autograd ------------------------------------------------------------------------------------------------------
+
+_AFTER_AUTOGRAD = torch._C._after_autograd_keyset
+_AFTER_INPLACE_OR_VIEW = torch._C._after_ADInplaceOrView_keyset
+
+
+def _register_autograd(name: str, operator, setup_context, backward, kernels: dict) -> None:
+    """The operator's Autograd kernel: what torch.library.register_autograd registers, in fewer Python layers.
+
+    Where x requires grad (in grad mode), an autograd.Function runs the operator below autograd and keeps what
+    backward(ctx, grad) needs (setup_context(ctx, inputs, output)).  Otherwise the call goes on below autograd: to the
+    CUDA or CPU kernel itself where that is the next key (a plain tensor, as in a compiled function's calls), else
+    through the dispatcher (fake and functional tensors, dispatch modes: the Python key).  register_autograd's
+    layers (a generic any-input-requires-grad test, a redispatch on every call) cost a compiled function about 14 us
+    a call on the H100 host (docs/runtime.md, "torch")."""
+    direct = {getattr(torch._C.DispatchKey, key): kernel for key, kernel in kernels.items()}
+
+    def forward(ctx, keyset, x, *rest):
+        with torch._C._AutoDispatchBelowAutograd():
+            output = operator.redispatch(keyset & _AFTER_AUTOGRAD, x, *rest)
+        setup_context(ctx, (x, *rest), output)
+        return output
+
+    def backward_(ctx, grad):
+        return (None, *backward(ctx, grad))
+
+    function = type(f"PyscanAutograd_{name}", (torch.autograd.Function,),
+                    {"forward": staticmethod(forward), "backward": staticmethod(backward_)})
+
+    def autograd_kernel(keyset, x, *rest):
+        if x.requires_grad and torch.is_grad_enabled():
+            return function.apply(keyset, x, *rest)
+        kernel = direct.get((keyset & _AFTER_INPLACE_OR_VIEW).highestPriorityTypeId())
+        if kernel is not None:
+            return kernel(x, *rest)
+        with torch._C._AutoDispatchBelowAutograd():
+            return operator.redispatch(keyset & _AFTER_AUTOGRAD, x, *rest)
+
+    _LIBRARY.impl(name, autograd_kernel, "Autograd", with_keyset=True)
+
+
 # --- scan ---------------------------------------------------------------------------------------------------------
 
 # The operators are defined with torch.library.Library and their kernels, fake implementations and autograd
@@ -213,7 +254,7 @@ def _running_extreme_grad(g: Tensor, indices: Tensor, d: int) -> Tensor:
     return torch.where(start, total.gather(d, after - 1) - before, torch.zeros_like(total)).to(g.dtype)
 
 
-torch.library.register_autograd("pyscan::scan", _scan_backward, setup_context=_scan_setup)
+_register_autograd("scan", scan_op, _scan_setup, _scan_backward, {"CUDA": _scan_cuda, "CPU": _scan_cpu})
 
 
 # --- reduce -------------------------------------------------------------------------------------------------------
@@ -317,7 +358,7 @@ def _reduce_backward(ctx, grad):
     return grad_x.to(ctx.x_dtype).contiguous(), None, None, None, None
 
 
-torch.library.register_autograd("pyscan::reduce", _reduce_backward, setup_context=_reduce_setup)
+_register_autograd("reduce", reduce_op, _reduce_setup, _reduce_backward, {"CUDA": _reduce_cuda, "CPU": _reduce_cpu})
 
 
 # --- the public functions' routed calls ----------------------------------------------------------------------------

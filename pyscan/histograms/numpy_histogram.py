@@ -84,10 +84,8 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
         fn, shared = counting_kernel(rule, chosen, copies, call.device, aggregations=aggregations, one_launch=True)
         # `owner` holds the counters' memory until the launch is queued
         owner, counters = kept_counters(counter_bytes(chosen, rule.bins), call.device, call.stream)
-        grid = plan.grid_size(data.size, rule.dtype.itemsize, False, sms(call))
-        fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata), np.int64(data.size),
-                               np.int32(rule.bins), *rule.arguments(), _address(edges), counters + TICKET_BYTES,
-                               counters, int(out.gpudata), 0, 0, np.int64(0), shared_size=shared)
+        launch_one_count(fn, shared, call.stream, int(data.gpudata), data.size, rule, sms(call),
+                         (np.int32(rule.bins), *rule.arguments()), _address(edges), counters, int(out.gpudata))
         return out
     call.memset32(out, 0, 2 * rule.bins)
     if chosen == plan.BYTES:
@@ -317,13 +315,21 @@ def kept_counters(nbytes: int, device: int, stream: int):
     stream's kept buffer, or under a CUDA graph capture a piece of memory the graph keeps (capture.kept) or the
     call's own, zeroed by a memset node (capture.status) -- as the fast reduction's ticket (runtime/capture.py)."""
     if driver._capturing(stream) and driver.capturing(stream, device):
-        address = capture.kept(nbytes, device)
-        if address is not None:
-            return None, address
-        own = capture.status(nbytes, device, stream)
-        return own, own.address
+        return capture.zeroed(nbytes, device, stream)
     kept = _kept_counters.get(nbytes, device, stream)
     return kept, kept.address
+
+
+def launch_one_count(fn, shared: int, stream: int, address: int, n: int, rule: plan.BinRule, sms_: int, arguments,
+                     edges: int, counters: int, out: int, copy=(0, 0, 0)) -> None:
+    """numpy_histogram_once (counting_kernel(..., one_launch=True)) over the n values at `address`: rule.bins counts
+    into `out`, through the kept counters at `counters` (kept_counters).  arguments: the bin count and the rule's
+    arguments; edges: the rule's edges on the device; copy: (source, destination, bytes) of the bin edges the call
+    returns, which the grid copies on its way in (ReadyHistogram), or none."""
+    grid = plan.grid_size(n, rule.dtype.itemsize, False, sms_)
+    fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, np.int64(n), *arguments, edges,
+                           counters + TICKET_BYTES, counters, out, copy[0], copy[1], np.int64(copy[2]),
+                           shared_size=shared)
 
 
 class ReadyHistogram:
@@ -349,11 +355,9 @@ class ReadyHistogram:
             edges = kind.empty(bin_edges.shape, bin_edges.dtype, device, stream)
             if self.one_launch is not None:
                 owner, counters = kept_counters(self.counter_bytes, device, stream)
-                grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
-                self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, np.int64(n),
-                                            *self.arguments, int(self.edges.gpudata), counters + TICKET_BYTES,
-                                            counters, kind.pointer(hist), int(self.bin_edges.gpudata),
-                                            kind.pointer(edges), np.int64(bin_edges.nbytes), shared_size=self.shared)
+                launch_one_count(self.fn, self.shared, stream, address, n, rule, self.sms, self.arguments,
+                                 int(self.edges.gpudata), counters, kind.pointer(hist),
+                                 (int(self.bin_edges.gpudata), kind.pointer(edges), bin_edges.nbytes))
             else:
                 self._start_and_count(kind, hist, edges, address, n, device, stream)
         finally:
@@ -412,9 +416,10 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
         byte_counter = (fast_kernel(call.device), fast_shared(256))
     else:
         fn, shared = counting_kernel(rule, chosen, copies, call.device)
+    start = None if one_launch is not None else get_kernel(*START, device=call.device)
     _ready[key] = ReadyHistogram(rule, fn, shared, _rule_array(rule, "edges", rule.edges, call),
-                                 _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call),
-                                 get_kernel(*START, device=call.device), byte_counter, one_launch)
+                                 _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call), start,
+                                 byte_counter, one_launch)
 
 
 # ---- the public functions ------------------------------------------------------------------------------------

@@ -122,4 +122,15 @@ def kept(nbytes: int, device: int) -> int | None:
         return held[0].address + held[1] - size
 
 
-__all__ = ["KEPT_BYTES", "KEPT_MOST", "Scratch", "kept", "prepare_kept", "scratch", "status"]
+def zeroed(nbytes: int, device: int, stream: int) -> tuple:
+    """(owner, address) of nbytes that are zero when a captured launch starts and that the kernel leaves zero: a
+    piece the graph keeps (kept(); owner None), else the call's own buffer zeroed by a memset node (status(); the
+    owner to hold until the launch is queued)."""
+    address = kept(nbytes, device)
+    if address is not None:
+        return None, address
+    own = status(nbytes, device, stream)
+    return own, own.address
+
+
+__all__ = ["KEPT_BYTES", "KEPT_MOST", "Scratch", "kept", "prepare_kept", "scratch", "status", "zeroed"]

@@ -500,11 +500,8 @@ def launch(out: int, x: int, n: int, dtype, op: str, exclusive: bool, device: in
     elif driver._capturing(stream) and driver.capturing(stream, device):
         # a CUDA graph: status the graph keeps, whose epoch the kernel reads and advances; or, with none left, the
         # call's own, zeroed by a memset node, and epoch 0 (pyscan.runtime.capture)
-        nbytes = 8 * (2 + status_words(tiles, p.status_size))
-        base, epoch = capture.kept(nbytes, device), EPOCH_ON_DEVICE
-        if base is None:
-            own = capture.status(nbytes, device, stream)
-            base, epoch = own.address, 0
+        own, base = capture.zeroed(8 * (2 + status_words(tiles, p.status_size)), device, stream)
+        epoch = EPOCH_ON_DEVICE if own is None else 0
     else:
         base, epoch = next_status(tiles, p.status_size, device, stream)
     if tiles > 1:

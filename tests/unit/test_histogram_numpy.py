@@ -862,8 +862,8 @@ def test_a_ready_histogram_of_few_bins_is_one_launch(monkeypatch, dtype, bins, s
 
 def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
     """_keep_ready: the one-launch kernel for SHARED and for BYTES up to ONE_LAUNCH_MOST_BINS (its shared memory:
-    the copies of the bins' counters, or MAX_COPIES copies of the 256 byte values'), else histogram_start and
-    count_into's launches (GLOBAL's atomics; BYTES' byte counts and fold)."""
+    the copies of the bins' counters, or MAX_COPIES copies of the 256 byte values'), and no histogram_start; else
+    histogram_start and count_into's launches (GLOBAL's atomics; BYTES' byte counts and fold)."""
     from pyscan.histograms import models
     from pyscan.runtime import capture
 
@@ -893,6 +893,7 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
         assert ready.byte_counter == (("histogram_fast", models.FAST_COPIES * 256 * 4) if function == nh.FOLD
                                       else None)
         assert (("prepare_kept", 0) in built) == (one_launch is not None)
+        assert ready.start == (None if one_launch is not None else nh.START[1])  # histogram_start: not one launch
         if one_launch is not None:  # the byte values: their own build, 256 counters in MAX_COPIES copies
             assert built[0][1]["BYTE_VALUES"] == (one_launch == plan.BYTES)
             assert built[0][1]["COPIES"] == (plan.MAX_COPIES if one_launch == plan.BYTES else shared // (bins * 4))

@@ -220,6 +220,36 @@ def test_add_gradient_is_the_reverse_cumulative_sum():
     np.testing.assert_allclose(_grads(lambda v: pyscan.scan(v, exclusive=True), x, g), shifted)
 
 
+def test_the_autograd_kernel_calls_the_backend_kernel_only_for_plain_tensors(monkeypatch):
+    """Without grad the operators' Autograd kernel calls the CPU (CUDA) kernel itself; a dispatch mode (the Python key)
+    still sees the operator, and a tensor that requires grad still gets its gradient."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    calls = []
+    monkeypatch.setattr(torch_ops, "_torch_scan", lambda *a: calls.append(a[1:]) or torch.zeros(3, dtype=torch.int64))
+    x = torch.tensor([1, 2, 3], dtype=torch.int32)
+    torch.ops.pyscan.scan(x, None, "add", False, None)
+    assert calls == [(None, "add", False, None)]
+    monkeypatch.undo()
+    with Seen() as seen:
+        y = torch.ops.pyscan.scan(x, None, "add", False, None)
+    assert "pyscan.scan.default" in seen.ops and y.tolist() == [1, 3, 6]
+    t = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64, requires_grad=True)
+    torch.ops.pyscan.scan(t, 0, "add", False, None).sum().backward()
+    assert t.grad.tolist() == [3.0, 2.0, 1.0]
+    with torch.no_grad():
+        assert not torch.ops.pyscan.reduce(t, None, False, "add", None).requires_grad
+
+
 # --- torch.compile and torch.export on CPU ---------------------------------------------------------------------------
 
 def test_compile_fullgraph_dynamic_has_no_graph_break():
