@@ -3,13 +3,13 @@
     torch.ops.pyscan.scan(x, dim, op, exclusive, dtype)        # dim: int or None (the flattened array)
     torch.ops.pyscan.reduce(x, dim, keepdim, op, dtype)        # dim: list of ints or None (every element)
 
-Both are torch.library operators (a Library's schemas, CUDA and CPU kernels, `register_fake` implementations and
-`register_autograd` formulas: what torch.library.custom_op makes, with fewer Python layers a call), so torch.compile
-and torch.export trace them as single opaque nodes with symbolic shapes, and autograd differentiates them.  The public
-`pyscan.scan` / `pyscan.reduce` route a torch tensor here only where it is needed: a tensor that requires grad, a
-CPU tensor, a fake or functional tensor (torch.export, AOT tracing), or a call traced by torch.compile; a CUDA tensor
-that does none of this takes the plain eager path, which costs one `x.requires_grad` and one
-`torch.compiler.is_compiling()` more than before (docs/runtime.md, "torch").  This module is imported by pyscan the
+Both are torch.library operators (a Library's schemas, CUDA and CPU kernels, `register_fake` implementations and an
+Autograd kernel with the backward formulas: what torch.library.custom_op makes, with fewer Python layers a call), so
+torch.compile and torch.export trace them as single opaque nodes with symbolic shapes, and autograd differentiates
+them.  The public `pyscan.scan` / `pyscan.reduce` route a torch tensor here only where it is needed: a tensor that
+requires grad, a CPU tensor, a fake or functional tensor (torch.export, AOT tracing), or a call traced by
+torch.compile; a CUDA tensor that does none of this takes the plain eager path, which costs one `x.requires_grad` and
+one `torch.compiler.is_compiling()` more than before (docs/runtime.md, "torch").  This module is imported by pyscan the
 first time it sees a torch tensor (or at `import pyscan` when torch is already imported); pyscan imports without
 torch.
 
@@ -80,8 +80,8 @@ def _register_autograd(name: str, operator, setup_context, backward, kernels: di
     backward(ctx, grad) needs (setup_context(ctx, inputs, output)).  Otherwise the call goes on below autograd: to the
     CUDA or CPU kernel itself where that is the next key (a plain tensor, as in a compiled function's calls), else
     through the dispatcher (fake and functional tensors, dispatch modes: the Python key).  register_autograd's
-    layers (a generic any-input-requires-grad test, a redispatch on every call) cost a compiled function about 14 us
-    a call on the H100 host (docs/runtime.md, "torch")."""
+    layers (a generic any-input-requires-grad test, a redispatch on every call) cost an operator call about 3 us of
+    20 more on the H200 host (docs/runtime.md, "torch")."""
     direct = {getattr(torch._C.DispatchKey, key): kernel for key, kernel in kernels.items()}
 
     def forward(ctx, keyset, x, *rest):
