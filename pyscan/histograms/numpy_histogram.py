@@ -312,8 +312,8 @@ def counter_bytes(chosen: str, bins: int) -> int:
 
 def kept_counters(nbytes: int, device: int, stream: int):
     """(owner, address) of nbytes that are zero when a one-launch count starts on `stream` and that it leaves zero: the
-    stream's kept buffer, or under a CUDA graph capture a piece of memory the graph keeps (capture.kept) or the
-    call's own, zeroed by a memset node (capture.status) -- as the fast reduction's ticket (runtime/capture.py)."""
+    stream's kept buffer, or under a CUDA graph capture capture.zeroed's: a piece of memory the graph keeps, or the
+    call's own, zeroed by a memset node -- as the fast reduction's ticket (runtime/capture.py)."""
     if driver._capturing(stream) and driver.capturing(stream, device):
         return capture.zeroed(nbytes, device, stream)
     kept = _kept_counters.get(nbytes, device, stream)
