@@ -5,6 +5,8 @@ Python and CUDA (ch. 4), as readable CUDA kernels compiled by PyCUDA and launche
 missing piece (cuda.core, pycuda, the CUDA driver, a device) raises GPUUnavailableError saying what is missing.
 """
 
+import sys
+
 from . import distributed, life
 from .basics import pycuda_context, scalar_multiply, source_module
 from .errors import ExpressionCompileError, GPUUnavailableError, KernelCompileError, OutOfMemoryError
@@ -19,10 +21,14 @@ from .scans import SCAN_ALGORITHMS, scan
 
 __version__ = "0.1.0"
 
-# The custom operators are registered when torch is imported (now, if it is), before anything can trace a call.
-from .runtime.arrays import _import_torch_ops, after_import  # noqa: E402
+if "torch" in sys.modules:  # torch first: register the custom operators now, before anything traces a call
+    from .runtime.arrays import _import_torch_ops
 
-after_import("torch", _import_torch_ops)
+    _import_torch_ops()
+else:  # pyscan first: register them as soon as torch is imported, still before anything can trace a call
+    from .runtime.arrays import register_after_torch_import
+
+    register_after_torch_import()
 
 
 def device_name() -> str | None:

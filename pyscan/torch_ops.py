@@ -9,10 +9,9 @@ torch.compile and torch.export trace them as single opaque nodes with symbolic s
 them.  The public `pyscan.scan` / `pyscan.reduce` route a torch tensor here only where it is needed: a tensor that
 requires grad, a CPU tensor, a fake or functional tensor (torch.export, AOT tracing), or a call traced by
 torch.compile; a CUDA tensor that does none of this takes the plain eager path, which costs one `x.requires_grad` and
-one `torch.compiler.is_compiling()` more than before (docs/runtime.md, "torch").  torch.compile does not trace the
-public functions' Python: once Dynamo is imported, it traces `_traced_scan` / `_traced_reduce` in their place, which
-come straight here (substitute_in_graph; fewer guards).  This module is imported with torch (at `import pyscan` when
-torch is already imported, else right after torch's own import); pyscan imports without torch.
+one `torch.compiler.is_compiling()` more than before (docs/runtime.md, "torch").  This module is imported by pyscan the
+first time it sees a torch tensor (or at `import pyscan` when torch is already imported); pyscan imports without
+torch.
 
 The CUDA kernels are pyscan's (the eager path on a contiguous tensor).  The CPU kernels are torch's own functions
 (torch.cumsum / cumprod / cummax / cummin, torch.sum / prod / amax / amin, NumPy's ufuncs for the bitwise and
@@ -439,43 +438,5 @@ def routed(x) -> bool:
 
 
 _TRACED_TYPES = frozenset({"FakeTensor", "FunctionalTensor"})
-
-
-# --- what torch.compile traces ----------------------------------------------------------------------------------
-
-# Dynamo inlines the public functions' Python down to the operator and guards on everything it read there (the
-# kinds' table, the operator names, the defaults: 136 guards for one scan and one reduction on torch 2.13). In their
-# place it traces these, which go straight to the operators above (24 guards); the eager calls are untouched. Input
-# that is no tensor runs the public function eagerly (a graph break, as tracing into it gave before).
-def _traced_scan(x, axis=None, dtype=None, out=None, *, op="add", exclusive=False, algorithm="auto", stream=None,
-                 identity=None, initial=None, offsets=None, check_offsets=True):
-    """pyscan.scan as torch.compile traces it."""
-    call = scan if isinstance(x, Tensor) else _untraced["scan"]
-    return call(x, axis, dtype, out, op=op, exclusive=exclusive, algorithm=algorithm, stream=stream,
-                identity=identity, initial=initial, offsets=offsets, check_offsets=check_offsets)
-
-
-def _traced_reduce(x, axis=None, dtype=None, out=None, keepdims=False, *, op="add", algorithm="auto", stream=None,
-                   identity=None, initial=None, map=None, offsets=None, check_offsets=True):
-    """pyscan.reduce as torch.compile traces it."""
-    call = reduce if isinstance(x, Tensor) else _untraced["reduce"]
-    return call(x, axis, dtype, out, keepdims, op=op, algorithm=algorithm, stream=stream, identity=identity,
-                initial=initial, map=map, offsets=offsets, check_offsets=check_offsets)
-
-
-_untraced: dict = {}  # "scan" / "reduce" -> the public function, run eagerly where Dynamo meets it
-
-
-def _substitute_in_graph() -> None:
-    """Register the two substitutes with Dynamo (torch >= 2.5; before it, Dynamo traces the public functions).
-    Run once torch._dynamo is imported: importing it here would add about 2 s to `import pyscan`."""
-    if _untraced or not hasattr(torch.compiler, "substitute_in_graph"):
-        return
-    _untraced.update(scan=torch._dynamo.disable(_scans.scan), reduce=torch._dynamo.disable(_reductions.reduce))
-    torch.compiler.substitute_in_graph(_scans.scan)(_traced_scan)
-    torch.compiler.substitute_in_graph(_reductions.reduce)(_traced_reduce)
-
-
-arrays.after_import("torch._dynamo", _substitute_in_graph)
 
 __all__ = ["DIFFERENTIABLE", "reduce", "reduce_op", "routed", "scan", "scan_op"]

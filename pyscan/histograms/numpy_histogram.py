@@ -344,8 +344,8 @@ class ReadyHistogram:
         self.byte_counter = byte_counter  # BYTES: fast.cu's kernel and shared memory; fn is then the fold
         self.one_launch = one_launch  # SHARED or BYTES: fn counts and finishes in one launch (the strategy)
         self.counter_bytes = counter_bytes(one_launch, rule.bins) if one_launch is not None else 0
-        jobs = max(rule.bins, 256, rule.bin_edges.nbytes // 4)  # histogram_start's (none in one launch)
-        self.start_grid = 0 if start is None else max(1, min(-(-jobs // START_BLOCK), 4 * sms_))
+        jobs = max(rule.bins, 256, rule.bin_edges.nbytes // 4)
+        self.start_grid = max(1, min(-(-jobs // START_BLOCK), 4 * sms_))
 
     def __call__(self, kind, x, address: int, n: int, device: int, stream: int):
         rule, bin_edges = self.rule, self.rule.bin_edges

@@ -508,42 +508,36 @@ def torch_route(x, kind):
     return ops if ops is not None and ops.routed(x) else None
 
 
-class _AfterImport:
-    """A finder on sys.meta_path that lets the other finders find module `name`, then has the module run `then()`
-    right after its own code.  For torch: the custom operators and the dtype tables are made when torch is imported,
-    not by the first call, which may be one that torch.compile traces (Dynamo cannot trace the tables being filled:
-    tests/gpu/test_graphs_gpu.py, the compile test run alone).  It removes itself at its first use."""
-
-    def __init__(self, name: str, then):
-        self.name, self.then = name, then
+class _AfterTorchImport:
+    """A finder on sys.meta_path that lets the other finders find torch, then has torch's module run
+    _import_torch_ops() right after its own code: the custom operators and the dtype tables are made when torch is
+    imported, not by the first call, which may be one that torch.compile traces (Dynamo cannot trace the tables being
+    filled: tests/gpu/test_graphs_gpu.py, the compile test run alone).  It removes itself at its first use."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != self.name:
+        if name != "torch":
             return None
         with contextlib.suppress(ValueError):
             sys.meta_path.remove(self)
         import importlib.util
 
-        spec = importlib.util.find_spec(name)
+        spec = importlib.util.find_spec("torch")
         loader = getattr(spec, "loader", None)
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
-        run_module, then = loader.exec_module, self.then
+        run_torch = loader.exec_module
 
         def exec_module(module):
-            run_module(module)
-            then()
+            run_torch(module)
+            _import_torch_ops()
 
         loader.exec_module = exec_module
         return spec
 
 
-def after_import(name: str, then) -> None:
-    """then() once module `name` is imported: now if it is, else right after its import (_AfterImport)."""
-    if name in sys.modules:
-        then()
-    elif not any(isinstance(finder, _AfterImport) and finder.name == name for finder in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport(name, then))
+def register_after_torch_import() -> None:
+    if not any(isinstance(finder, _AfterTorchImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterTorchImport())
 
 
 def _import_torch_ops():

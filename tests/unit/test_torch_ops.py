@@ -266,52 +266,6 @@ def test_compile_fullgraph_dynamic_has_no_graph_break():
     assert explained.graph_break_count == 0 and explained.graph_count == 1
 
 
-def test_compile_traces_the_public_functions_as_their_operators():
-    """torch.compile traces pyscan.scan / pyscan.reduce as torch_ops' _traced_scan / _traced_reduce: straight to the
-    operators, not through the kinds' table and the operator checks, each of which Dynamo would guard on (136 guards
-    for this function when it traced the public functions; 24 through the substitutes; 13 calling the operators)."""
-    torch._dynamo.reset()
-
-    def f(x):
-        return pyscan.scan(x) * 2 + pyscan.reduce(x, op="max")
-
-    def g(x):
-        return torch.ops.pyscan.scan(x, None, "add", False, None) * 2 + torch.ops.pyscan.reduce(
-            x, None, False, "max", None)
-
-    x = torch.randn(16)
-    public, direct = torch._dynamo.explain(f)(x), torch._dynamo.explain(g)(x)
-    assert public.graph_break_count == 0 and public.graph_count == 1
-    assert len(public.out_guards) <= 3 * len(direct.out_guards), (len(public.out_guards), len(direct.out_guards))
-    compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
-    torch.testing.assert_close(compiled(x), f(x))
-
-
-@pytest.mark.parametrize("order", ["torch, pyscan, dynamo", "pyscan, torch, dynamo", "torch, dynamo, pyscan"])
-def test_the_substitutes_are_registered_once_dynamo_is_imported_and_not_before(order):
-    """import pyscan does not import torch._dynamo (about 2 s); the substitutes are registered when it comes, in
-    any import order."""
-    import subprocess
-    import sys
-
-    imports = {"torch": "import torch", "pyscan": "import pyscan", "dynamo": "import torch._dynamo"}
-    *first, last = order.split(", ")
-    code = "\n".join([*(imports[name] for name in first),
-                      f"import sys; assert ('torch._dynamo' in sys.modules) is {'dynamo' in first}",
-                      imports[last],
-                      "from pyscan import torch_ops; assert sorted(torch_ops._untraced) == ['reduce', 'scan']"])
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-
-
-def test_traced_substitutes_have_the_public_signatures():
-    """substitute_in_graph checks names and defaults when it registers; the keyword-only ones must match too."""
-    import inspect
-    for public, traced in ((pyscan.scan, torch_ops._traced_scan), (pyscan.reduce, torch_ops._traced_reduce)):
-        assert inspect.signature(public) == inspect.signature(traced).replace(
-            return_annotation=inspect.signature(public).return_annotation)
-
-
 def test_compile_with_autograd_and_axis():
     torch._dynamo.reset()
 
