@@ -27,7 +27,7 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 export PYCUDA_CACHE_DIR=${PYCUDA_CACHE_DIR:-/tmp/pycuda-cache} PYSCAN_TEST_DURATIONS=$out/durations
 mkdir -p "$PYCUDA_CACHE_DIR" "$PYSCAN_TEST_DURATIONS"
 [ -f .kcache/kcache.tar.xz ] && tar -xJf .kcache/kcache.tar.xz -C "$PYCUDA_CACHE_DIR"
-trap 'tar -cf - -C "$PYCUDA_CACHE_DIR" . | xz -T0 -3 > "$out/kcache.tar.xz"; cat "$PYSCAN_TEST_DURATIONS"/*.txt 2>/dev/null | sort -rn | head -300 > "$out/slowest_tests.txt"; rm -rf "$PYSCAN_TEST_DURATIONS"' EXIT
+trap 'tar -cf - -C "$PYCUDA_CACHE_DIR" . | xz -T0 -3 > "$out/kcache.tar.xz"; cat "$PYSCAN_TEST_DURATIONS"/*.txt 2>/dev/null | sort -rn | head -300 > "$out/slowest_tests.txt"; cat "$PYSCAN_TEST_DURATIONS"/*.txt 2>/dev/null | grep " failed " > "$out/failed_tests.txt"; rm -rf "$PYSCAN_TEST_DURATIONS"' EXIT
 for stage in "$@"; do
   case $stage in
     tests)    python3 -m pyscan info > "$out/info.txt" 2>&1

@@ -68,9 +68,10 @@ _durations = os.environ.get("PYSCAN_TEST_DURATIONS")  # a folder: each worker ap
 
 
 def pytest_runtest_logreport(report):
-    # Written as each test ends, so a run stopped at a time limit still says where its time went (pytest's own
-    # --durations prints only at the end).
-    if _durations and report.duration >= 0.01:
+    # Written as each test ends, so a run stopped at a time limit still says where its time went and what failed
+    # (pytest's own --durations and -rf summaries print only at the end): every phase of 10 ms or more, and every
+    # failure however short.
+    if _durations and (report.duration >= 0.01 or report.failed):
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         with open(os.path.join(_durations, f"durations-{worker}.txt"), "a") as log:
             log.write(f"{report.duration:.3f} {report.when} {report.outcome} {report.nodeid}\n")
