@@ -37,6 +37,20 @@
 #define ITEMS 32  // the most rows a thread scans (the host passes `items` <= ITEMS); 16 for 8-byte T (shared
                   // memory), half that where a thread scans no more than half (pyscan/scans/axis.py)
 #endif
+#ifndef DIRECT_LOADS
+#define DIRECT_LOADS 0  // 1: the build for lanes >= 32, where a warp is 32 consecutive lanes of one row group: each
+                        // thread loads its own rows straight into registers and stores them from there (each
+                        // warp-wide load or store is one contiguous run of a row), with no shared-memory staging
+                        // and no transposing barrier.  The host picks it (pyscan/scans/axis.py, column_build);
+                        // the arithmetic is the staged build's, combine for combine.
+#endif
+#ifndef MIN_BLOCKS
+// Blocks per SM the compiler must fit (its register budget).  Direct loads: 4 (64 registers; with no bound ptxas
+// took 71-84, 3 blocks, and ran 4096 x 4096 along axis 0 slower).  Staged: 1, stated: ptxas then takes 48-52
+// registers against 34-48 (4 blocks where shared memory allows 5-6), and the staged shapes ran 0.8-0.95 x the time
+// in the bench (docs/axis.md, "Direct loads").
+#define MIN_BLOCKS (DIRECT_LOADS ? 4 : 1)
+#endif
 #if BLOCK_THREADS != 256
 #error "the host's geometry (pyscan/scans/axis.py) assumes 256 threads"
 #endif
@@ -48,7 +62,7 @@ using OutT = OUT_TYPE;
 // after every ITEMS rows, so the threads of a warp scanning their own ITEMS rows (ty * items + i, one ty every
 // `lanes` threads) fall in different banks (a row pad of one element, stride lanes + 1, left 32 / lanes threads of
 // a warp in one bank when lanes < 16).
-constexpr int SMEM = (ITEMS + 1) * BLOCK_THREADS;
+constexpr int SMEM = DIRECT_LOADS ? 1 : (ITEMS + 1) * BLOCK_THREADS;
 __device__ __forceinline__ int row_at(int q, int lanes) { return (q + q / ITEMS) * lanes; }
 constexpr int WORDS = TileStatus<T>::WORDS;                  // 64-bit status words per slot
 
@@ -57,7 +71,7 @@ constexpr int WORDS = TileStatus<T>::WORDS;                  // 64-bit status wo
 // rows of `lanes` lanes; lane_chunks = ceil(inner / lanes), chunks = ceil(n / (rows * items)); the grid is
 // outer * lane_chunks * chunks blocks.  With chunks > 1, counter[0..1] are 0 at entry (and at exit) and status
 // holds this stream's slots (outer * lane_chunks * chunks * lanes of them), tagged with `epoch`.
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     axis_columns_scan(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long inner, int lanes,
                       int rows, int items, long long lane_chunks, long long chunks, int exclusive,
                       unsigned int* counter, unsigned long long* status, unsigned int epoch) {
@@ -81,6 +95,21 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     const long long row0 = chunk * rows * items;             // the chunk's first row
     const long long left = n - row0;                         // rows from row0 to the end
     const bool lane_ok = used && l < inner;
+#if DIRECT_LOADS
+    // 1-2. this thread's rows ty * items .. + items - 1 of lane l straight into registers (a warp's load: 32
+    //      consecutive lanes of one row), their serial scan's total, then as below
+    const long long at = (o * n + row0 + (long long)ty * items) * inner + l;  // element (o, row0 + ty * items, l)
+    T v[ITEMS];
+    T total = op_identity();
+    const long long here = lane_ok ? left - (long long)ty * items : 0;  // this thread's rows to the end (0: none)
+    const InT* source = in + at;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i, source += inner) {
+        v[i] = i < items && i < here ? op_load(*source) : op_identity();
+        if (i < items) total = op_combine(total, v[i]);
+    }
+    if (used) totals[t] = total;
+#else
     const long long at = (o * n + row0 + ty) * inner + l;    // element (o, row0 + ty, l); row q: + (q - ty) * inner
     const long long step = (long long)rows * inner;          // from row q to row q + rows
 
@@ -100,6 +129,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
         for (int i = 0; i < items; ++i) total = op_combine(total, smem[row_at(ty * items + i, lanes) + tx]);
         totals[t] = total;
     }
+#endif
     __syncthreads();
     for (int offset = 1; offset < rows; offset <<= 1) {
         T v = used ? totals[t] : op_identity();
@@ -148,6 +178,25 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
     __syncthreads();
 
     // 4. rescan this thread's rows from (the chunk's prefix) op (the rows of ty' < ty); results back to shared memory
+    //    (direct loads: to registers) and out
+#if DIRECT_LOADS
+    if (used) {
+        T running = lane_prefix[tx];
+        if (ty > 0) running = op_combine(running, totals[t - lanes]);
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) {
+            if (i < items) {
+                const T next = op_combine(running, v[i]);
+                v[i] = exclusive ? running : next;
+                running = next;
+            }
+        }
+    }
+    OutT* target = out + at;
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i, target += inner)
+        if (i < items && i < here) *target = op_store(v[i]);
+#else
     if (used) {
         T running = lane_prefix[tx];
         if (ty > 0) running = op_combine(running, totals[t - lanes]);
@@ -164,6 +213,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS)
         for (int k = 0, q = ty; k < items && q < left; ++k, q += rows, target += step)
             *target = op_store(smem[row_at(q, lanes) + tx]);
     }
+#endif
 
     if (chunks > 1 && t == 0) {
         __threadfence();

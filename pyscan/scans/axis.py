@@ -57,6 +57,16 @@ def column_build_items(items: int, itemsize: int) -> int:
     return most if items > most // 2 else most // 2
 
 
+def column_build(lanes: int, items: int, itemsize: int) -> dict:
+    """The #defines of the axis_columns.cu build that runs a (lanes, items) geometry: ITEMS (column_build_items),
+    and DIRECT_LOADS where a warp holds 32 consecutive lanes of one row group (lanes >= 32): each thread's rows
+    loaded straight into registers and stored from there, with no shared-memory staging (docs/axis.md)."""
+    build = {"ITEMS": column_build_items(items, itemsize)}
+    if lanes >= 32:
+        build["DIRECT_LOADS"] = 1
+    return build
+
+
 def column_geometry(n: int, inner: int, itemsize: int) -> tuple:
     """(lanes, rows, items, lane_chunks, chunks) of axis_columns_scan for an (outer, n, inner) view, inner > 1, n > 0.
     lanes: block width over the lanes (inner itself when inner < 32, so a warp reads 32 / inner whole rows of
@@ -230,7 +240,7 @@ class Plan:
             return
         lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize)
         self.kernel = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, device,
-                              ITEMS=column_build_items(items, self.itemsize))
+                              **column_build(lanes, items, self.itemsize))
         grid = outer * lane_chunks * chunks
         if grid > MAX_GRID:
             raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {grid} blocks, "
@@ -291,13 +301,15 @@ def axis_driver(x, out, *, op, exclusive, call):
 
 def builds(dtype, op) -> list:
     """(kernel file, #defines) of the builds for x of dtype and op, into NumPy's result dtype (prewarm, the
-    sanitizer): the rows build of the fast scan and the column kernel's two (column_build_items)."""
+    sanitizer): the rows build of the fast scan and the column kernel's four (column_build: two ITEMS, staged and
+    direct loads)."""
     dtype = as_dtype(dtype)
     value = result_dtype(dtype, op)
     macros = kernel_macros(dtype, value, value, op)
     size = COMPUTE_TYPES[value].itemsize
     return [(ROWS_KERNEL, dl.kernel_defines(dtype, op, True, None, None if value == dtype else value, rows=True)),
-            *[(COLUMNS_KERNEL, {**macros, "ITEMS": column_items(size) // k}) for k in (1, 2)]]
+            *[(COLUMNS_KERNEL, {**macros, "ITEMS": column_items(size) // k, **direct})
+              for direct in ({}, {"DIRECT_LOADS": 1}) for k in (1, 2)]]
 
 
 SCANS.register(
@@ -310,4 +322,4 @@ SCANS.register(
     model=compute_model, fast=True, error_depth=error_depth,
 )
 
-__all__ = ["builds", "column_geometry", "columns_model", "compute_model", "error_depth", "model", "rows_model", "scan_along"]
+__all__ = ["builds", "column_build", "column_geometry", "columns_model", "compute_model", "error_depth", "model", "rows_model", "scan_along"]

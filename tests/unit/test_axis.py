@@ -105,6 +105,8 @@ def test_column_geometry_covers_the_table():
         assert lane_chunks * lanes >= inner and chunks * rows * items >= n > (chunks - 1) * rows * items
         assert rows * items * (lanes + (lanes < 32)) <= saxis.column_items(itemsize) * 384  # the kernel's smem
         assert lanes == inner or lanes % 32 == 0
+        # the direct-loads build only where every warp is 32 consecutive lanes of one row group (its coalescing)
+        assert ("DIRECT_LOADS" in saxis.column_build(lanes, items, itemsize)) == (lanes % 32 == 0)
 
 
 def test_scan_model_steps_of_rows():
@@ -548,7 +550,11 @@ def test_builds_cover_every_pass():
     assert {m["LANES_PER_THREAD"] for k, m in raxis.builds(np.float32, "add") if k == raxis.COLUMNS_KERNEL} == {1}
     assert {m.get("PARTIALS_IN", 0) for _, m in raxis.builds(np.float16, "max")} == {0, 1}
     for dtype, op in CASES:
-        assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL] + [saxis.COLUMNS_KERNEL] * 2
+        assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL] + [saxis.COLUMNS_KERNEL] * 4
+        columns = [m for k, m in saxis.builds(dtype, op) if k == saxis.COLUMNS_KERNEL]
+        most = saxis.column_items(COMPUTE_TYPES[pyscan.types.result_dtype(np.dtype(dtype), op)].itemsize)
+        assert sorted((m["ITEMS"], m.get("DIRECT_LOADS", 0)) for m in columns) == sorted(
+            (most // k, direct) for k in (1, 2) for direct in (0, 1))
 
 
 # ------------------------------------- the axis reduction's own driver, its kernels emulated from their launches

@@ -1,9 +1,9 @@
 """The column scan's own CUDA source (kernels/scan/axis_columns.cu) run on the CPU (tests/emulate/cuda_on_cpu.h: a
 block's threads as std::threads, blocks one after the other in ticket order), compiled by the host C++ compiler with
 AddressSanitizer, against the NumPy model (pyscan.scans.axis.columns_model) bit for bit, on the host's geometry
-(column_geometry): lanes of 2, 3, 5, 16 and 32 (the last lane chunk part empty), several row chunks, short columns
-whose threads hold fewer rows than ITEMS, 4- and 8-byte compute types, a non-commutative custom operator; then with
-the chunks' P's hidden (EMU_HIDE_P), so that every look-back combines A's through several windows of `rows` chunks
+(column_geometry) and build (column_build: staged under 32 lanes, direct loads from 32): lanes of 2, 3, 5, 16 and
+32 (the last lane chunk part empty), several row chunks, short columns whose threads hold fewer rows than ITEMS, 4-
+and 8-byte compute types, a non-commutative custom operator; then with the chunks' P's hidden (EMU_HIDE_P), so that every look-back combines A's through several windows of `rows` chunks
 (the schedules blocks in ticket order never make).  No GPU; skipped where there is no g++ or no CUDA headers."""
 
 import os
@@ -38,13 +38,29 @@ def _op(text):
     return operator(text, 0) if " " in text else text
 
 
+class Builds:
+    """The emulator of one variant in each build the host launches (saxis.column_build: staged through shared memory,
+    or DIRECT_LOADS where lanes >= 32), compiled at first use."""
+
+    def __init__(self, variant, where, extra):
+        self.dtype, self.result = np.dtype(variant[0]), np.dtype(variant[2])
+        self.op = _op(variant[1])
+        self.itemsize = COMPUTE_TYPES[self.result].itemsize
+        self.where, self.extra, self.binaries = where, extra, {}
+
+    def binary(self, lanes):
+        direct = saxis.column_build(lanes, 1, self.itemsize).get("DIRECT_LOADS", 0)
+        if direct not in self.binaries:
+            macros = {**kernel_macros(self.dtype, self.result, self.result, self.op),
+                      "ITEMS": saxis.column_items(self.itemsize), "DIRECT_LOADS": direct}
+            where = self.where / f"direct{direct}"
+            where.mkdir(exist_ok=True)
+            self.binaries[direct] = build_emulator("axis_on_cpu", where, macros, self.extra)
+        return self.binaries[direct]
+
+
 def _compile(variant, where, *extra):
-    dtype, op_text, result = (np.dtype(variant[0]), variant[1], np.dtype(variant[2]))
-    op = _op(op_text)
-    itemsize = COMPUTE_TYPES[result].itemsize
-    macros = {**kernel_macros(dtype, result, result, op), "ITEMS": saxis.column_items(itemsize)}
-    binary = build_emulator("axis_on_cpu", where, macros, extra)
-    return binary, dtype, op, result, itemsize, where
+    return Builds(variant, where, extra)
 
 
 @pytest.fixture(scope="module", params=VARIANTS, ids=lambda v: "-".join(v).replace(" ", ""))
@@ -66,9 +82,10 @@ def _values(dtype, count, rng):
 
 
 def _run(build, shape, x, exclusive, hide=None):
-    binary, dtype, op, result, itemsize, where = build
+    dtype, result, where = build.dtype, build.result, build.where
     outer, n, inner = shape
-    lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, itemsize)
+    lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, build.itemsize)
+    binary = build.binary(lanes)
     (where / "x.bin").write_bytes(np.ascontiguousarray(x, dtype).tobytes())
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0")
     env.pop("EMU_HIDE_P", None)
@@ -83,14 +100,13 @@ def _run(build, shape, x, exclusive, hide=None):
 
 
 def _model(build, x, exclusive):
-    _, _, op, result, _, _ = build
-    return saxis.model(x, op=op, exclusive=exclusive, axis=1, dtype=result)
+    return saxis.model(x, op=build.op, exclusive=exclusive, axis=1, dtype=build.result)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_the_column_scan_on_the_cpu_is_the_model(build, shape):
     rng = np.random.default_rng(sum(shape))
-    x = _values(build[1], int(np.prod(shape)), rng).reshape(shape)
+    x = _values(build.dtype, int(np.prod(shape)), rng).reshape(shape)
     for exclusive in (False, True):
         got, _, _, _ = _run(build, shape, x, exclusive)
         np.testing.assert_array_equal(got, _model(build, x, exclusive), err_msg=f"exclusive={exclusive}")
@@ -102,7 +118,7 @@ def test_look_backs_through_many_windows(build_hidden, shape):
     chunk before it, window after window of `rows` chunks, down to chunk 0's P; the values are the serial schedule's
     (integers: any grouping in order gives the same)."""
     rng = np.random.default_rng(7)
-    x = _values(build_hidden[1], int(np.prod(shape)), rng).reshape(shape)
+    x = _values(build_hidden.dtype, int(np.prod(shape)), rng).reshape(shape)
     got, chunks, rows, most = _run(build_hidden, shape, x, False, hide="0:100")
     np.testing.assert_array_equal(got, _model(build_hidden, x, False))
     assert most == -(-(chunks - 1) // rows)  # the last chunk read every earlier one, `rows` a window

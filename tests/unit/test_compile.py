@@ -91,6 +91,8 @@ def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
             macros = kernel_macros(source, value, to, op, partials_in=partials_in)
             if relpath == "scan/axis_columns.cu":
                 macros["ITEMS"] = column_items(compute.itemsize)
+                # the direct-loads build (lanes >= 32) beside the staged one
+                builds[(dtype, op, str(value), k, "direct")] = build_source(relpath, **macros, DIRECT_LOADS=1)
             if relpath == "scan/decoupled_lookback.cu":  # the rows build, the scan along the last axis
                 macros["ROWS"] = 1
             builds[(dtype, op, str(value), k)] = build_source(relpath, **macros)
