@@ -62,7 +62,9 @@ using OutT = OUT_TYPE;
 // after every ITEMS rows, so the threads of a warp scanning their own ITEMS rows (ty * items + i, one ty every
 // `lanes` threads) fall in different banks (a row pad of one element, stride lanes + 1, left 32 / lanes threads of
 // a warp in one bank when lanes < 16).
-constexpr int SMEM = DIRECT_LOADS ? 1 : (ITEMS + 1) * BLOCK_THREADS;
+#if !DIRECT_LOADS
+constexpr int SMEM = (ITEMS + 1) * BLOCK_THREADS;
+#endif
 __device__ __forceinline__ int row_at(int q, int lanes) { return (q + q / ITEMS) * lanes; }
 constexpr int WORDS = TileStatus<T>::WORDS;                  // 64-bit status words per slot
 
@@ -75,7 +77,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     axis_columns_scan(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long inner, int lanes,
                       int rows, int items, long long lane_chunks, long long chunks, int exclusive,
                       unsigned int* counter, unsigned long long* status, unsigned int epoch) {
+#if !DIRECT_LOADS
     __shared__ T smem[SMEM];
+#endif
     __shared__ T totals[BLOCK_THREADS];
     __shared__ T lane_prefix[BLOCK_THREADS];
     __shared__ T window_value[BLOCK_THREADS];  // the look-back's window: slot (ty, tx) = lane tx of chunk back - ty
