@@ -45,11 +45,12 @@
                         // the arithmetic is the staged build's, combine for combine.
 #endif
 #ifndef MIN_BLOCKS
-// Blocks per SM the compiler must fit (its register budget).  Direct loads: 4 (64 registers; with no bound ptxas
-// took 71-84, 3 blocks, and ran 4096 x 4096 along axis 0 slower).  Staged: 1, stated: ptxas then takes 48-52
-// registers against 34-48 (4 blocks where shared memory allows 5-6), and the staged shapes ran 0.8-0.95 x the time
-// in the bench (docs/axis.md, "Direct loads").
-#define MIN_BLOCKS (DIRECT_LOADS ? 4 : 1)
+// Blocks per SM the compiler must fit (its register budget; 0: no bound, the compiler's choice), measured on the
+// bench's shapes (docs/axis.md, "Direct loads").  Direct loads: 4 (64 registers; with no bound ptxas took 71-84,
+// 3 blocks, and 4096 x 4096 along axis 0 ran slower).  Staged, 4-byte T: 1, stated: ptxas then takes 52 registers
+// against 36-40 and the staged shapes ran in 0.8-0.93 x the time.  Staged, 8-byte T: no bound; at 1 (52 registers
+// against 48, 4 blocks instead of 5) they ran 1.07-1.16 x slower.
+#define MIN_BLOCKS (DIRECT_LOADS ? 4 : sizeof(T) == 4 ? 1 : 0)
 #endif
 #if BLOCK_THREADS != 256
 #error "the host's geometry (pyscan/scans/axis.py) assumes 256 threads"
