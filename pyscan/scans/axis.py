@@ -322,4 +322,5 @@ SCANS.register(
     model=compute_model, fast=True, error_depth=error_depth,
 )
 
-__all__ = ["builds", "column_build", "column_geometry", "columns_model", "compute_model", "error_depth", "model", "rows_model", "scan_along"]
+__all__ = ["builds", "column_build", "column_geometry", "columns_model", "compute_model", "error_depth", "model",
+           "rows_model", "scan_along"]

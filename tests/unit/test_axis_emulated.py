@@ -1,10 +1,11 @@
 """The column scan's own CUDA source (kernels/scan/axis_columns.cu) run on the CPU (tests/emulate/cuda_on_cpu.h: a
 block's threads as std::threads, blocks one after the other in ticket order), compiled by the host C++ compiler with
 AddressSanitizer, against the NumPy model (pyscan.scans.axis.columns_model) bit for bit, on the host's geometry
-(column_geometry) and build (column_build: staged under 32 lanes, direct loads from 32): lanes of 2, 3, 5, 16 and
-32 (the last lane chunk part empty), several row chunks, short columns whose threads hold fewer rows than ITEMS, 4-
-and 8-byte compute types, a non-commutative custom operator; then with the chunks' P's hidden (EMU_HIDE_P), so that every look-back combines A's through several windows of `rows` chunks
-(the schedules blocks in ticket order never make).  No GPU; skipped where there is no g++ or no CUDA headers."""
+(column_geometry) and build (column_build: staged under 32 lanes, direct loads from 32): lanes of 2, 3, 5, 16 and 32
+(the last lane chunk part empty), several row chunks, short columns whose threads hold fewer rows than ITEMS, 4- and
+8-byte compute types, a non-commutative custom operator; then with the chunks' P's hidden (EMU_HIDE_P), so that every
+look-back combines A's through several windows of `rows` chunks (the schedules blocks in ticket order never make). No
+GPU; skipped where there is no g++ or no CUDA headers."""
 
 import os
 import subprocess
@@ -48,8 +49,8 @@ class Builds:
         self.itemsize = COMPUTE_TYPES[self.result].itemsize
         self.where, self.extra, self.binaries = where, extra, {}
 
-    def binary(self, lanes):
-        direct = saxis.column_build(lanes, 1, self.itemsize).get("DIRECT_LOADS", 0)
+    def binary(self, lanes, items):
+        direct = saxis.column_build(lanes, items, self.itemsize).get("DIRECT_LOADS", 0)
         if direct not in self.binaries:
             macros = {**kernel_macros(self.dtype, self.result, self.result, self.op),
                       "ITEMS": saxis.column_items(self.itemsize), "DIRECT_LOADS": direct}
@@ -85,7 +86,7 @@ def _run(build, shape, x, exclusive, hide=None):
     dtype, result, where = build.dtype, build.result, build.where
     outer, n, inner = shape
     lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, build.itemsize)
-    binary = build.binary(lanes)
+    binary = build.binary(lanes, items)
     (where / "x.bin").write_bytes(np.ascontiguousarray(x, dtype).tobytes())
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0")
     env.pop("EMU_HIDE_P", None)
