@@ -52,7 +52,8 @@ def column_items(itemsize: int) -> int:
 def column_build_items(items: int, itemsize: int) -> int:
     """The ITEMS of the build that runs `items` rows a thread: column_items(), or half that where the thread scans
     no more than half (short columns, e.g. 16 x 2^20 along axis 0: the smaller shared memory keeps more blocks
-    resident; the larger build ran such shapes 1.08-1.13 x slower)."""
+    resident; the larger staged build ran such shapes 1.08-1.13 x slower; in the direct-loads build, fewer
+    registers)."""
     most = column_items(itemsize)
     return most if items > most // 2 else most // 2
 
