@@ -46,11 +46,10 @@
 #endif
 #ifndef MIN_BLOCKS
 // Blocks per SM the compiler must fit (its register budget; 0: no bound, the compiler's choice), measured on the
-// bench's shapes (docs/axis.md, "Direct loads").  Direct loads: 4 (64 registers; with no bound ptxas took 71-84,
-// 3 blocks, and 4096 x 4096 along axis 0 ran slower).  Staged, 4-byte T: 1, stated: ptxas then takes 52 registers
-// against 36-40 and the staged shapes ran in 0.8-0.93 x the time.  Staged, 8-byte T: no bound; at 1 (52 registers
-// against 48, 4 blocks instead of 5) they ran 1.07-1.16 x slower.
-#define MIN_BLOCKS (DIRECT_LOADS ? 4 : sizeof(T) == 4 ? 1 : 0)
+// bench's shapes (docs/axis.md, "Direct loads" and "Staged runs").  Direct loads: 4 (64 registers; with no bound
+// ptxas took 71-84, 3 blocks, and 4096 x 4096 along axis 0 ran slower).  Staged: no bound (32-48 registers); a
+// bound of 1 for 4-byte T ran level or up to 1.04 x slower.
+#define MIN_BLOCKS (DIRECT_LOADS ? 4 : 0)
 #endif
 #if BLOCK_THREADS != 256
 #error "the host's geometry (pyscan/scans/axis.py) assumes 256 threads"
@@ -59,14 +58,19 @@ static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the accumulator type must be 4 
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
 
-// Shared memory holds the chunk's rows * items rows of `lanes` lanes, row q at (q + q / ITEMS) * lanes: a pad row
-// after every ITEMS rows, so the threads of a warp scanning their own ITEMS rows (ty * items + i, one ty every
-// `lanes` threads) fall in different banks (a row pad of one element, stride lanes + 1, left 32 / lanes threads of
-// a warp in one bank when lanes < 16).
+// The staged build runs lanes == inner < 32, so a chunk's rows * items rows are one contiguous run of the array.
+// Shared memory holds that run, element f at staged_at(f) = f + f / 32: a pad word after every 32, so the threads
+// of a warp reading their own rows (element (ty * items + i) * lanes + tx, one ty every `lanes` threads) fall in
+// different banks, and so do the 16-byte loads and stores of VEC consecutive elements a thread.  SMEM holds
+// staged_at(256 * ITEMS - 1) + 1 elements (rows * lanes <= 256).
 #if !DIRECT_LOADS
 constexpr int SMEM = (ITEMS + 1) * BLOCK_THREADS;
+__device__ __forceinline__ int staged_at(int f) { return f + (f >> 5); }
+template <typename E>
+struct alignas(16) Vector16 {  // one 16-byte load or store
+    E e[16 / sizeof(E)];
+};
 #endif
-__device__ __forceinline__ int row_at(int q, int lanes) { return (q + q / ITEMS) * lanes; }
 constexpr int WORDS = TileStatus<T>::WORDS;                  // 64-bit status words per slot
 
 // out[(o*n + r)*inner + l] = op over in[(o*n + r')*inner + l], r' <= r (exclusive: r' < r, the identity at r = 0).
@@ -99,8 +103,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     const long long l = (group % lane_chunks) * lanes + tx;  // this thread's lane
     const long long row0 = chunk * rows * items;             // the chunk's first row
     const long long left = n - row0;                         // rows from row0 to the end
-    const bool lane_ok = used && l < inner;
 #if DIRECT_LOADS
+    const bool lane_ok = used && l < inner;
     // 1-2. this thread's rows ty * items .. + items - 1 of lane l straight into registers (a warp's load: 32
     //      consecutive lanes of one row), their serial scan's total, then as below
     const long long at = (o * n + row0 + (long long)ty * items) * inner + l;  // element (o, row0 + ty * items, l)
@@ -115,23 +119,39 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     }
     if (used) totals[t] = total;
 #else
-    const long long at = (o * n + row0 + ty) * inner + l;    // element (o, row0 + ty, l); row q: + (q - ty) * inner
-    const long long step = (long long)rows * inner;          // from row q to row q + rows
+    const long long run = (o * n + row0) * inner;  // the chunk's first element (lanes == inner: l == tx)
+    const int span = rows * items * lanes;         // the chunk's elements in shared memory
+    const long long rows_here = left < (long long)rows * items ? left : (long long)rows * items;
+    const int count = (int)rows_here * lanes;      // the elements in the array, the rest the identity
 
-    // 1. coalesced loads: row q of the chunk (q = k * rows + ty) -> smem[row_at(q) + tx], op_load converting each
-    //    element to the result dtype and widening it to T (operators.cuh); the results go out through op_store
-    if (used) {
-        const InT* source = in + at;
-        for (int k = 0, q = ty; k < items; ++k, q += rows, source += step)
-            smem[row_at(q, lanes) + tx] = lane_ok && q < left ? op_load(*source) : op_identity();
+    // 1. the run into shared memory, op_load converting each element to the result dtype and widening it to T
+    //    (operators.cuh; the results go out through op_store): VEC consecutive elements a thread, one 16-byte load
+    //    where the run is 16-byte aligned, else one element at a time (f is a multiple of VEC, so f .. f + VEC - 1
+    //    share a pad: staged_at(f) + j)
+    {
+        constexpr int VEC = 16 / sizeof(InT);
+        const InT* source = in + run;
+        const bool vectors = (reinterpret_cast<unsigned long long>(source) & 15) == 0;
+        for (int f = t * VEC; f < span; f += BLOCK_THREADS * VEC) {
+            T* slot = smem + staged_at(f);
+            if (vectors && f + VEC <= count) {
+                const Vector16<InT> x = *reinterpret_cast<const Vector16<InT>*>(source + f);
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) slot[j] = op_load(x.e[j]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) slot[j] = f + j < count ? op_load(source[f + j]) : op_identity();
+            }
+        }
     }
     __syncthreads();
 
     // 2. this thread's rows ty * items .. + items - 1 (consecutive: a serial scan), its total, and the Kogge-Stone
     //    scan of the totals over ty for each lane
+    const int mine = ty * items * lanes + tx;  // the run's element (ty * items, tx); row + i: + i * lanes
     T total = op_identity();
     if (used) {
-        for (int i = 0; i < items; ++i) total = op_combine(total, smem[row_at(ty * items + i, lanes) + tx]);
+        for (int i = 0; i < items; ++i) total = op_combine(total, smem[staged_at(mine + i * lanes)]);
         totals[t] = total;
     }
 #endif
@@ -206,17 +226,30 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         T running = lane_prefix[tx];
         if (ty > 0) running = op_combine(running, totals[t - lanes]);
         for (int i = 0; i < items; ++i) {
-            T& slot = smem[row_at(ty * items + i, lanes) + tx];
+            T& slot = smem[staged_at(mine + i * lanes)];
             const T next = op_combine(running, slot);
             slot = exclusive ? running : next;
             running = next;
         }
     }
     __syncthreads();
-    if (lane_ok) {
-        OutT* target = out + at;
-        for (int k = 0, q = ty; k < items && q < left; ++k, q += rows, target += step)
-            *target = op_store(smem[row_at(q, lanes) + tx]);
+    {  // the run out as it came in: VEC consecutive results a thread, one 16-byte store where aligned
+        constexpr int VEC = 16 / sizeof(OutT);
+        OutT* target = out + run;
+        const bool vectors = (reinterpret_cast<unsigned long long>(target) & 15) == 0;
+        for (int f = t * VEC; f < count; f += BLOCK_THREADS * VEC) {
+            const T* slot = smem + staged_at(f);
+            if (vectors && f + VEC <= count) {
+                Vector16<OutT> y;
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) y.e[j] = op_store(slot[j]);
+                *reinterpret_cast<Vector16<OutT>*>(target + f) = y;
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j)
+                    if (f + j < count) target[f + j] = op_store(slot[j]);
+            }
+        }
     }
 #endif
 
