@@ -4,8 +4,8 @@
 // (Merrill & Garland 2016), one look-back chain per lane.
 //
 // Why this shape.  Threads on consecutive lanes read consecutive addresses (coalesced), so a block covers LANES
-// lanes x ROWS rows: LANES = inner when inner < 32 (then a warp holds 32 / inner consecutive rows of every lane:
-// still one contiguous run of memory), else 32, 64, 128 or 256 lanes (the host widens the block over lanes when n
+// lanes x ROWS rows: LANES = inner when inner < 32 (then a chunk's rows are one contiguous run of memory, moved
+// 16 bytes a thread through shared memory), else 32, 64, 128 or 256 lanes (the host widens the block over lanes when n
 // is short, so a block is always ~BLOCK_THREADS * items elements).  Blocks are numbered (group, chunk) with
 // group = (outer index, lane chunk) and chunk the row chunk, chunk fastest: 2^20 x 16 scanned along axis 0 (16
 // lanes) runs thousands of row chunks of one group, 16 x 2^20 along axis 0 one chunk of each of thousands of groups
@@ -93,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 
     const int t = threadIdx.x;
     const int tx = t % lanes, ty = t / lanes;
-    const bool used = ty < rows;  // threads past lanes * rows only join the barriers
+    const bool used = ty < rows;  // threads past lanes * rows only join the barriers (staged: and the run's moves)
 
     if (t == 0) shared_ticket = chunks > 1 ? (long long)atomicAdd(counter, 1u) : (long long)blockIdx.x;
     __syncthreads();
