@@ -3,9 +3,10 @@ block's threads as std::threads, blocks one after the other in ticket order), co
 AddressSanitizer, against the NumPy model (pyscan.scans.axis.columns_model) bit for bit, on the host's geometry
 (column_geometry) and build (column_build: staged under 32 lanes, direct loads from 32): lanes of 2, 3, 5, 16 and 32
 (the last lane chunk part empty), several row chunks, short columns whose threads hold fewer rows than ITEMS, 4- and
-8-byte compute types, a non-commutative custom operator; then with the chunks' P's hidden (EMU_HIDE_P), so that every
-look-back combines A's through several windows of `rows` chunks (the schedules blocks in ticket order never make). No
-GPU; skipped where there is no g++ or no CUDA headers."""
+8-byte compute types, 1- and 2-byte inputs and outputs (the staged build's 16-byte moves), runs that are not 16-byte
+aligned (its element-by-element moves), a non-commutative custom operator; then with the chunks' P's hidden
+(EMU_HIDE_P), so that every look-back combines A's through several windows of `rows` chunks (the schedules blocks in
+ticket order never make). No GPU; skipped where there is no g++ or no CUDA headers."""
 
 import os
 import subprocess
@@ -24,13 +25,16 @@ pytestmark = needs_emulator()  # tests/helpers/cuda_headers.py
 # sums (bit for bit: the model groups them as the kernel does), an associative operator that is not commutative
 # ("the last non-zero value": a look-back that combined out of order would show)
 VARIANTS = [("int32", "add", "int32"), ("int32", "add", "int64"), ("float64", "add", "float64"),
-            ("int32", "b != 0 ? b : a", "int32")]
+            ("int32", "b != 0 ? b : a", "int32"),
+            # narrow loads and stores: the staged build moves 16 uint8 or 8 halves a thread (and 2 uint64 results)
+            ("uint8", "add", "uint64"), ("float16", "add", "float16")]
 EXACT = [v for v in VARIANTS if v[0] != "float64"]
 # (outer, n, inner): the row chunks and lanes each exercises are in the comments (4-byte compute type)
 SHAPES = [(1, 9000, 2),      # lanes 2, rows 128: 3 chunks
           (2, 12000, 16),    # lanes 16, rows 16: 24 chunks, more than a window
           (1, 6000, 40),     # lanes 32 (rows 8), 2 lane chunks, the second 8 lanes wide: 24 chunks
           (3, 6000, 3),      # lanes 3, rows 85 (255 threads used): 3 chunks
+          (2, 9001, 3),      # lanes 3: the second outer index's runs are not 16-byte aligned (element by element)
           (2, 33, 5),        # a thread holds one row (items 1 < ITEMS): one chunk
           (1, 9, 300)]       # 10 lane chunks of 32 lanes, 9 rows: one chunk
 
