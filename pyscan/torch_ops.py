@@ -9,9 +9,9 @@ torch.compile and torch.export trace them as single opaque nodes with symbolic s
 them.  The public `pyscan.scan` / `pyscan.reduce` route a torch tensor here only where it is needed: a tensor that
 requires grad, a CPU tensor, a fake or functional tensor (torch.export, AOT tracing), or a call traced by
 torch.compile; a CUDA tensor that does none of this takes the plain eager path, which costs one `x.requires_grad` and
-one `torch.compiler.is_compiling()` more than before (docs/runtime.md, "torch").  This module is imported by pyscan the
-first time it sees a torch tensor (or at `import pyscan` when torch is already imported); pyscan imports without
-torch.
+one `torch.compiler.is_compiling()` more than before (docs/runtime.md, "torch").  This module is imported with torch:
+at `import pyscan` when torch is already imported, else right after torch's own import (pyscan/__init__.py), so
+before anything can trace a call; pyscan imports without torch.
 
 The CUDA kernels are pyscan's (the eager path on a contiguous tensor).  The CPU kernels are torch's own functions
 (torch.cumsum / cumprod / cummax / cummin, torch.sum / prod / amax / amin, NumPy's ufuncs for the bitwise and
