@@ -44,6 +44,11 @@
                         // and no transposing barrier.  The host picks it (pyscan/scans/axis.py, column_build);
                         // the arithmetic is the staged build's, combine for combine.
 #endif
+#ifndef LANES_PER_THREAD
+#define LANES_PER_THREAD 1  // direct loads: the consecutive lanes a thread holds (V).  The host passes 2 for 2-byte
+                            // inputs combined in 4 bytes (float16, bfloat16: column_lanes_per_thread), so a warp's
+                            // load of a row is 64 lanes, 128 bytes, and one load or store moves a thread's two lanes
+#endif
 #ifndef MIN_BLOCKS
 // Blocks per SM the compiler must fit (its register budget; 0: no bound, the compiler's choice), measured on the
 // bench's shapes (docs/axis.md, "Direct loads" and "Staged runs").  Direct loads: 4 (64 registers; with no bound
@@ -54,6 +59,10 @@
 #if BLOCK_THREADS != 256
 #error "the host's geometry (pyscan/scans/axis.py) assumes 256 threads"
 #endif
+#if LANES_PER_THREAD != 1 && !DIRECT_LOADS
+#error "LANES_PER_THREAD > 1 is a build of the direct loads"
+#endif
+constexpr int V = LANES_PER_THREAD;
 static_assert(sizeof(T) == 4 || sizeof(T) == 8, "the accumulator type must be 4 or 8 bytes");
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
@@ -63,21 +72,29 @@ using OutT = OUT_TYPE;
 // of a warp reading their own rows (element (ty * items + i) * lanes + tx, one ty every `lanes` threads) fall in
 // different banks, and so do the 16-byte loads and stores of VEC consecutive elements a thread.  SMEM holds
 // staged_at(256 * ITEMS - 1) + 1 elements (rows * lanes <= 256).
+template <typename E, int N>
+struct alignas(sizeof(E) * N) Vector {  // N consecutive elements, moved by one load or store
+    E e[N];
+};
 #if !DIRECT_LOADS
 constexpr int SMEM = (ITEMS + 1) * BLOCK_THREADS;
 __device__ __forceinline__ int staged_at(int f) { return f + (f >> 5); }
 template <typename E>
-struct alignas(16) Vector16 {  // one 16-byte load or store
-    E e[16 / sizeof(E)];
-};
+using Vector16 = Vector<E, 16 / sizeof(E)>;  // one 16-byte load or store
+#else
+template <typename E>
+__device__ __forceinline__ bool vector_aligned(const E* p) {
+    return reinterpret_cast<unsigned long long>(p) % (sizeof(E) * V) == 0;
+}
 #endif
 constexpr int WORDS = TileStatus<T>::WORDS;                  // 64-bit status words per slot
 
 // out[(o*n + r)*inner + l] = op over in[(o*n + r')*inner + l], r' <= r (exclusive: r' < r, the identity at r = 0).
-// lanes * rows <= BLOCK_THREADS threads are used ((ty, tx) = (t / lanes, t % lanes)); a block covers rows * items
-// rows of `lanes` lanes; lane_chunks = ceil(inner / lanes), chunks = ceil(n / (rows * items)); the grid is
-// outer * lane_chunks * chunks blocks.  With chunks > 1, counter[0..1] are 0 at entry (and at exit) and status
-// holds this stream's slots (outer * lane_chunks * chunks * lanes of them), tagged with `epoch`.
+// lanes / V * rows <= BLOCK_THREADS threads are used ((ty, tx) = (t / (lanes / V), t % (lanes / V)), lanes <=
+// BLOCK_THREADS); a block covers rows * items rows of `lanes` lanes; lane_chunks = ceil(inner / lanes), chunks =
+// ceil(n / (rows * items)); the grid is outer * lane_chunks * chunks blocks.  With chunks > 1, counter[0..1] are 0
+// at entry (and at exit) and status holds this stream's slots (outer * lane_chunks * chunks * lanes of them),
+// tagged with `epoch`.
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     axis_columns_scan(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long inner, int lanes,
                       int rows, int items, long long lane_chunks, long long chunks, int exclusive,
@@ -85,41 +102,66 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 #if !DIRECT_LOADS
     __shared__ T smem[SMEM];
 #endif
-    __shared__ T totals[BLOCK_THREADS];
+    __shared__ T totals[BLOCK_THREADS * V];  // slot (ty, lane of the block) = ty * lanes + lane
     __shared__ T lane_prefix[BLOCK_THREADS];
-    __shared__ T window_value[BLOCK_THREADS];  // the look-back's window: slot (ty, tx) = lane tx of chunk back - ty
+    __shared__ T window_value[BLOCK_THREADS];  // the look-back's window: slot (wy, wx) = lane wx of chunk back - wy
     __shared__ unsigned char window_flag[BLOCK_THREADS];
     __shared__ long long shared_ticket;
 
     const int t = threadIdx.x;
-    const int tx = t % lanes, ty = t / lanes;
+    const int tx = t % (lanes / V), ty = t / (lanes / V);  // this thread's lanes tx * V .. + V - 1 of row group ty
     const bool used = ty < rows;  // threads past lanes * rows only join the barriers (staged: and the run's moves)
+    // The look-back's view of the block: a window of `window` chunks of `lanes` lanes, thread (wy, wx) on lane wx
+    // of the wy-th chunk back (V == 1: the thread's own (ty, tx); lanes <= BLOCK_THREADS, so one thread a lane)
+    const int wx = t % lanes, wy = t / lanes, window = rows / V;
 
     if (t == 0) shared_ticket = chunks > 1 ? (long long)atomicAdd(counter, 1u) : (long long)blockIdx.x;
     __syncthreads();
     const long long ticket = shared_ticket;
     const long long group = ticket / chunks, chunk = ticket % chunks;
     const long long o = group / lane_chunks;
-    const long long l = (group % lane_chunks) * lanes + tx;  // this thread's lane
-    const long long row0 = chunk * rows * items;             // the chunk's first row
-    const long long left = n - row0;                         // rows from row0 to the end
+    const long long row0 = chunk * rows * items;  // the chunk's first row
+    const long long left = n - row0;              // rows from row0 to the end
 #if DIRECT_LOADS
+    const long long l = (group % lane_chunks) * lanes + tx * V;  // this thread's (first) lane
     const bool lane_ok = used && l < inner;
-    // 1-2. this thread's rows ty * items .. + items - 1 of lane l straight into registers (a warp's load: 32
-    //      consecutive lanes of one row), their serial scan's total, then as below
+    // 1-2. this thread's rows ty * items .. + items - 1 of lanes l .. l + V - 1 straight into registers (a warp's
+    //      load: 32 * V consecutive lanes of one row), their serial scans' totals, then as below.  The V lanes of a
+    //      row move as one vector where every row's are in the array and aligned (inner a multiple of V, x and out
+    //      aligned), else one element at a time
     const long long at = (o * n + row0 + (long long)ty * items) * inner + l;  // element (o, row0 + ty * items, l)
-    T v[ITEMS];
-    T total = op_identity();
+    T v[ITEMS][V];
+    T total[V];
     const long long here = lane_ok ? left - (long long)ty * items : 0;  // this thread's rows to the end (0: none)
-    const InT* source = in + at;
+    const bool vectors = V > 1 && inner % V == 0 && vector_aligned(in + at) && vector_aligned(out + at);
+    if (V > 1 && vectors) {  // (one branch around whole loops, so that every row's load is in flight at once)
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i, source += inner) {
-        v[i] = i < items && i < here ? op_load(*source) : op_identity();
-        if (i < items) total = op_combine(total, v[i]);
+        for (int i = 0; i < ITEMS; ++i) {
+            Vector<InT, V> x;
+            if (i < items && i < here) x = *reinterpret_cast<const Vector<InT, V>*>(in + at + i * inner);
+#pragma unroll
+            for (int p = 0; p < V; ++p) v[i][p] = i < items && i < here ? op_load(x.e[p]) : op_identity();
+        }
+    } else {
+        const InT* source = in + at;
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i, source += inner)
+#pragma unroll
+            for (int p = 0; p < V; ++p)
+                v[i][p] = i < items && i < here && (V == 1 || l + p < inner) ? op_load(source[p]) : op_identity();
     }
-    if (used) totals[t] = total;
+#pragma unroll
+    for (int p = 0; p < V; ++p) {
+        total[p] = op_identity();
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i)
+            if (i < items) total[p] = op_combine(total[p], v[i][p]);
+    }
+    if (used)
+#pragma unroll
+        for (int p = 0; p < V; ++p) totals[V * t + p] = total[p];
 #else
-    const long long run = (o * n + row0) * inner;  // the chunk's first element (lanes == inner: l == tx)
+    const long long run = (o * n + row0) * inner;  // the chunk's first element (lanes == inner: thread tx's lane tx)
     const int span = rows * items * lanes;         // the chunk's elements in shared memory
     const long long rows_here = left < (long long)rows * items ? left : (long long)rows * items;
     const int count = (int)rows_here * lanes;      // the elements in the array, the rest the identity
@@ -156,18 +198,24 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     }
 #endif
     __syncthreads();
-    for (int offset = 1; offset < rows; offset <<= 1) {
-        T v = used ? totals[t] : op_identity();
-        if (used && ty >= offset) v = op_combine(totals[t - offset * lanes], v);
+    for (int offset = 1; offset < rows; offset <<= 1) {  // slot V * t + p: (ty, tx * V + p)
+        T w[V];
+#pragma unroll
+        for (int p = 0; p < V; ++p) {
+            w[p] = used ? totals[V * t + p] : op_identity();
+            if (used && ty >= offset) w[p] = op_combine(totals[V * t + p - offset * lanes], w[p]);
+        }
         __syncthreads();
-        if (used) totals[t] = v;
+        if (used)
+#pragma unroll
+            for (int p = 0; p < V; ++p) totals[V * t + p] = w[p];
         __syncthreads();
     }
-    // totals[ty * lanes + tx] is now the inclusive scan over ty; the lane's aggregate is at ty = rows - 1
+    // totals[ty * lanes + lane] is now the inclusive scan over ty; the lane's aggregate is at ty = rows - 1
 
-    // 3. the look-back over row chunks.  A window of `rows` chunks is read at once by the whole block: thread
-    //    (ty, tx) reads lane tx's status in chunk back - ty (lanes = 2: 128 chunks at once, 32 lanes: 8), waiting
-    //    until it is not X; then thread tx < lanes combines its lane's window nearest first, up to the nearest P.
+    // 3. the look-back over row chunks.  A window of `window` chunks is read at once by the whole block: thread
+    //    (wy, wx) reads lane wx's status in chunk back - wy (lanes = 2: 128 chunks at once, 32 lanes: 8), waiting
+    //    until it is not X; then thread t < lanes combines its lane's window nearest first, up to the nearest P.
     //    Waiting on every slot of the window waits for nothing needless: a P is made only from statuses that are
     //    not X, so every chunk before a P has published, and an X lies nearer than any P.  (Lanes stepping back one
     //    chunk a poll made each chunk wait one L2 round trip per earlier chunk still without a P: 2^23 x 2 int32
@@ -179,20 +227,20 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         const T aggregate = t < lanes ? totals[(rows - 1) * lanes + t] : op_identity();
         if (t < lanes) own.publish(t, chunk == 0 ? STATUS_P : STATUS_A, aggregate);
         bool done = chunk == 0 || t >= lanes;
-        for (long long back = chunk - 1; !__syncthreads_and(done); back -= rows) {
-            if (used) {
+        for (long long back = chunk - 1; !__syncthreads_and(done); back -= window) {
+            if (wy < window) {
                 unsigned flag = STATUS_P;  // before the first chunk: a P of the identity
                 T value = op_identity();
-                if (back - ty >= 0) {
-                    const TileStatus<T> prev(status + WORDS * ((first + back - ty) * lanes), epoch);
-                    while ((flag = prev.peek(tx, value)) == STATUS_X) {
+                if (back - wy >= 0) {
+                    const TileStatus<T> prev(status + WORDS * ((first + back - wy) * lanes), epoch);
+                    while ((flag = prev.peek(wx, value)) == STATUS_X) {
                     }
                 }
                 window_flag[t] = (unsigned char)flag;
                 window_value[t] = value;
             }
             __syncthreads();
-            for (int k = 0; !done && k < rows; ++k) {
+            for (int k = 0; !done && k < window; ++k) {
                 exclusive_prefix = op_combine(window_value[k * lanes + t], exclusive_prefix);
                 done = window_flag[k * lanes + t] == STATUS_P;
             }
@@ -206,21 +254,36 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     //    (direct loads: to registers) and out
 #if DIRECT_LOADS
     if (used) {
-        T running = lane_prefix[tx];
-        if (ty > 0) running = op_combine(running, totals[t - lanes]);
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            if (i < items) {
-                const T next = op_combine(running, v[i]);
-                v[i] = exclusive ? running : next;
-                running = next;
+        for (int p = 0; p < V; ++p) {
+            T running = lane_prefix[tx * V + p];
+            if (ty > 0) running = op_combine(running, totals[V * t + p - lanes]);
+#pragma unroll
+            for (int i = 0; i < ITEMS; ++i) {
+                if (i < items) {
+                    const T next = op_combine(running, v[i][p]);
+                    v[i][p] = exclusive ? running : next;
+                    running = next;
+                }
             }
         }
     }
     OutT* target = out + at;
+    if (V > 1 && vectors) {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i, target += inner)
-        if (i < items && i < here) *target = op_store(v[i]);
+        for (int i = 0; i < ITEMS; ++i, target += inner) {
+            Vector<OutT, V> y;
+#pragma unroll
+            for (int p = 0; p < V; ++p) y.e[p] = op_store(v[i][p]);
+            if (i < items && i < here) *reinterpret_cast<Vector<OutT, V>*>(target) = y;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i, target += inner)
+#pragma unroll
+            for (int p = 0; p < V; ++p)
+                if (i < items && i < here && (V == 1 || l + p < inner)) target[p] = op_store(v[i][p]);
+    }
 #else
     if (used) {
         T running = lane_prefix[tx];

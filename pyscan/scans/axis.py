@@ -49,39 +49,54 @@ def column_items(itemsize: int) -> int:
     return 32 if itemsize == 4 else 16
 
 
-def column_build_items(items: int, itemsize: int) -> int:
-    """The ITEMS of the build that runs `items` rows a thread: column_items(), or half that where the thread scans
-    no more than half (short columns, e.g. 16 x 2^20 along axis 0: the smaller shared memory keeps more blocks
-    resident; the larger staged build ran such shapes 1.08-1.13 x slower; in the direct-loads build, fewer
-    registers)."""
-    most = column_items(itemsize)
+def column_lanes_per_thread(in_itemsize: int, itemsize: int) -> int:
+    """The consecutive lanes a thread of the direct-loads build holds (LANES_PER_THREAD) for inputs of `in_itemsize`
+    bytes combined in `itemsize`: 2 for 2-byte inputs combined in 4 bytes (float16, bfloat16; int16 max), so that a
+    warp's load of one row is 64 lanes, 128 bytes, and one load or store moves two lanes of a row: float16 along
+    axis 0 of 4096 x 4096 and 16 x 2^20 ran 1.2 x faster.  Else 1: bool and uint8 into int64 ran 1.15-1.35 x
+    slower with 2 (docs/axis.md, "Two lanes a thread")."""
+    return 2 if in_itemsize == 2 and itemsize == 4 else 1
+
+
+def column_build_items(items: int, itemsize: int, vector: int = 1) -> int:
+    """The ITEMS of the build that runs `items` rows a thread: column_items() (over `vector`, the lanes a thread
+    holds: the same registers), or half that where the thread scans no more than half (short columns, e.g. 16 x
+    2^20 along axis 0: the smaller shared memory keeps more blocks resident; the larger staged build ran such
+    shapes 1.08-1.13 x slower; in the direct-loads build, fewer registers)."""
+    most = column_items(itemsize) // vector
     return most if items > most // 2 else most // 2
 
 
-def column_build(lanes: int, items: int, itemsize: int) -> dict:
+def column_build(lanes: int, items: int, itemsize: int, vector: int = 1) -> dict:
     """The #defines of the axis_columns.cu build that runs a (lanes, items) geometry: ITEMS (column_build_items),
     and DIRECT_LOADS where a warp holds 32 consecutive lanes of one row group (lanes >= 32): each thread's rows
-    loaded straight into registers and stored from there, with no shared-memory staging (docs/axis.md)."""
-    build = {"ITEMS": column_build_items(items, itemsize)}
-    if lanes >= 32:
-        build["DIRECT_LOADS"] = 1
+    loaded straight into registers and stored from there, with no shared-memory staging (docs/axis.md), `vector`
+    (LANES_PER_THREAD, column_lanes_per_thread) lanes a thread."""
+    if lanes < 32:
+        return {"ITEMS": column_build_items(items, itemsize)}
+    build = {"ITEMS": column_build_items(items, itemsize, vector), "DIRECT_LOADS": 1}
+    if vector > 1:
+        build["LANES_PER_THREAD"] = vector
     return build
 
 
-def column_geometry(n: int, inner: int, itemsize: int) -> tuple:
+def column_geometry(n: int, inner: int, itemsize: int, vector: int = 1) -> tuple:
     """(lanes, rows, items, lane_chunks, chunks) of axis_columns_scan for an (outer, n, inner) view, inner > 1, n > 0.
     lanes: block width over the lanes (inner itself when inner < 32, so a warp reads 32 / inner whole rows of
-    contiguous memory; else 32 .. 256, wider when n is short so a block still holds ~256 * items elements); rows:
-    BLOCK // lanes row groups; items: rows per thread; a chunk is rows * items rows."""
+    contiguous memory; else 32 .. 256 threads of `vector` lanes each (column_lanes_per_thread), at most 256 lanes, wider
+    when n is short so a block still holds ~256 * vector * items elements); rows: the row groups, BLOCK threads
+    over lanes / vector; items: rows per thread; a chunk is rows * items rows."""
     most = column_items(itemsize)
     if inner < 32:
         lanes = inner
+        rows = BLOCK // lanes
     else:
-        rows = 1
+        most //= vector
+        rows = vector  # a block holds at most BLOCK lanes (its look-back: a thread a lane)
         while rows < 8 and rows * most < n:
             rows *= 2
-        lanes = min(BLOCK // rows, max(32, 1 << (inner - 1).bit_length()))
-    rows = BLOCK // lanes
+        threads = min(BLOCK // rows, max(32, 1 << (-(-inner // vector) - 1).bit_length()))
+        lanes, rows = threads * vector, BLOCK // threads
     items = min(most, -(-n // rows))
     return lanes, rows, items, -(-inner // lanes), -(-n // (rows * items))
 
@@ -89,9 +104,10 @@ def column_geometry(n: int, inner: int, itemsize: int) -> tuple:
 # ---------------------------------------------------------------------------------------------------------------
 # Models.
 
-def columns_model(x, *, op="add", exclusive=False, e=None):
+def columns_model(x, *, op="add", exclusive=False, e=None, in_itemsize=None):
     """axis_columns.cu on a C-contiguous (outer, n, inner) array x of compute values (inner > 1): every column
-    scanned along n.  e: as rows_model's."""
+    scanned along n.  e: as rows_model's; in_itemsize: the element size of the input x was loaded from (the direct
+    build's lanes a thread, column_lanes_per_thread; default x's)."""
     x = np.asarray(x)
     outer, n, inner = x.shape
     dt = x.dtype
@@ -99,7 +115,8 @@ def columns_model(x, *, op="add", exclusive=False, e=None):
         return x.copy()
     f = ufunc(op)
     e = identity(op, dt) if e is None else dt.type(e)
-    lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, dt.itemsize)
+    vector = column_lanes_per_thread(in_itemsize or dt.itemsize, dt.itemsize)
+    lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, dt.itemsize, vector)
     R = rows * items
     pad = np.full((outer, chunks * R, lane_chunks * lanes), e, dt)
     pad[:, :n, :inner] = x
@@ -131,11 +148,12 @@ def columns_model(x, *, op="add", exclusive=False, e=None):
     return out.reshape(outer, chunks * R, lane_chunks * lanes)[:, :n, :inner].copy()
 
 
-def compute_model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, e=None, itemsize=None):
+def compute_model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, e=None, itemsize=None, types=None):
     """NumPy step-model of the axis scan on the kernels' compute values (x already loaded: pyscan.types.load): x of
     any shape scanned along `axis` (the kernel the driver picks for it: decoupled_lookback.cu's rows build when
     nothing but extents of 1 follow the axis, else axis_columns.cu).  return_steps: the row kernel's steps (a scan
-    along the last axis).  e: the kernels' op_identity(); itemsize: the rows build's element size (rows_model)."""
+    along the last axis).  e: the kernels' op_identity(); itemsize: the rows build's element size (rows_model);
+    types: the call's pyscan.types.Types (its input's element size sets the column build's lanes a thread)."""
     from ..axes import normalize_axis, split
 
     check_op(op)
@@ -154,7 +172,12 @@ def compute_model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, 
         return out.reshape(x.shape)
     if return_steps:
         raise ValueError("axis scan model: steps are recorded for scans along the last axis (the row kernel)")
-    return columns_model(x.reshape(outer, n, inner), op=op, exclusive=exclusive, e=e).reshape(x.shape)
+    in_itemsize = types.input.itemsize if types is not None else None
+    return columns_model(x.reshape(outer, n, inner), op=op, exclusive=exclusive, e=e,
+                         in_itemsize=in_itemsize).reshape(x.shape)
+
+
+compute_model.takes_types = True  # pyscan.types.model passes the call's Types
 
 
 def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, dtype=None):
@@ -169,7 +192,7 @@ def model(x, *, op="add", exclusive=False, return_steps=False, axis=-1, dtype=No
         op = op.bound(types.value)
     e = np.asarray(identity(op, types.value)).astype(types.compute)[()]
     out = compute_model(load(x, types), op=op, exclusive=exclusive, return_steps=return_steps, axis=axis, e=e,
-                        itemsize=dl.element_size(types.input, types.value))
+                        itemsize=dl.element_size(types.input, types.value), types=types)
     result, steps = out if return_steps else (out, None)
     result = store(result, types)
     return (result, steps) if return_steps else result
@@ -179,11 +202,15 @@ def error_depth(n: int, inner: int = 1, itemsize: int = 4) -> int:
     """Roundings on any path from an input to an output of a scan of length n along the axis.
     Rows (inner == 1): decoupled_lookback's bound for n elements, plus one look-back hop (7) for a row that starts
     mid-tile: its chain crosses one tile more.  Columns: the thread loop (items) and the Kogge-Stone over ty (log2
-    rows) give a chunk's aggregate; one combine per chunk of the chain; the rescan (2 + items)."""
+    rows) give a chunk's aggregate; one combine per chunk of the chain; the rescan (2 + items).  The larger over
+    the builds' lanes a thread (column_lanes_per_thread), whatever the input."""
     if inner <= 1:
         return dl.decoupled_lookback_error_depth(n) + 7
-    lanes, rows, items, _, chunks = column_geometry(max(int(n), 1), inner, itemsize)
-    return 2 * items + rows.bit_length() + 2 * chunks + 4
+    depths = []
+    for vector in {column_lanes_per_thread(size, itemsize) for size in (1, 2, 4, 8)}:
+        lanes, rows, items, _, chunks = column_geometry(max(int(n), 1), inner, itemsize, vector)
+        depths.append(2 * items + rows.bit_length() + 2 * chunks + 4)
+    return max(depths)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -239,9 +266,10 @@ class Plan:
             # (total, row length, x's dtype, op, exclusive, the result dtype where it is not x's): dl.launch's
             self.rows = (total, n, in_dtype, op, bool(exclusive), None if acc == in_dtype else acc)
             return
-        lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize)
+        vector = column_lanes_per_thread(np.dtype(in_dtype).itemsize, self.itemsize)
+        lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize, vector)
         self.kernel = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, device,
-                              **column_build(lanes, items, self.itemsize))
+                              **column_build(lanes, items, self.itemsize, vector))
         grid = outer * lane_chunks * chunks
         if grid > MAX_GRID:
             raise ValueError(f"scan: an (outer, n, inner) = ({outer}, {n}, {inner}) view needs {grid} blocks, "
@@ -308,9 +336,11 @@ def builds(dtype, op) -> list:
     value = result_dtype(dtype, op)
     macros = kernel_macros(dtype, value, value, op)
     size = COMPUTE_TYPES[value].itemsize
+    vector = column_lanes_per_thread(dtype.itemsize, size)
+    most = column_items(size)
     return [(ROWS_KERNEL, dl.kernel_defines(dtype, op, True, None, None if value == dtype else value, rows=True)),
-            *[(COLUMNS_KERNEL, {**macros, "ITEMS": column_items(size) // k, **direct})
-              for direct in ({}, {"DIRECT_LOADS": 1}) for k in (1, 2)]]
+            *[(COLUMNS_KERNEL, {**macros, **column_build(lanes, items, size, vector)})
+              for lanes in (2, 32) for items in (most, 1)]]
 
 
 SCANS.register(
@@ -323,5 +353,5 @@ SCANS.register(
     model=compute_model, fast=True, error_depth=error_depth,
 )
 
-__all__ = ["builds", "column_build", "column_geometry", "columns_model", "compute_model", "error_depth", "model",
-           "rows_model", "scan_along"]
+__all__ = ["builds", "column_build", "column_geometry", "column_lanes_per_thread", "columns_model", "compute_model",
+           "error_depth", "model", "rows_model", "scan_along"]

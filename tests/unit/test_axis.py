@@ -98,15 +98,21 @@ def test_scan_model_table_shapes_scaled(shape, rng):
 
 
 def test_column_geometry_covers_the_table():
-    for n, inner, itemsize in [(2 ** 20, 16, 4), (16, 2 ** 20, 4), (2 ** 23, 2, 4), (4096, 4096, 8), (7, 33, 8),
-                               (1, 2, 4), (65536, 64, 4), (3, 31, 4)]:
-        lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, itemsize)
-        assert lanes * rows <= 256 and 1 <= items <= saxis.column_items(itemsize)
+    shapes = [(2 ** 20, 16, 4), (16, 2 ** 20, 4), (2 ** 23, 2, 4), (4096, 4096, 8), (7, 33, 8), (1, 2, 4),
+              (65536, 64, 4), (3, 31, 4), (5, 97, 4)]
+    # vector: the lanes a thread of the direct build holds (column_lanes_per_thread)
+    for (n, inner, itemsize), vector in [(shape, vector) for shape in shapes for vector in (1, 2)]:
+        lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, itemsize, vector)
+        per_thread = vector if lanes >= 32 else 1
+        assert lanes // per_thread * rows <= 256 and lanes <= 256  # the block; its look-back: a thread a lane
+        assert 1 <= items <= saxis.column_items(itemsize) // per_thread
         assert lane_chunks * lanes >= inner and chunks * rows * items >= n > (chunks - 1) * rows * items
         assert rows * items * (lanes + (lanes < 32)) <= saxis.column_items(itemsize) * 384  # the kernel's smem
-        assert lanes == inner or lanes % 32 == 0
+        assert lanes == inner or lanes % (32 * vector) == 0
         # the direct-loads build only where every warp is 32 consecutive lanes of one row group (its coalescing)
-        assert ("DIRECT_LOADS" in saxis.column_build(lanes, items, itemsize)) == (lanes % 32 == 0)
+        build = saxis.column_build(lanes, items, itemsize, vector)
+        assert ("DIRECT_LOADS" in build) == (lanes % 32 == 0)
+        assert build.get("LANES_PER_THREAD", 1) == per_thread and items <= build["ITEMS"]
 
 
 def test_scan_model_steps_of_rows():
@@ -552,9 +558,10 @@ def test_builds_cover_every_pass():
     for dtype, op in CASES:
         assert [k for k, _ in saxis.builds(dtype, op)] == [saxis.ROWS_KERNEL] + [saxis.COLUMNS_KERNEL] * 4
         columns = [m for k, m in saxis.builds(dtype, op) if k == saxis.COLUMNS_KERNEL]
-        most = saxis.column_items(COMPUTE_TYPES[pyscan.types.result_dtype(np.dtype(dtype), op)].itemsize)
-        assert sorted((m["ITEMS"], m.get("DIRECT_LOADS", 0)) for m in columns) == sorted(
-            (most // k, direct) for k in (1, 2) for direct in (0, 1))
+        size = COMPUTE_TYPES[pyscan.types.result_dtype(np.dtype(dtype), op)].itemsize
+        most, vector = saxis.column_items(size), saxis.column_lanes_per_thread(np.dtype(dtype).itemsize, size)
+        assert sorted((m["ITEMS"], m.get("DIRECT_LOADS", 0), m.get("LANES_PER_THREAD", 1)) for m in columns) == sorted(
+            [(most // k, 0, 1) for k in (1, 2)] + [(most // vector // k, 1, vector) for k in (1, 2)])
 
 
 # ------------------------------------- the axis reduction's own driver, its kernels emulated from their launches

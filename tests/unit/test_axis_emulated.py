@@ -36,7 +36,10 @@ SHAPES = [(1, 9000, 2),      # lanes 2, rows 128: 3 chunks
           (3, 6000, 3),      # lanes 3, rows 85 (255 threads used): 3 chunks
           (2, 9001, 3),      # lanes 3: the second outer index's runs are not 16-byte aligned (element by element)
           (2, 33, 5),        # a thread holds one row (items 1 < ITEMS): one chunk
-          (1, 9, 300)]       # 10 lane chunks of 32 lanes, 9 rows: one chunk
+          (1, 9, 300),       # 10 lane chunks of 32 lanes, 9 rows: one chunk
+          # float16 (2-byte input, 4-byte compute type) holds 2 lanes a thread in the direct build:
+          (1, 2000, 96),     # lanes 64 (32 threads across): 2 lane chunks, the lanes' pairs moved as vectors
+          (2, 3000, 45)]     # inner odd: the pairs not aligned (element by element), the last pair half empty
 
 
 def _op(text):
@@ -51,13 +54,15 @@ class Builds:
         self.dtype, self.result = np.dtype(variant[0]), np.dtype(variant[2])
         self.op = _op(variant[1])
         self.itemsize = COMPUTE_TYPES[self.result].itemsize
+        self.vector = saxis.column_lanes_per_thread(self.dtype.itemsize, self.itemsize)  # the direct build's
         self.where, self.extra, self.binaries = where, extra, {}
 
     def binary(self, lanes, items):
-        direct = saxis.column_build(lanes, items, self.itemsize).get("DIRECT_LOADS", 0)
+        """The build for the geometry, at its largest ITEMS (the kernel runs any items up to it)."""
+        build = saxis.column_build(lanes, saxis.column_items(self.itemsize), self.itemsize, self.vector)
+        direct = build.get("DIRECT_LOADS", 0)
         if direct not in self.binaries:
-            macros = {**kernel_macros(self.dtype, self.result, self.result, self.op),
-                      "ITEMS": saxis.column_items(self.itemsize), "DIRECT_LOADS": direct}
+            macros = {**kernel_macros(self.dtype, self.result, self.result, self.op), "DIRECT_LOADS": direct, **build}
             where = self.where / f"direct{direct}"
             where.mkdir(exist_ok=True)
             self.binaries[direct] = build_emulator("axis_on_cpu", where, macros, self.extra)
@@ -73,7 +78,8 @@ def build(request, tmp_path_factory):
     return _compile(request.param, tmp_path_factory.mktemp("emu_axis"))
 
 
-@pytest.fixture(scope="module", params=EXACT[:2], ids=lambda v: "-".join(v).replace(" ", ""))
+@pytest.fixture(scope="module", params=[*EXACT[:2], ("int16", "add", "int16")],
+                ids=lambda v: "-".join(v).replace(" ", ""))
 def build_hidden(request, tmp_path_factory):
     """The emulator with the status kept as separate A and P pairs for every value size (-DEMU_STATUS), so that
     EMU_HIDE_P can hide P's from the look-backs."""
@@ -89,7 +95,7 @@ def _values(dtype, count, rng):
 def _run(build, shape, x, exclusive, hide=None):
     dtype, result, where = build.dtype, build.result, build.where
     outer, n, inner = shape
-    lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, build.itemsize)
+    lanes, rows, items, lane_chunks, chunks = saxis.column_geometry(n, inner, build.itemsize, build.vector)
     binary = build.binary(lanes, items)
     (where / "x.bin").write_bytes(np.ascontiguousarray(x, dtype).tobytes())
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0")
@@ -120,13 +126,14 @@ def test_the_column_scan_on_the_cpu_is_the_model(build, shape):
 @pytest.mark.parametrize("shape", [(2, 6000, 16), (1, 3000, 40), (1, 5000, 2)], ids=str)
 def test_look_backs_through_many_windows(build_hidden, shape):
     """Every P of a chunk that published an A hidden (EMU_HIDE_P 0:100): each look-back combines the A's of every
-    chunk before it, window after window of `rows` chunks, down to chunk 0's P; the values are the serial schedule's
-    (integers: any grouping in order gives the same)."""
+    chunk before it, window after window of 256 / lanes chunks (`rows`, or rows / 2 where a thread holds 2 lanes),
+    down to chunk 0's P; the values are the serial schedule's (integers: any grouping in order gives the same)."""
     rng = np.random.default_rng(7)
     x = _values(build_hidden.dtype, int(np.prod(shape)), rng).reshape(shape)
     got, chunks, rows, most = _run(build_hidden, shape, x, False, hide="0:100")
     np.testing.assert_array_equal(got, _model(build_hidden, x, False))
-    assert most == -(-(chunks - 1) // rows)  # the last chunk read every earlier one, `rows` a window
+    lanes = saxis.column_geometry(shape[1], shape[2], build_hidden.itemsize, build_hidden.vector)[0]
+    assert most == -(-(chunks - 1) // (256 // lanes))  # the last chunk read every earlier one, a window at a time
 
 
 # ------------------------------------------------- the axis reduction's column and short-rows kernels on the CPU

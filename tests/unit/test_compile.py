@@ -77,7 +77,7 @@ AXIS_FILES = ["scan/decoupled_lookback.cu", "scan/axis_columns.cu", "reduction/a
 def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
     from pyscan.axes import kernel_macros
     from pyscan.runtime.loader import build_source
-    from pyscan.scans.axis import column_items
+    from pyscan.scans.axis import column_items, column_lanes_per_thread
     from pyscan.types import COMPUTE_TYPES, as_dtype, result_dtype
 
     builds = {}
@@ -93,6 +93,11 @@ def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
                 macros["ITEMS"] = column_items(compute.itemsize)
                 # the direct-loads build (lanes >= 32) beside the staged one
                 builds[(dtype, op, str(value), k, "direct")] = build_source(relpath, **macros, DIRECT_LOADS=1)
+                vector = column_lanes_per_thread(source.itemsize, compute.itemsize)
+                if vector > 1:  # two lanes a thread (2-byte inputs combined in 4 bytes)
+                    builds[(dtype, op, str(value), k, "lanes")] = build_source(
+                        relpath, **{**macros, "ITEMS": macros["ITEMS"] // vector}, DIRECT_LOADS=1,
+                        LANES_PER_THREAD=vector)
             if relpath == "scan/decoupled_lookback.cu":  # the rows build, the scan along the last axis
                 macros["ROWS"] = 1
             builds[(dtype, op, str(value), k)] = build_source(relpath, **macros)
