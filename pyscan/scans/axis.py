@@ -53,7 +53,7 @@ def column_lanes_per_thread(in_itemsize: int, itemsize: int) -> int:
     """The consecutive lanes a thread of the direct-loads build holds (LANES_PER_THREAD) for inputs of `in_itemsize`
     bytes combined in `itemsize`: 2 for 2-byte inputs combined in 4 bytes (float16, bfloat16; int16 max), so that a
     warp's load of one row is 64 lanes, 128 bytes, and one load or store moves two lanes of a row: float16 along
-    axis 0 of 4096 x 4096 and 16 x 2^20 ran 1.2 x faster.  Else 1: bool and uint8 into int64 ran 1.15-1.35 x
+    axis 0 of 4096 x 4096 and 16 x 2^20 ran 1.17-1.24 x faster.  Else 1: bool and uint8 into int64 ran 1.05-1.35 x
     slower with 2 (docs/axis.md, "Two lanes a thread")."""
     return 2 if in_itemsize == 2 and itemsize == 4 else 1
 
