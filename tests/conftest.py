@@ -49,16 +49,31 @@ def pytest_addoption(parser):
                           "the whole GPU suite in device calls shorter than its limit (scripts/gpu_host.sh suite)")
 
 
-def pytest_collection_modifyitems(config, items):
+def _shard(config):
+    """(index, count) of --shard I/N, or None; a bad value is a usage error."""
     shard = config.getoption("--shard")
     if not shard:
-        return
+        return None
     try:
         index, count = (int(part) for part in shard.split("/"))
     except ValueError:
         raise pytest.UsageError(f"--shard: expected I/N with 0 <= I < N, got {shard!r}") from None
     if not 0 <= index < count:
         raise pytest.UsageError(f"--shard: expected I/N with 0 <= I < N, got {shard!r}")
+    return index, count
+
+
+def pytest_configure(config):
+    # checked here too, where pytest-xdist's controller runs it: raised only in the workers' collection, the error
+    # reaches the user as an xdist INTERNALERROR about a crashed worker ("no tests ran")
+    _shard(config)
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = _shard(config)
+    if shard is None:
+        return
+    index, count = shard
     kept = [item for item in items if zlib.crc32(item.nodeid.encode()) % count == index]
     config.hook.pytest_deselected(items=[item for item in items if zlib.crc32(item.nodeid.encode()) % count != index])
     items[:] = kept
