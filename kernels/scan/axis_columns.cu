@@ -82,7 +82,7 @@ __device__ __forceinline__ int staged_at(int f) { return f + (f >> 5); }
 template <typename E>
 using Vector16 = Vector<E, 16 / sizeof(E)>;  // one 16-byte load or store
 #else
-template <typename E>
+template <typename E>  // p may be read or written as a Vector<E, V>
 __device__ __forceinline__ bool vector_aligned(const E* p) {
     return reinterpret_cast<unsigned long long>(p) % (sizeof(E) * V) == 0;
 }
@@ -134,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
     T total[V];
     const long long here = lane_ok ? left - (long long)ty * items : 0;  // this thread's rows to the end (0: none)
     const bool vectors = V > 1 && inner % V == 0 && vector_aligned(in + at) && vector_aligned(out + at);
-    if (V > 1 && vectors) {  // (one branch around whole loops, so that every row's load is in flight at once)
+    if (vectors) {  // (one branch around whole loops, so that every row's load is in flight at once)
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
             Vector<InT, V> x;
@@ -269,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
         }
     }
     OutT* target = out + at;
-    if (V > 1 && vectors) {
+    if (vectors) {
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i, target += inner) {
             Vector<OutT, V> y;
