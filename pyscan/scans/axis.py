@@ -41,12 +41,13 @@ BLOCK = 256  # threads per block of the column scan
 MAX_GRID = 2**31 - 1
 
 
-def column_items(itemsize: int) -> int:
+def column_items(itemsize: int, vector: int = 1) -> int:
     """The most rows a thread of axis_columns.cu scans: 32 for 4-byte compute types, 16 for 8-byte ones (the
     kernel's shared memory, (ITEMS + 1) * 256 elements, then 33 and 34 KB of the 48 KB a block may hold statically).
     A chunk's fixed costs (the barriers, the Kogge-Stone over row groups, the look-back) are spread over more
-    elements: twice 16 / 8 rows ran 1.05-1.4 x faster (docs/axis.md)."""
-    return 32 if itemsize == 4 else 16
+    elements: twice 16 / 8 rows ran 1.05-1.4 x faster (docs/axis.md).  Over `vector`, the lanes a thread of the
+    direct build holds (column_lanes_per_thread): the same registers."""
+    return (32 if itemsize == 4 else 16) // vector
 
 
 def column_lanes_per_thread(in_itemsize: int, itemsize: int) -> int:
@@ -59,11 +60,11 @@ def column_lanes_per_thread(in_itemsize: int, itemsize: int) -> int:
 
 
 def column_build_items(items: int, itemsize: int, vector: int = 1) -> int:
-    """The ITEMS of the build that runs `items` rows a thread: column_items() (over `vector`, the lanes a thread
-    holds: the same registers), or half that where the thread scans no more than half (short columns, e.g. 16 x
-    2^20 along axis 0: the smaller shared memory keeps more blocks resident; the larger staged build ran such
-    shapes 1.08-1.13 x slower; in the direct-loads build, fewer registers)."""
-    most = column_items(itemsize) // vector
+    """The ITEMS of the build that runs `items` rows a thread: column_items(), or half that where the thread scans
+    no more than half (short columns, e.g. 16 x 2^20 along axis 0: the smaller shared memory keeps more blocks
+    resident; the larger staged build ran such shapes 1.08-1.13 x slower; in the direct-loads build, fewer
+    registers)."""
+    most = column_items(itemsize, vector)
     return most if items > most // 2 else most // 2
 
 
@@ -86,12 +87,11 @@ def column_geometry(n: int, inner: int, itemsize: int, vector: int = 1) -> tuple
     contiguous memory; else 32 .. 256 threads of `vector` lanes each (column_lanes_per_thread), at most 256 lanes, wider
     when n is short so a block still holds ~256 * vector * items elements); rows: the row groups, BLOCK threads
     over lanes / vector; items: rows per thread; a chunk is rows * items rows."""
-    most = column_items(itemsize)
     if inner < 32:
-        lanes = inner
+        most, lanes = column_items(itemsize), inner
         rows = BLOCK // lanes
     else:
-        most //= vector
+        most = column_items(itemsize, vector)
         rows = vector  # a block holds at most BLOCK lanes (its look-back: a thread a lane)
         while rows < 8 and rows * most < n:
             rows *= 2
