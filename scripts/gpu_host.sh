@@ -2,7 +2,7 @@
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
 #   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full suite gpu leaks slow demos bench axis sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
 #   SHARD=I/N bash scripts/gpu_host.sh suite   (shard I of N of the whole suite, -n 16; thirds took 250-430 s a call at -n 12-14 on H100 hosts, so N = 4 leaves room under a 600 s call)
-#   SHARD=I/N bash scripts/gpu_host.sh gpu     (shard I of N of tests/gpu alone, -n 16: CPU tests are CI's; on one H200 tests/gpu took about 590 s of pytest time in four pieces, the whole suite about 1,100)
+#   SHARD=I/N bash scripts/gpu_host.sh gpu     (shard I of N, 0 <= I < N, of tests/gpu alone, -n 16: CPU tests are CI's; on one H200 tests/gpu took about 590 s of pytest time in four pieces, the whole suite about 1,100)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
