@@ -1,11 +1,12 @@
-// axis_reduce_on_cpu.cpp -- runs one launch of kernels/reduction/axis_columns.cu or axis_rows.cu's short-rows kernel
-// on the CPU (cuda_on_cpu.h) for tests/unit/test_axis_emulated.py:
+// axis_reduce_on_cpu.cpp -- runs one launch of kernels/reduction/axis_columns.cu or axis_rows.cu's short-rows or
+// long-rows kernel on the CPU (cuda_on_cpu.h) for tests/unit/test_axis_emulated.py:
 //     axis_reduce_on_cpu OUTER N INNER LANES ROWS CHUNK_ROWS LANE_CHUNKS CHUNKS SKIP x.bin out.bin
-//     axis_reduce_on_cpu ROWS N GRID x.bin out.bin            (built with -DEMU_SHORT_ROWS)
+//     axis_reduce_on_cpu short ROWS N PER_THREAD GRID SKIP x.bin out.bin      (built with -DEMU_ROWS)
+//     axis_reduce_on_cpu block ROWS N SPLITS SEG SKIP x.bin out.bin           (built with -DEMU_ROWS)
 // x.bin: the elements (IN_TYPE, C order); the kernel reads them from SKIP elements into an exactly sized heap array
-// (SKIP 1: x not aligned to a thread's run), so AddressSanitizer reports any read past its end.  out.bin: the
-// launch's outputs (OUT_TYPE): columns OUTER * CHUNKS * INNER, short ROWS.  The geometry is the host's
-// (pyscan.reductions.axis.pass_plan).
+// (SKIP 1: x not aligned to a thread's run or a 16-byte vector), so AddressSanitizer reports any read past its end.
+// out.bin: the launch's outputs (OUT_TYPE): columns OUTER * CHUNKS * INNER, short ROWS, block ROWS * SPLITS.  The
+// geometry is the host's (pyscan.reductions.axis.pass_plan).
 #include "cuda_on_cpu.h"
 
 #include <cstdio>
@@ -14,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#ifdef EMU_SHORT_ROWS
+#ifdef EMU_ROWS
 #include "../../kernels/reduction/axis_rows.cu"
 #else
 #include "../../kernels/reduction/axis_columns.cu"
@@ -37,14 +38,20 @@ static std::unique_ptr<E[]> read_file(const char* path, long long skip) {
 int main(int argc, char** argv) {
     std::unique_ptr<InT[]> x;
     std::vector<OutT> out;
-#ifdef EMU_SHORT_ROWS
-    if (argc != 6) return 2;
-    const long long rows = std::atoll(argv[1]);
-    const int n = std::atoi(argv[2]), grid = std::atoi(argv[3]);
-    if (!(x = read_file<InT>(argv[4], 0))) return 2;
-    out.assign(rows, OutT{});
-    emu_launch(grid, BLOCK, [&] { axis_rows_reduce_short(out.data(), x.get(), rows, n); });
-    const char* out_path = argv[5];
+#ifdef EMU_ROWS
+    if (argc != 9) return 2;
+    const bool short_rows = std::strcmp(argv[1], "short") == 0;
+    const long long rows = std::atoll(argv[2]), n = std::atoll(argv[3]), a = std::atoll(argv[4]),
+                    b = std::atoll(argv[5]), skip = std::atoll(argv[6]);
+    if (!(x = read_file<InT>(argv[7], skip))) return 2;
+    if (short_rows) {  // a = per_thread, b = grid
+        out.assign(rows, OutT{});
+        emu_launch((int)b, BLOCK, [&] { axis_rows_reduce_short(out.data(), x.get() + skip, rows, (int)n, (int)a); });
+    } else {  // a = splits, b = seg
+        out.assign(rows * a, OutT{});
+        emu_launch((int)(rows * a), BLOCK, [&] { axis_rows_reduce_block(out.data(), x.get() + skip, n, a, b); });
+    }
+    const char* out_path = argv[8];
 #else
     if (argc != 12) return 2;
     const long long outer = std::atoll(argv[1]), n = std::atoll(argv[2]), inner = std::atoll(argv[3]);

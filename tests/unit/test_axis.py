@@ -612,8 +612,9 @@ class FakeAxisKernel:
     def launch_typed(self, context, stream, grid, *args):
         self.launches.append((self.function, grid, args, self.partials_in, self.out_dtype))
         if self.function in ("axis_rows_reduce_short", "axis_rows_reduce_warp"):
-            out, x, rows, n = args
-            assert grid * (256 if self.function.endswith("short") else 8) >= rows
+            out, x, rows, n, *per_thread = args
+            assert grid * (256 * per_thread[0] if self.function.endswith("short") else 8) >= rows
+            assert self.function.endswith("short") == bool(per_thread)
             self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
         elif self.function == "axis_rows_reduce_block":
             out, x, n, splits, seg = args

@@ -154,10 +154,10 @@ def _reduce_build(variant, where, short=False):
     op = _op(op_text)
     compute = COMPUTE_TYPES[result]
     macros = kernel_macros(dtype, result, compute, op)  # the first pass: x into compute-type partials
-    extra = ("-DEMU_SHORT_ROWS",) if short else ()
+    extra = ("-DEMU_ROWS",) if short else ()
     builds = {}
     if short:
-        builds["short"] = build_emulator("axis_reduce_on_cpu", where, macros, extra)
+        builds["rows"] = build_emulator("axis_reduce_on_cpu", where, macros, extra)
     else:
         vec = raxis.column_vec(32, dtype.itemsize)
         for lanes, vector in {(vec, 1), (vec, 0), (1, 1)}:
@@ -212,17 +212,45 @@ def test_the_column_reduction_on_the_cpu_is_the_model(reduce_build, shape):
 
 @pytest.mark.parametrize("variant", REDUCE_VARIANTS[:4], ids=lambda v: "-".join(v))
 def test_the_short_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
-    """axis_rows_reduce_short, a row a thread: every row folded left to right (rows_pass), nothing read past x's
-    end."""
+    """axis_rows_reduce_short, rows a thread: every row folded left to right (rows_pass), the block's run loaded as
+    16-byte vectors (x aligned) or element by element (x one element off), nothing read past x's end."""
     from pyscan.reductions import axis as raxis
     from pyscan.types import Types, load
 
     builds, dtype, op, result, compute, where = _reduce_build(variant, tmp_path, short=True)
     rng = np.random.default_rng(3)
-    for rows, n in [(1, 1), (700, 2), (513, 3), (2049, 5), (300, 16), (4097, 2), (257, 4), (300, 8)]:
+    cases = [(1, 1, 2), (700, 2, 2), (513, 3, 2), (2049, 5, 2), (300, 16, 2), (4097, 2, 2), (257, 4, 2), (300, 8, 2),
+             (40000, 2, 1), (9001, 3, 1), (20000, 7, 1)]  # (rows, n, SMs): the last three several rows a thread
+    seen = set()
+    for rows, n, sms in cases:
         x = _values(dtype, rows * n, rng).reshape(rows, n) if dtype != np.bool_ else rng.random((rows, n)) < 0.5
-        kind, grid, _, _ = raxis.pass_plan(rows, n, 1, 2, dtype.itemsize)
-        assert kind == "rows_short" and grid == -(-rows // 256)
-        got = _run_binary(builds["short"], [rows, n, grid], where, x, compute, rows)
-        want = raxis.rows_pass(load(x, Types.of(x.dtype, op, result)), op, 2)
-        np.testing.assert_array_equal(got, want.reshape(-1), err_msg=f"{rows} x {n}")
+        kind, grid, _, (_, _, per_thread) = raxis.pass_plan(rows, n, 1, sms, dtype.itemsize)
+        assert kind == "rows_short" and grid == -(-rows // (256 * per_thread)) and per_thread * n <= raxis.SHORT_ROW
+        seen.add(per_thread)
+        want = raxis.rows_pass(load(x, Types.of(x.dtype, op, result)), op, sms)
+        for skip in (0, 1):
+            got = _run_binary(builds["rows"], ["short", rows, n, per_thread, grid, skip], where, x, compute, rows)
+            np.testing.assert_array_equal(got, want.reshape(-1), err_msg=f"{rows} x {n}, skip {skip}")
+    assert len(seen) > 2
+
+
+@pytest.mark.parametrize("variant", REDUCE_VARIANTS, ids=lambda v: "-".join(v).replace(" ", ""))
+def test_the_long_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
+    """axis_rows_reduce_block, a block a row segment: block_reduce.cuh's vectors where the segment starts on a 16-byte
+    boundary, the same elements one by one where it does not (rows of a length that is not a multiple of the vector,
+    x one element off), each segment fast.py's block_pass bit for bit, nothing read past x's end."""
+    from pyscan.reductions import axis as raxis
+    from pyscan.types import Types, load
+
+    builds, dtype, op, result, compute, where = _reduce_build(variant, tmp_path, short=True)
+    cop = op.bound(result) if hasattr(op, "bound") else op
+    rng = np.random.default_rng(5)
+    for rows, n in [(1, 17), (2, 5000), (3, 4099), (1, 40000), (2, 2 ** 15 + 9)]:
+        x = _values(dtype, rows * n, rng).reshape(rows, n) if dtype != np.bool_ else rng.random((rows, n)) < 0.5
+        kind, grid, splits, (_, _, seg) = raxis.pass_plan(rows, n, 1, 2, dtype.itemsize)
+        assert kind == "rows_block" and grid == rows * splits and seg % raxis.ROW_ALIGN == 0
+        assert splits > 1 or n < 5000  # the longer rows in several segments
+        want = raxis.rows_pass(load(x, Types.of(x.dtype, op, result)), cop, 2, dtype.itemsize)
+        for skip in (0, 1):
+            got = _run_binary(builds["rows"], ["block", rows, n, splits, seg, skip], where, x, compute, rows * splits)
+            np.testing.assert_array_equal(got, want.reshape(-1), err_msg=f"{rows} x {n}, skip {skip}")
