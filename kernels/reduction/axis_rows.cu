@@ -7,37 +7,32 @@
 //   shared memory -- 16 bytes a load where x is 16-byte aligned, every load of the thread issued before the first is
 //   used -- and each thread folds its own rows from there, left to right (a pad every 32 elements keeps the banks
 //   apart).  A block's run is 4096 elements when n divides 16: 64 bytes of int32 a thread in flight, where a row of
-//   2 a thread had 8 (PMPP §10.8's coarsening; what a memory-bound kernel needs is bytes in flight);
+//   2 a thread had 8 (PMPP §10.8's coarsening: a memory-bound kernel needs bytes in flight);
 // * medium rows (n <= WARP_ROW): a warp per row, the lanes striding through it with four independent accumulators
 //   (loads in flight), folded, then a __shfl_down tree (PMPP §10.4's convergent tree in registers);
 // * long rows: a block per row segment of `seg` elements (the host splits a row into `splits` segments when there
-//   are too few rows to fill the GPU: 16 rows of 2^20), each block block_reduce.cuh's body over its segment (16-byte
-//   loads, ROW_UNROLL of them in flight a thread, where the segment starts on a 16-byte boundary; the same elements
-//   one by one where it does not), one result per segment.  With splits > 1 the results are per-segment partials, a
-//   (rows, splits) table the host reduces again with these same kernels.
+//   are too few rows to fill the GPU: 16 rows of 2^20), each block a grid-stride loop, its warps' shuffle trees and
+//   one shared-memory tree of the warp results (fast.cu's block), one result per segment.  With splits > 1 the
+//   results are per-segment partials, a (rows, splits) table the host reduces again with these same kernels.
 // No atomics: each output is a fixed tree of the inputs, so float sums are reproducible run to run.
-#include "../common/block_reduce.cuh"  // block_reduce_range: a segment's loads, accumulators and trees
 #include "../common/partials.cuh"  // load_element: x or an earlier pass's partials; op_store keeps partials as T
+#include "../common/vector16.cuh"  // VecOf, Vector16: a short-row run's 16-byte loads
 
 #ifndef SHORT_ROW
 #define SHORT_ROW 16
-#endif
-// Vectors a thread of the long-row kernel loads before it combines any (pyscan/reductions/axis.py ROW_UNROLL), one
-// for 1-byte x: a vector of it is already 16 accumulators (32 int64 ones of bool sums went to local memory).
-#ifndef ROW_UNROLL
-#define ROW_UNROLL 2
 #endif
 using InT = IN_TYPE;
 using OutT = OUT_TYPE;
 
 constexpr int BLOCK = 256;  // threads per block, every kernel here
-constexpr int UNROLL = 16 / VecOf<InT>::value < ROW_UNROLL ? (16 / VecOf<InT>::value > 0 ? 16 / VecOf<InT>::value : 1)
-                                                           : ROW_UNROLL;  // row_unroll(vec)
-// A later pass reads the partials an earlier launch wrote, in T, as they are (partials.cuh); a first pass reads x
-// through op_load.
-constexpr Load SOURCE = PARTIALS_IN ? Load::COHERENT : Load::INPUT;
+constexpr unsigned FULL = 0xffffffffu;
 
 __device__ __forceinline__ int pad(int e) { return e + (e >> 5); }
+
+__device__ __forceinline__ T warp_reduce(T v) {  // lane 0 ends with the warp's result
+    for (int offset = 16; offset >= 1; offset >>= 1) v = op_combine(v, __shfl_down_sync(FULL, v, offset));
+    return v;
+}
 
 // Rows of n <= SHORT_ROW elements: block b owns the per_thread * 256 rows from row0 = b * per_thread * 256, whose
 // elements are one run of x; thread t folds rows row0 + t, row0 + t + 256, ... (the host keeps
@@ -104,17 +99,33 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 }
 
 // Long rows: block b reduces elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
-// out[b] (out is (rows, splits): the partials when splits > 1, the result when splits == 1).  The host makes seg a
-// multiple of 16 elements, so a segment starts on a 16-byte boundary wherever its row does.
+// out[b] (out is (rows, splits): the partials when splits > 1, the result when splits == 1).
 extern "C" __global__ void __launch_bounds__(BLOCK)
     axis_rows_reduce_block(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long splits,
                            long long seg) {
-    const unsigned b = blockIdx.x, per_row = (unsigned)splits;  // (32-bit: a 64-bit division is a call)
-    const long long row = b / per_row, lo = (long long)(b % per_row) * seg;
+    __shared__ T warp_results[BLOCK / 32];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const long long b = blockIdx.x;
+    const long long row = b / splits, s = b % splits;
+    const long long lo = s * seg;
     const long long hi = lo + seg < n ? lo + seg : n;
-    const InT* x = in + row * n + lo;
-    const T v = (reinterpret_cast<unsigned long long>(x) & 15) == 0
-                    ? block_reduce_range<SOURCE, InT, UNROLL, true>(x, hi - lo, BLOCK, threadIdx.x, 0)
-                    : block_reduce_range<SOURCE, InT, UNROLL, false>(x, hi - lo, BLOCK, threadIdx.x, 0);
-    if (threadIdx.x == 0) out[b] = op_store(v);
+    const InT* x = in + row * n;
+    T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
+    long long j = lo + t;
+    for (; j + 3 * BLOCK < hi; j += 4 * BLOCK) {
+        const T v0 = load_element(x[j]), v1 = load_element(x[j + BLOCK]), v2 = load_element(x[j + 2 * BLOCK]),
+                v3 = load_element(x[j + 3 * BLOCK]);
+        a0 = op_combine(a0, v0);
+        a1 = op_combine(a1, v1);
+        a2 = op_combine(a2, v2);
+        a3 = op_combine(a3, v3);
+    }
+    for (; j < hi; j += BLOCK) a0 = op_combine(a0, load_element(x[j]));
+    T v = warp_reduce(op_combine(op_combine(a0, a1), op_combine(a2, a3)));
+    if (lane == 0) warp_results[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = warp_reduce(lane < BLOCK / 32 ? warp_results[lane] : op_identity());
+        if (lane == 0) out[b] = op_store(v);
+    }
 }

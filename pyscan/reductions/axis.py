@@ -38,8 +38,6 @@ MAP_REFUSED = ("reduce: map= is applied in the loads of the whole-array kernels 
                "'axis', or map x first")
 BLOCK = 256
 SHORT_ROW = 16  # axis_rows.cu SHORT_ROW: rows up to this long get a thread each
-ROW_UNROLL = 2  # axis_rows.cu ROW_UNROLL: 16-byte vectors a thread of the long-row kernel loads before combining any
-ROW_ALIGN = 16  # row segments start a multiple of this many elements apart: on a 16-byte boundary where the row does
 WARP_ROW = 4096  # rows up to this long get a warp each, when there are enough rows to fill the GPU
 BLOCKS_PER_SM = 8  # the grid the geometry aims for: 8 blocks of 256 threads per SM (2048 threads, an H100's most)
 MIN_PER_THREAD = 8  # a row segment or row chunk gives each thread at least this many elements
@@ -50,7 +48,7 @@ MAX_GRID = 2**31 - 1
 
 def row_plan(rows: int, n: int, sms: int) -> tuple:
     """("short" | "warp" | "block", grid, splits, seg) of axis_rows.cu for `rows` rows of n > 0 elements (the short
-    grid a row a thread: argmax/argmin's; the sum kernel's is short_rows_per_thread's)."""
+    grid a row a thread, argmax/argmin's; the reduction's short rows are short_rows_per_thread a thread)."""
     target = BLOCKS_PER_SM * sms
     if n <= SHORT_ROW:
         return "short", -(-rows // BLOCK), 1, n
@@ -58,30 +56,23 @@ def row_plan(rows: int, n: int, sms: int) -> tuple:
         return "warp", -(-rows // (BLOCK // 32)), 1, n
     splits = max(1, min(-(-target // rows), -(-n // (BLOCK * MIN_PER_THREAD))))
     seg = -(-n // splits)
-    seg = -(-seg // ROW_ALIGN) * ROW_ALIGN
     splits = -(-n // seg)
     return "block", rows * splits, splits, seg
 
 
 def short_rows_per_thread(rows: int, n: int, sms: int) -> int:
     """Rows each thread of axis_rows_reduce_short folds: as many as keep a block's run within 256 * SHORT_ROW
-    elements (16 KB of int32 in flight a block), fewer where that would leave SMs short of BLOCKS_PER_SM blocks."""
+    elements (16 KB of int32 in flight a block), fewer where that would leave an SM short of BLOCKS_PER_SM blocks."""
     return max(1, min(SHORT_ROW // n, -(-rows // (BLOCK * BLOCKS_PER_SM * sms))))
-
-
-def row_unroll(vec: int) -> int:
-    """The vectors of `vec` elements a thread of axis_rows_reduce_block loads before combining (its UNROLL)."""
-    return max(1, min(ROW_UNROLL, 16 // vec))
 
 
 def pass_plan(outer: int, n: int, inner: int, sms: int, itemsize: int | None = None) -> tuple:
     """One pass of the axis kernels over an (outer, n, inner) view (n > 0): (kernel, grid, chunks, geometry), kernel
     one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan; the reduction's short rows
-    short_rows_per_thread a thread) or "columns" (column_plan); chunks the
-    partials per output (1: the pass gives the result; more: the next pass reduces the (outer, chunks, inner)
-    partials); geometry the kernel's arguments after its pointers.  itemsize: the size of the elements the pass
-    reads, for the reduction's column kernel (column_vec lanes a thread, COLUMN_MIN_ROWS rows); None: argmax/argmin's
-    (a lane a thread, MIN_PER_THREAD rows)."""
+    short_rows_per_thread a thread) or "columns" (column_plan); chunks the partials per output (1: the pass gives
+    the result; more: the next pass reduces the (outer, chunks, inner) partials); geometry the kernel's arguments
+    after its pointers.  itemsize: the size of the elements the pass reads, for the reduction's column kernel
+    (column_vec lanes a thread, COLUMN_MIN_ROWS rows); None: argmax/argmin's (a lane a thread, MIN_PER_THREAD rows)."""
     if inner == 1:
         mode, grid, splits, seg = row_plan(outer, n, sms)
         if mode == "short" and itemsize is not None:
@@ -173,10 +164,8 @@ def _fold_threads(g, counts, f, e):
     return out
 
 
-def rows_pass(x, op, sms, itemsize=None):
-    """One launch of axis_rows.cu on (rows, n) x: the (rows, splits) results.  itemsize: the size of the elements
-    the kernel reads (x's stored dtype on a first pass; default x's own, the compute type's): a row segment's
-    vectors hold 16 / itemsize of them."""
+def rows_pass(x, op, sms):
+    """One launch of axis_rows.cu on (rows, n) x: the (rows, splits) results."""
     rows, n = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
     mode, grid, splits, seg = row_plan(rows, n, sms)
@@ -188,13 +177,15 @@ def rows_pass(x, op, sms, itemsize=None):
     if mode == "warp":
         g, counts = _gather(x, 0, n, 32, e)  # (rows, 32, m)
         return _warp_tree(_fold_threads(g, counts, f, e), f)[:, None]
-    from .fast import block_pass
-
-    vec = 16 // (itemsize or x.itemsize)
     out = np.empty((rows, splits), x.dtype)
-    for s in range(splits):  # a block a segment: block_reduce.cuh's tree over it, no head (fast.py's model)
+    for s in range(splits):
         lo, hi = s * seg, min(n, (s + 1) * seg)
-        out[:, s] = block_pass(x[:, lo:hi], op, BLOCK, row_unroll(vec), vec)
+        g, counts = _gather(x, lo, hi, BLOCK, e)  # (rows, 256, m)
+        per_thread = _fold_threads(g, counts, f, e)
+        warps = _warp_tree(per_thread.reshape(rows, BLOCK // 32, 32), f)  # (rows, 8)
+        slots = np.full((rows, 32), e, x.dtype)
+        slots[:, :BLOCK // 32] = warps
+        out[:, s] = _warp_tree(slots, f)
     return out
 
 
@@ -228,10 +219,11 @@ def reduce_model_along(x, op, sms=NOMINAL_SMS, itemsize=None):
     size of x's elements as stored (the first pass's geometry depends on it; later passes read partials)."""
     outer, n, inner = x.shape
     if inner == 1:
-        part = rows_pass(x.reshape(outer, n), op, sms, itemsize)
-        while part.shape[1] != 1:
+        part = x.reshape(outer, n)
+        while True:
             part = rows_pass(part, op, sms)
-        return part.reshape(outer, 1)
+            if part.shape[1] == 1:
+                return part.reshape(outer, 1)
     part = columns_pass(x, op, sms, itemsize)
     while part.shape[1] != 1:
         part = columns_pass(part, op, sms)
@@ -306,9 +298,7 @@ def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS, 
     while True:
         if inner == 1:
             mode, _, splits, seg = row_plan(outer, n, sms)
-            # a block's, for any vector width: its vectors (at most seg / 256), the fold of at most 16 accumulators
-            # (4), the tail element, the warp and block trees
-            per = {"short": seg, "warp": -(-seg // 32) + 7, "block": -(-seg // BLOCK) + 4 + 2 + 5 + 5}[mode]
+            per = {"short": seg, "warp": -(-seg // 32) + 7, "block": -(-seg // BLOCK) + 12}[mode]
             chunks = splits
         else:
             _, _, chunks, geometry = pass_plan(outer, n, inner, sms, itemsize)

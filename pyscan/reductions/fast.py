@@ -243,20 +243,16 @@ def driver_(x, *, op, call):
 
 def _pass(x, op, blocks, block, unroll, head, record, label, vec=None):
     """One launch of reduce_fast over x with `blocks` blocks: returns the per-block results (and Steps).  vec: the
-    elements per 16-byte vector of the array as stored (default: of x's dtype; x holds the compute values).  x may
-    be (rows, n): each row reduced on its own by the same geometry (block_pass), the results (rows, blocks)."""
-    batched = x.ndim == 2
-    xs = x if batched else x[None, :]
-    assert not (batched and record), "steps are recorded for one array"
-    dtype, n, combine = x.dtype, xs.shape[1], ufunc(op)
+    elements per 16-byte vector of the array as stored (default: of x's dtype; x holds the compute values)."""
+    dtype, n, combine = x.dtype, x.size, ufunc(op)
     e = identity(op, dtype)
     vec = vec or vector_width(dtype)
     threads = blocks * block
     gid = np.arange(threads)
     vectors = (n - head) // vec
     tail_start = head + vectors * vec
-    body = xs[:, head:tail_start].reshape(xs.shape[0], vectors, vec)
-    acc = np.full((xs.shape[0], threads, unroll, vec), e, dtype)
+    body = x[head:tail_start].reshape(vectors, vec)
+    acc = np.full((threads, unroll, vec), e, dtype)
     owner = np.full(n, -1) if record else None  # which thread read each element (for the picture's edges)
     v = gid.copy()
     while True:  # the unrolled loop: each thread runs it while all `unroll` of its vectors exist
@@ -265,7 +261,7 @@ def _pass(x, op, blocks, block, unroll, head, record, label, vec=None):
             break
         for u in range(unroll):
             rows = v[more] + u * threads
-            acc[:, more, u, :] = combine(acc[:, more, u, :], body[:, rows])
+            acc[more, u, :] = combine(acc[more, u, :], body[rows])
             if record:
                 owner[head + (rows[:, None] * vec + np.arange(vec)).ravel()] = np.repeat(gid[more], vec)
         v[more] += unroll * threads
@@ -273,51 +269,45 @@ def _pass(x, op, blocks, block, unroll, head, record, label, vec=None):
         more = v < vectors
         if not more.any():
             break
-        acc[:, more, 0, :] = combine(acc[:, more, 0, :], body[:, v[more]])
+        acc[more, 0, :] = combine(acc[more, 0, :], body[v[more]])
         if record:
             owner[head + (v[more][:, None] * vec + np.arange(vec)).ravel()] = np.repeat(gid[more], vec)
         v[more] += threads
-    flat = acc.reshape(xs.shape[0], threads, unroll * vec)
+    flat = acc.reshape(threads, unroll * vec)
     width = unroll * vec // 2
     while width >= 1:  # pairwise fold of the accumulators
-        flat[..., :width] = combine(flat[..., :width], flat[..., width:2 * width])
+        flat[:, :width] = combine(flat[:, :width], flat[:, width:2 * width])
         width //= 2
-    value = flat[..., 0].copy()
+    value = flat[:, 0].copy()
     lo = min(head, threads)
-    value[:, :lo] = combine(value[:, :lo], xs[:, :lo])
+    value[:lo] = combine(value[:lo], x[:lo])
     tail = min(n - tail_start, threads)
-    value[:, :tail] = combine(value[:, :tail], xs[:, tail_start:tail_start + tail])
+    value[:tail] = combine(value[:tail], x[tail_start:tail_start + tail])
     steps = []
     if record:
         owner[:lo] = np.arange(lo)
         owner[tail_start:tail_start + tail] = np.arange(tail)
-        steps.append(Step(f"{label}thread accumulators", value[0].copy(), [(i, int(t)) for i, t in enumerate(owner)]))
+        steps.append(Step(f"{label}thread accumulators", value.copy(), [(i, int(t)) for i, t in enumerate(owner)]))
 
-    def warp_reduce(lanes):  # lanes: (..., 32); __shfl_down_sync tree, lane 0 ends with the warp's result
+    def warp_reduce(lanes):  # lanes: (warps, 32); __shfl_down_sync tree, lane 0 ends with the warp's result
         offset = 16
         while offset >= 1:
-            lanes[..., :32 - offset] = combine(lanes[..., :32 - offset], lanes[..., offset:])
+            lanes[:, :32 - offset] = combine(lanes[:, :32 - offset], lanes[:, offset:])
             offset //= 2
-        return lanes[..., 0].copy()
+        return lanes[:, 0].copy()
 
-    warp_results = warp_reduce(value.reshape(xs.shape[0], threads // 32, 32).copy())
+    warp_results = warp_reduce(value.reshape(threads // 32, 32).copy())
     if record:
-        steps.append(Step(f"{label}warp shuffles", warp_results[0].copy(),
-                          [(w * 32 + i, w) for w in range(threads // 32) for i in range(32)]))
+        steps.append(Step(f"{label}warp shuffles", warp_results.copy(), [(w * 32 + i, w) for w in range(threads // 32)
+                                                                           for i in range(32)]))
     per_block = block // 32
-    slots = np.full((xs.shape[0], blocks, 32), e, dtype)
-    slots[..., :per_block] = warp_results.reshape(xs.shape[0], blocks, per_block)
+    slots = np.full((blocks, 32), e, dtype)
+    slots[:, :per_block] = warp_results.reshape(blocks, per_block)
     block_results = warp_reduce(slots)
     if record:
-        steps.append(Step(f"{label}block results", block_results[0].copy(),
+        steps.append(Step(f"{label}block results", block_results.copy(),
                           [(b * per_block + w, b) for b in range(blocks) for w in range(per_block)]))
-    return (block_results if batched else block_results[0]), steps
-
-
-def block_pass(x, op, block: int, unroll: int, vec: int):
-    """block_reduce.cuh's tree over each row of (rows, n) x, one block of `block` threads a row, no head (the body
-    from the row's start, as kernels/reduction/axis_rows.cu's row segments read it): the (rows,) results."""
-    return _pass(x, op, 1, block, unroll, 0, False, "", vec)[0][:, 0]
+    return block_results, steps
 
 
 def model(x, *, op="add", return_steps=False, blocks=None, head=0, block=None, unroll=None, types=None):
