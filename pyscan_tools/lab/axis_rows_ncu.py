@@ -1,0 +1,59 @@
+"""Reductions along the last axis under Nsight Compute: two calls each of pyscan.reduce(x, axis=1) and cupy.sum(x,
+axis=1) on CuPy arrays of the bench's row shapes, so ncu reports each kernel's device time and DRAM bytes apart from
+the host (benchmarks/axis_rows_ncu_h200.txt).  Run on a GPU host:
+
+    ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv \\
+        python pyscan_tools/lab/axis_rows_ncu.py > ncu.csv
+
+Without ncu, `--time` prints per-call times instead (CUDA events around back-to-back calls, best of 7 rounds).
+cupy.sum of int32 returns int64 (NumPy's rule; pyscan.reduce too): those rows are not like for like.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+CASES = (((8388608, 2), "int32"), ((8388608, 2), "float32"), ((64, 65536), "int32"), ((64, 65536), "float16"),
+         ((4096, 4096), "float16"), ((16, 1048576), "float16"))
+
+
+def _time(cp, f, reps=40):
+    f()
+    cp.cuda.Device().synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    best = float("inf")
+    for _ in range(7):
+        start.record()
+        for _ in range(reps):
+            f()
+        stop.record()
+        stop.synchronize()
+        best = min(best, cp.cuda.get_elapsed_time(start, stop) * 1000 / reps)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--time", action="store_true", help="print µs per call instead of running for ncu")
+    args = parser.parse_args()
+    import cupy as cp
+
+    import pyscan
+
+    for shape, dtype in CASES:
+        x = cp.ones(shape, dtype)
+        if args.time:
+            y = cp.empty_like(x)
+            copy = _time(cp, lambda: y.__setitem__(Ellipsis, x))  # noqa: B023 - timed at once
+            ours = _time(cp, lambda: pyscan.reduce(x, axis=1))  # noqa: B023
+            theirs = _time(cp, lambda: cp.sum(x, axis=1))  # noqa: B023
+            print(f"{str(shape):14s} {dtype:8s} copy {copy:7.1f}  pyscan {ours:7.1f}  cupy {theirs:7.1f} us")
+            continue
+        for _ in range(2):
+            pyscan.reduce(x, axis=1)
+            cp.sum(x, axis=1)
+        cp.cuda.Device().synchronize()
+
+
+if __name__ == "__main__":
+    main()
