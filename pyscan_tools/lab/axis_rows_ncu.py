@@ -5,8 +5,10 @@ the host (benchmarks/axis_rows_ncu_h200.txt).  Run on a GPU host:
     ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum --csv \\
         python pyscan_tools/lab/axis_rows_ncu.py > ncu.csv
 
-Without ncu, `--time` prints per-call times instead (CUDA events around back-to-back calls, best of 7 rounds).
-cupy.sum of int32 returns int64 (NumPy's rule; pyscan.reduce too): those rows are not like for like.
+Without ncu, `--time` prints per-call times instead (CUDA events around back-to-back calls, best of 7 rounds), and
+the host time of a call (the calls issued back to back, the GPU waited for once), with argmax and bool counts along
+axis 1 beside CuPy's.  cupy.sum of int32 returns int64 (NumPy's rule; pyscan.reduce too): those rows are not like
+for like.
 """
 
 from __future__ import annotations
@@ -32,6 +34,19 @@ def _time(cp, f, reps=40):
     return best
 
 
+def _host(cp, f, reps=200):
+    import time
+
+    f()
+    cp.cuda.Device().synchronize()
+    start = time.perf_counter()
+    for _ in range(reps):
+        f()
+    host = (time.perf_counter() - start) * 1e6 / reps
+    cp.cuda.Device().synchronize()
+    return host
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time", action="store_true", help="print µs per call instead of running for ncu")
@@ -47,12 +62,21 @@ def main() -> None:
             copy = _time(cp, lambda: y.__setitem__(Ellipsis, x))  # noqa: B023 - timed at once
             ours = _time(cp, lambda: pyscan.reduce(x, axis=1))  # noqa: B023
             theirs = _time(cp, lambda: cp.sum(x, axis=1))  # noqa: B023
-            print(f"{str(shape):14s} {dtype:8s} copy {copy:7.1f}  pyscan {ours:7.1f}  cupy {theirs:7.1f} us")
+            host = _host(cp, lambda: pyscan.reduce(x, axis=1))  # noqa: B023
+            print(f"{str(shape):14s} {dtype:8s} copy {copy:7.1f}  pyscan {ours:7.1f} (host {host:5.1f})  "
+                  f"cupy {theirs:7.1f} us")
             continue
         for _ in range(2):
             pyscan.reduce(x, axis=1)
             cp.sum(x, axis=1)
         cp.cuda.Device().synchronize()
+    if args.time:
+        x = cp.arange(2**24, dtype="int32").reshape(2**23, 2) % 7
+        mask = (x > 3)
+        rows = [("argmax int32", lambda: pyscan.argmax(x, axis=1), lambda: cp.argmax(x, axis=1)),
+                ("bool sum into int64", lambda: pyscan.reduce(mask, axis=1), lambda: cp.sum(mask, axis=1))]
+        for name, ours, theirs in rows:
+            print(f"(8388608, 2)   {name:20s} pyscan {_time(cp, ours):7.1f}  cupy {_time(cp, theirs):7.1f} us")
 
 
 if __name__ == "__main__":
