@@ -200,6 +200,22 @@ def test_model_partials_stay_in_the_compute_type():
     assert got.dtype == np.float16 and np.all(np.abs(got.astype(np.float64) - exact) <= exact * 2.0**-11 + 1e-3)
 
 
+def test_the_short_row_kernel_holds_what_the_plan_gives_it():
+    """axis_rows_reduce_short's shared memory holds 256 * SHORT_ROW elements (the .cu's default, the build that
+    ships): the plan's rows a thread times the row length never exceed it, and the host's SHORT_ROW is the .cu's."""
+    import re
+    from pathlib import Path
+
+    source = (Path(raxis.__file__).parents[2] / "kernels" / raxis.ROWS_KERNEL).read_text()
+    assert int(re.search(r"#define SHORT_ROW (\d+)", source).group(1)) == raxis.SHORT_ROW
+    for rows in (1, 255, 256, 2049, 10**5, 2**23, 3 * 10**7):
+        for n in range(1, raxis.SHORT_ROW + 1):
+            for sms in (1, 2, 132):
+                kind, grid, _, (_, _, per_thread) = raxis.pass_plan(rows, n, 1, sms, 4)
+                assert kind == "rows_short" and 1 <= per_thread and per_thread * n <= raxis.SHORT_ROW
+                assert (grid - 1) * 256 * per_thread < rows <= grid * 256 * per_thread
+
+
 def test_row_and_column_plans_fill_the_gpu():
     for rows, n in [(2 ** 23, 2), (2 ** 20, 16), (16, 2 ** 20), (4096, 4096), (64, 65536), (1, 10 ** 6)]:
         mode, grid, splits, seg = raxis.row_plan(rows, n, 132)
