@@ -19,32 +19,21 @@ CASES = (((8388608, 2), "int32"), ((8388608, 2), "float32"), ((64, 65536), "int3
          ((4096, 4096), "float16"), ((16, 1048576), "float16"))
 
 
-def _time(cp, f, reps=40):
+def _time(f, rounds=7, calls=40):
+    """µs a call: CUDA events around `calls` back-to-back calls, best of `rounds` (pyscan.timing)."""
+    from pyscan.timing import event_timer
+
+    timer = event_timer("cupy")
     f()
-    cp.cuda.Device().synchronize()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    best = float("inf")
-    for _ in range(7):
-        start.record()
-        for _ in range(reps):
-            f()
-        stop.record()
-        stop.synchronize()
-        best = min(best, cp.cuda.get_elapsed_time(start, stop) * 1000 / reps)
-    return best
+    return min(timer.per_call_ms(f, calls) for _ in range(rounds)) * 1e3
 
 
-def _host(cp, f, reps=200):
-    import time
+def _host(f, calls=200):
+    """µs of host time a call: the calls issued back to back, not waited for (pyscan.timing.HostTimer)."""
+    from pyscan.timing import HostTimer
 
     f()
-    cp.cuda.Device().synchronize()
-    start = time.perf_counter()
-    for _ in range(reps):
-        f()
-    host = (time.perf_counter() - start) * 1e6 / reps
-    cp.cuda.Device().synchronize()
-    return host
+    return HostTimer().per_call_ms(f, calls) * 1e3
 
 
 def main() -> None:
@@ -59,10 +48,10 @@ def main() -> None:
         x = cp.ones(shape, dtype)
         if args.time:
             y = cp.empty_like(x)
-            copy = _time(cp, lambda: y.__setitem__(Ellipsis, x))  # noqa: B023 - timed at once
-            ours = _time(cp, lambda: pyscan.reduce(x, axis=1))  # noqa: B023
-            theirs = _time(cp, lambda: cp.sum(x, axis=1))  # noqa: B023
-            host = _host(cp, lambda: pyscan.reduce(x, axis=1))  # noqa: B023
+            copy = _time(lambda: y.__setitem__(Ellipsis, x))  # noqa: B023 - timed at once
+            ours = _time(lambda: pyscan.reduce(x, axis=1))  # noqa: B023
+            theirs = _time(lambda: cp.sum(x, axis=1))  # noqa: B023
+            host = _host(lambda: pyscan.reduce(x, axis=1))  # noqa: B023
             print(f"{str(shape):14s} {dtype:8s} copy {copy:7.1f}  pyscan {ours:7.1f} (host {host:5.1f})  "
                   f"cupy {theirs:7.1f} us")
             continue
@@ -76,7 +65,7 @@ def main() -> None:
         rows = [("argmax int32", lambda: pyscan.argmax(x, axis=1), lambda: cp.argmax(x, axis=1)),
                 ("bool sum into int64", lambda: pyscan.reduce(mask, axis=1), lambda: cp.sum(mask, axis=1))]
         for name, ours, theirs in rows:
-            print(f"(8388608, 2)   {name:20s} pyscan {_time(cp, ours):7.1f}  cupy {_time(cp, theirs):7.1f} us")
+            print(f"(8388608, 2)   {name:20s} pyscan {_time(ours):7.1f}  cupy {_time(theirs):7.1f} us")
 
 
 if __name__ == "__main__":

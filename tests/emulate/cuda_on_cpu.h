@@ -104,13 +104,8 @@ V __shfl_sync(unsigned, V v, int source) {
 }
 inline void __syncwarp(unsigned = 0xffffffffu) { emu_block->warps[threadIdx.x >> 5].bar.arrive_and_wait(); }
 inline void __stcs(int4* p, int4 v) { *p = v; }
-// the load variants differ only in how they use the caches
 template <typename V>
-inline V __ldg(const V* p) { return *p; }
-template <typename V>
-inline V __ldcg(const V* p) { return *p; }
-template <typename V>
-inline V __ldcs(const V* p) { return *p; }
+inline V __ldg(const V* p) { return *p; }  // the read-only path: on the CPU, a load
 
 // kernels/common/cp_async.cuh on the CPU: the copy made at once (a schedule the waits allow); the kernels' dynamic
 // shared memory a static buffer of the size the kernel states.

@@ -96,7 +96,7 @@ def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
                 vector = column_lanes_per_thread(source.itemsize, compute.itemsize)
                 if vector > 1:  # two lanes a thread (2-byte inputs combined in 4 bytes)
                     builds[(dtype, op, str(value), k, "lanes")] = build_source(
-                        relpath, **{**macros, "ITEMS": macros["ITEMS"] // vector}, DIRECT_LOADS=1,
+                        relpath, **{**macros, "ITEMS": column_items(compute.itemsize, vector)}, DIRECT_LOADS=1,
                         LANES_PER_THREAD=vector)
             if relpath == "scan/decoupled_lookback.cu":  # the rows build, the scan along the last axis
                 macros["ROWS"] = 1
