@@ -4,6 +4,8 @@
 // visit_keys(data, n, f) calls f(valid, key) for every element of data[0, n), where key is the element as it is
 // compared (KEY_T: the element type itself, float for __half).  Every lane of a warp makes the same calls in the
 // same order -- lanes past the end call f(false, ...) -- so f may use warp-wide intrinsics (__match_any_sync).
+// visit_keys(data, n, f, f_vector) hands the body's vectors whole to f_vector(valid, elements) instead (the
+// elements as loaded, VALUE_T[16 / sizeof(VALUE_T)]).
 //
 // * head: the elements before the first 16-byte aligned address (all of them when the array is not aligned to
 //   its own element size), one per thread;
@@ -31,8 +33,8 @@ __device__ __forceinline__ KEY_T key_of(__half v) { return __half2float(v); }
 __device__ __forceinline__ KEY_T key_of(VALUE_T v) { return (KEY_T)v; }
 #endif
 
-template <typename F>
-__device__ __forceinline__ void visit_keys(const VALUE_T* __restrict__ data, long long n, F& f) {
+template <typename F, typename FVector>
+__device__ __forceinline__ void visit_keys(const VALUE_T* __restrict__ data, long long n, F& f, FVector& f_vector) {
     constexpr int VEC = 16 / sizeof(VALUE_T);
     const int lane = threadIdx.x & 31;
     const long long threads = (long long)gridDim.x * blockDim.x;
@@ -65,7 +67,15 @@ __device__ __forceinline__ void visit_keys(const VALUE_T* __restrict__ data, lon
             VALUE_T elements[VEC];
         } loaded;
         loaded.vector = valid ? __ldg(&body[v]) : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) f(valid, key_of(loaded.elements[j]));
+        f_vector(valid, loaded.elements);
     }
+}
+
+template <typename F>
+__device__ __forceinline__ void visit_keys(const VALUE_T* __restrict__ data, long long n, F& f) {
+    auto each = [&](bool valid, const VALUE_T (&elements)[16 / sizeof(VALUE_T)]) {
+#pragma unroll
+        for (int j = 0; j < (int)(16 / sizeof(VALUE_T)); ++j) f(valid, key_of(elements[j]));
+    };
+    visit_keys(data, n, f, each);
 }

@@ -62,6 +62,9 @@
 #ifndef BIN_GUESS
 #define BIN_GUESS 32  // 0: NumPy's f; 32: (t - first_edge) * scale in float; 64: in double (see above)
 #endif
+#ifndef GUESS_T
+#define GUESS_T float  // the guess's type: double for BIN_GUESS 64, else float
+#endif
 #ifndef GUESS_EXACT
 #define GUESS_EXACT 0  // 1: the guess is the exact position (numpy_plan.exact_guess): its floor is the bin
 #endif
@@ -99,6 +102,22 @@ __device__ __forceinline__ DIV_T dt_multiply(DIV_T a, DIV_T b) {
 #endif
 }
 
+// A guess f >= 0 split into its whole part, returned in `index`, and the rest (returned), for f < 2^22 in float (a
+// float guess has at most 2^20 bins: numpy_plan.GUESS32_MAX_BINS) or 2^31 in double.  Adding 1.5 * 2^23 (1.5 * 2^52)
+// rounded toward zero leaves the whole part in the sum's low bits, and both subtractions are exact: three adds,
+// where a conversion to a 64-bit integer and back took two quarter-rate instructions per value (docs/histogram.md,
+// "The guess split by adds").  A negative f (none reaches here: t >= first_edge) gives index -1.
+__device__ __forceinline__ float split_guess(float f, int& index) {
+    const float shifted = __fadd_rz(f, 12582912.0f);
+    index = __float_as_int(shifted) - 0x4B400000;
+    return __fsub_rn(f, __fsub_rn(shifted, 12582912.0f));
+}
+__device__ __forceinline__ double split_guess(double f, int& index) {
+    const double shifted = __dadd_rz(f, 6755399441055744.0);
+    index = __double2loint(shifted);
+    return __dsub_rn(f, __dsub_rn(shifted, 6755399441055744.0));
+}
+
 // The parameters of one histogram, as the host computed them (unused ones are 0).
 struct BinRule {
     int bins;
@@ -107,7 +126,9 @@ struct BinRule {
     DIV_T norm_denom;     // BIN_UNIFORM: last_edge - first_edge as NumPy computes it, in DT
     DIV_T bins_as_div;    // BIN_UNIFORM: bins in DT
     double guess_scale;   // BIN_UNIFORM with BIN_GUESS: bins / (last_edge - first_edge) (a float's value for 32)
-    double guess_margin;  // BIN_UNIFORM with BIN_GUESS: a guess this far (in bins) inside its bin is the bin
+    GUESS_T guess_low;    // BIN_UNIFORM with BIN_GUESS: a guess further than guess_margin (in bins) inside its bin
+    GUESS_T guess_high;   //   is the bin: guess_low = guess_margin and guess_high = 1 - guess_margin, in the guess's
+                          //   type (the host's, so that the kernel converts nothing per value)
     double edge_start;    // BIN_UNIFORM with EDGE_FORMULA: np.linspace's start and step (a float's value for 32)
     double edge_step;
     const EDGE_T* edges;  // BIN_UNIFORM: the bins + 1 edges in the bin type; BIN_EDGES: in the common type
@@ -123,34 +144,58 @@ struct BinRule {
 #endif
     }
 
-    // The bin of a value, or -1 where NumPy does not count it.
-    __device__ __forceinline__ int bin_of(KEY_T key) const {
 #if BIN_MODE == BIN_UNIFORM
-        if (!(key >= lo && key <= hi)) return -1;  // outside the range, or NaN
+    // t: a kept value in the bin type
+    __device__ __forceinline__ EDGE_T in_bin_type(KEY_T key) const {
         EDGE_T t = (EDGE_T)key;
 #if BT_BITS == 16
         t = round_to_half(t);  // exact for the data that reach here (float16, int8, uint8)
 #endif
+        return t;
+    }
+
+#if BIN_GUESS
+    // the first guess of the bin: (t - first_edge) * guess_scale
+    __device__ __forceinline__ GUESS_T guess(KEY_T key, EDGE_T t) const {
 #if BIN_GUESS == 32 && BT_BITS == 32
-        const float f = __fmul_rn(bt_subtract(t, first_edge), (float)guess_scale);  // NumPy's subtraction, then *
+        return __fmul_rn(bt_subtract(t, first_edge), (float)guess_scale);  // NumPy's subtraction, then *
 #elif BIN_GUESS == 32
-        const float f = __fmul_rn(__fsub_rn((float)key, (float)first_edge), (float)guess_scale);
-#elif BIN_GUESS == 64
-        const double f = __dmul_rn((double)bt_subtract(t, first_edge), guess_scale);
+        (void)t;
+        return __fmul_rn(__fsub_rn((float)key, (float)first_edge), (float)guess_scale);
+#else
+        (void)key;
+        return __dmul_rn((double)bt_subtract(t, first_edge), guess_scale);
+#endif
+    }
+
+    // Whether a guess split into `whole` and `within` (split_guess) is the bin without the correction: a guess
+    // further than guess_margin from both ends of its bin is the bin the edges say, since no rounding of the guess
+    // or of the edges moves a value that far (the host's bound: numpy_plan.guess_margin); with GUESS_EXACT every
+    // guess below the last edge is (its floor is the bin: numpy_plan.exact_guess).
+    __device__ __forceinline__ bool guess_taken(int whole, GUESS_T within) const {
+#if GUESS_EXACT
+        (void)within;
+        return (unsigned int)whole < (unsigned int)bins;
+#else
+        return (unsigned int)whole < (unsigned int)bins && within > guess_low && within < guess_high;
+#endif
+    }
+#endif
+#endif
+
+    // The bin of a value, or -1 where NumPy does not count it.
+    __device__ __forceinline__ int bin_of(KEY_T key) const {
+#if BIN_MODE == BIN_UNIFORM
+        if (!(key >= lo && key <= hi)) return -1;  // outside the range, or NaN
+        const EDGE_T t = in_bin_type(key);
+#if BIN_GUESS
+        int whole;
+        const GUESS_T within = split_guess(guess(key, t), whole);  // whole: the guess's truncation
+        if (guess_taken(whole, within)) return whole;  // most values: no correction, no edges read
+        long long index = whole;
 #else
         const DIV_T f = dt_multiply(dt_divide((DIV_T)bt_subtract(t, first_edge), norm_denom), bins_as_div);
-#endif
         long long index = (long long)f;  // truncation, as astype(np.intp)
-#if BIN_GUESS && GUESS_EXACT
-        if (index < bins) return (int)index;  // the exact position's floor (numpy_plan.exact_guess)
-#elif BIN_GUESS
-        // a guess further than guess_margin from both ends of its bin is the bin the edges say: no rounding of the
-        // guess or of the edges moves a value that far (the host's bound: numpy_plan.guess_margin), so most values
-        // skip the correction and its two edges
-        const auto within = f - (decltype(f))index;
-        if (index < bins && within > (decltype(f))guess_margin && within < (decltype(f))(1.0 - guess_margin)) {
-            return (int)index;
-        }
 #endif
         if (index >= bins) index = bins - 1;
         if (index < 0) index = 0;
@@ -177,6 +222,23 @@ struct BinRule {
 #else
         const long long value = (long long)key;
         return (value >= 0 && value < bins) ? (int)value : -1;
+#endif
+    }
+
+    // bin_of()'s value where it needs no correction against the edges (a guess well inside its bin, or a value
+    // NumPy does not count: -1), else CORRECT: straight-line arithmetic with no edge read and no branch, so that a
+    // thread can bin a whole 16-byte vector before it branches once for the rare value near an edge
+    // (count_elements; docs/histogram.md, "The guess split by adds").  Without a guess it is bin_of().
+    static constexpr int CORRECT = -2;
+    __device__ __forceinline__ int quick_bin(KEY_T key) const {
+#if BIN_MODE == BIN_UNIFORM && BIN_GUESS
+        const bool keep = (key >= lo) & (key <= hi);  // false for NaN
+        int whole;
+        const GUESS_T within = split_guess(guess(key, in_bin_type(key)), whole);
+        const int unkept = keep ? CORRECT : -1;
+        return (keep & guess_taken(whole, within)) ? whole : unkept;
+#else
+        return bin_of(key);
 #endif
     }
 };

@@ -138,12 +138,46 @@ struct BinAdder {
     }
 };
 
+// Adds counts to a private copy in shared memory, one atomic per value (numpy_histogram_shared's default, no
+// aggregation): a predicated reduction at the copy's 32-bit shared-memory address, so that a value costs an
+// address, a compare and the atomic -- atomicAdd through the copy's generic pointer cost a branch around it and
+// the shared window's base made again at every value (docs/histogram.md, "The guess split by adds").
+struct SharedCounts {
+    unsigned int copy;  // the copy's shared-memory address (its counters COPIES apart)
+
+    __device__ __forceinline__ SharedCounts(unsigned int* c, long long stride)
+        : copy((unsigned int)__cvta_generic_to_shared(c)) {
+        (void)stride;  // COPIES
+    }
+
+    __device__ __forceinline__ void add(bool valid, int bin, unsigned int amount) {
+        const int counted = valid ? bin : -1;
+        asm volatile(
+            "{\n\t.reg .pred p;\n\tsetp.ge.s32 p, %0, 0;\n\t@p red.shared.add.u32 [%1], %2;\n\t}"
+            :: "r"(counted), "r"(copy + (unsigned int)bin * (unsigned int)(COPIES * sizeof(unsigned int))),
+               "r"(amount)
+            : "memory");
+    }
+
+    __device__ __forceinline__ void flush() {}
+};
+
+// The adder of a kernel's counts: SharedCounts for private copies without aggregation, else BinAdder.
+template <typename Sum, int Aggregate, bool Private>
+struct AdderOf {
+    typedef BinAdder<Sum, Aggregate> type;
+};
+template <>
+struct AdderOf<unsigned int, 0, true> {
+    typedef SharedCounts type;
+};
+
 // Count the block's share of the input into `histogram` (a private copy, or the global histogram).
-template <typename Sum, int Aggregate>
+template <typename Sum, int Aggregate, bool Private = false>
 __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights,
                                                long long n, const BinRule& rule, Sum* __restrict__ histogram,
                                                long long stride) {
-    BinAdder<Sum, Aggregate> adder(histogram, stride);
+    typename AdderOf<Sum, Aggregate, Private>::type adder(histogram, stride);
 #if WEIGHTED
     // one element per thread per step: the weights need not share the data's alignment
     const long long threads = (long long)gridDim.x * blockDim.x;
@@ -157,7 +191,27 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
 #else
     (void)weights;
     auto count = [&](bool valid, KEY_T key) { adder.add(valid, valid ? rule.bin_of(key) : -1, (Sum)1); };
-    visit_keys(data, n, count);
+    // a vector's values binned first without a branch (quick_bin), then corrected against the edges if one of them
+    // is near an edge (rare), then counted: one branch a vector instead of several a value
+    auto count_vector = [&](bool valid, const VALUE_T (&elements)[16 / sizeof(VALUE_T)]) {
+        constexpr int VEC = 16 / sizeof(VALUE_T);
+        int bin[VEC];
+        int least = -1;  // CORRECT (-2) is the only value below -1
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) {  // (a vector past the end holds zeros, binned and then not counted)
+            bin[j] = rule.quick_bin(key_of(elements[j]));
+            least = min(least, bin[j]);
+        }
+        if (least == BinRule::CORRECT) {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) {
+                if (bin[j] == BinRule::CORRECT) bin[j] = rule.bin_of(key_of(elements[j]));
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) adder.add(valid, bin[j], (Sum)1);
+    };
+    visit_keys(data, n, count, count_vector);
 #endif
     adder.flush();
 }
@@ -185,29 +239,29 @@ __device__ __forceinline__ void count_privately(SharedSum* __restrict__ private_
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
 numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights, long long n, int bins,
                        KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
-                       double guess_margin, double edge_start, double edge_step,
+                       GUESS_T guess_low, GUESS_T guess_high, double edge_start, double edge_step,
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
     extern __shared__ __align__(16) unsigned char shared_bytes[];  // bins * COPIES counters, bin-major
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
-                       guess_scale, guess_margin, edge_start, edge_step,  edges};
+                       guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
     count_privately(reinterpret_cast<SharedSum*>(shared_bytes), bins, histogram, [&](SharedSum* copy) {
-        count_elements<SharedSum, SHARED_AGGREGATE>(data, weights, n, rule, copy, COPIES);
+        count_elements<SharedSum, SHARED_AGGREGATE, true>(data, weights, n, rule, copy, COPIES);
     });
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
 numpy_histogram_global(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights, long long n, int bins,
                        KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
-                       double guess_margin, double edge_start, double edge_step,
+                       GUESS_T guess_low, GUESS_T guess_high, double edge_start, double edge_step,
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
-                       guess_scale, guess_margin, edge_start, edge_step,  edges};
+                       guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
     count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, weights, n, rule, histogram, 1);
 }
 
 extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __restrict__ byte_counts, int bins, KEY_T lo,
                                                 KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div,
-                                                double guess_scale, double guess_margin, double edge_start,
+                                                double guess_scale, GUESS_T guess_low, GUESS_T guess_high, double edge_start,
                                                 double edge_step,
                                                 const EDGE_T* __restrict__ edges,
                                                 unsigned long long* __restrict__ histogram) {
@@ -216,7 +270,7 @@ extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __rest
     VALUE_T value = (VALUE_T)0;
     memcpy(&value, &byte, 1);  // 1-byte VALUE_T only (the host launches it for no other)
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
-                       guess_scale, guess_margin, edge_start, edge_step,  edges};
+                       guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
     const int bin = rule.bin_of(key_of(value));
     const unsigned long long count = byte_counts[threadIdx.x];
     if (bin >= 0 && count != 0ull) atomicAdd(&histogram[bin], count);
@@ -234,7 +288,7 @@ extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __rest
 //      block folds into NumPy's bins (numpy_histogram_fold's arithmetic) after zeroing the histogram.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
 numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi, EDGE_T first_edge,
-                     DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, double guess_margin, double edge_start,
+                     DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, GUESS_T guess_low, GUESS_T guess_high, double edge_start,
                      double edge_step, const EDGE_T* __restrict__ edges, unsigned long long* __restrict__ counters,
                      unsigned int* __restrict__ ticket, unsigned long long* __restrict__ histogram,
                      const unsigned char* __restrict__ edges_from, unsigned char* __restrict__ edges_to,
@@ -243,7 +297,7 @@ numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KE
     SharedSum* private_copies = reinterpret_cast<SharedSum*>(shared_bytes);
     copy_bytes(edges_from, edges_to, edge_bytes);
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
-                       guess_scale, guess_margin, edge_start, edge_step,  edges};
+                       guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
 #if BYTE_VALUES
     count_privately(private_copies, 256, counters, [&](SharedSum* copy) {
         BinAdder<SharedSum, 0> adder(copy, COPIES);
@@ -263,7 +317,7 @@ numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KE
     take_counters(counters, 256, ticket, fold);
 #else
     count_privately(private_copies, bins, counters, [&](SharedSum* copy) {
-        count_elements<SharedSum, SHARED_AGGREGATE>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES);
+        count_elements<SharedSum, SHARED_AGGREGATE, true>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES);
     });
     if (!took_last_ticket(ticket)) return;
     auto write = [&](long long bin, unsigned long long count) { histogram[bin] = count; };

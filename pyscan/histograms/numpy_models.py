@@ -50,7 +50,7 @@ def bins_of(keys, rule: plan.BinRule) -> np.ndarray:
                 difference = _round(t - edge_type.type(rule.first_edge), rule.bt_bits)
                 quotient = _round(difference.astype(div_type) / div_type.type(rule.norm_denom), rule.dt_bits)
                 f = _round(quotient * div_type.type(rule.bins_as_div), rule.dt_bits)
-            index = f.astype(np.int64)  # truncation, as (long long)f
+            index = f.astype(np.int64)  # truncation: split_guess for a guess, (long long)f for NumPy's f
             if not rule.guess_bits:
                 taken = np.zeros(f.shape, bool)
             elif rule.guess_margin == plan.EXACT_GUESS:  # GUESS_EXACT: every guess below the last edge

@@ -113,20 +113,23 @@ class BinRule:
             "VALUE_T": VALUE_C_TYPES[self.dtype], "VALUE_IS_HALF": int(self.dtype == np.float16),
             "KEY_T": _c_type(self.dtype), "BIN_MODE": MODE_MACROS[self.mode], "EDGE_T": _c_type(self.edges.dtype),
             "BT_BITS": self.bt_bits, "DIV_T": _float_c_type(self.dt_bits), "DT_BITS": self.dt_bits,
-            "BIN_GUESS": self.guess_bits, "GUESS_EXACT": int(self.guess_margin == EXACT_GUESS),
+            "BIN_GUESS": self.guess_bits, "GUESS_T": _float_c_type(64 if self.guess_bits == 64 else 32),
+            "GUESS_EXACT": int(self.guess_margin == EXACT_GUESS),
             "EDGE_FORMULA": self.edge_formula,
         }
 
     def arguments(self) -> tuple:
-        """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, guess_margin, edge_start, edge_step) as the
-        kernel takes them (made once: a cached rule serves every call, and the conversions cost more than the
-        launch's own host work)."""
+        """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, guess_low, guess_high, edge_start, edge_step)
+        as the kernel takes them, guess_low and guess_high the margin's ends (guess_margin and 1 - guess_margin, in
+        double: the launcher rounds them to the guess's type as a conversion on the device would) (made once: a
+        cached rule serves every call, and the conversions cost more than the launch's own host work)."""
         made = self.__dict__.get("_arguments")  # the instance's dict: frozen fields, a memo beside them
         if made is None:
             first_edge = int(self.first_edge) if self.edges.dtype.kind in "iu" else self.first_edge  # EDGE_T's kind
             made = self.__dict__["_arguments"] = tuple(
                 _kernel_number(v) for v in (self.lo, self.hi, first_edge, self.norm_denom, self.bins_as_div,
-                                            float(self.guess_scale), float(self.guess_margin), float(self.edge_start),
+                                            float(self.guess_scale), float(self.guess_margin),
+                                            1.0 - float(self.guess_margin), float(self.edge_start),
                                             float(self.edge_step)))
         return made
 

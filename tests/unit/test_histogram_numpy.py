@@ -392,27 +392,28 @@ def test_byte_rule_is_the_byte_mapping():
 @pytest.mark.parametrize("function", ["numpy_histogram_shared", "numpy_histogram_global"])
 def test_kernel_signatures(function):
     cases = {
-        "PPqibbdddddddPP": plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True),
-        "PPqifffddddddPP": plan.uniform_rule(np.float32, 10, -3.0, 3.0, explicit_range=True),
-        "PPqifffffddddPP": plan.uniform_rule(np.float16, 10, np.float16(0), np.float16(1),
+        "PPqibbddddffddPP": plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True),
+        "PPqifffdddffddPP": plan.uniform_rule(np.float32, 10, -3.0, 3.0, explicit_range=True),
+        "PPqiddddddddddPP": plan.uniform_rule(np.float64, 10, 1e6, 1e6 + 1.0, explicit_range=True),  # a double guess
+        "PPqifffffdffddPP": plan.uniform_rule(np.float16, 10, np.float16(0), np.float16(1),
                                           explicit_range=False),
-        "PPqiQQdddddddPP": plan.edges_rule(np.uint64, np.array([0, 5, 9], np.int64)),
-        "PPqiqqfddddddPP": plan.bincount_rule(np.int64, 10),
-        "PPqiIIIddddddPP": plan.edges_rule(np.uint32, np.array([0, 5, 9], np.uint8)),
+        "PPqiQQddddffddPP": plan.edges_rule(np.uint64, np.array([0, 5, 9], np.int64)),
+        "PPqiqqfdddffddPP": plan.bincount_rule(np.int64, 10),
+        "PPqiIIIdddffddPP": plan.edges_rule(np.uint32, np.array([0, 5, 9], np.uint8)),
     }
     for expected, rule in cases.items():
         source = build_source("histogram/numpy_histogram.cu", **rule.defines())
         assert signature(source, function) == expected, rule.defines()
-        assert len(rule.arguments()) == 9
+        assert len(rule.arguments()) == 10
 
 
 def test_other_kernel_signatures():
     defines = plan.uniform_rule(np.float16, 3, 0, 1, explicit_range=True).defines()
     source = build_source("histogram/min_max.cu", VALUE_T=defines["VALUE_T"], VALUE_IS_HALF=1, KEY_T="float")
     assert signature(source, "min_max_partials") == "PqffPPP"
-    for expected, rule in (("PibbdddddddPP", plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True)),
-                           ("PiBBdddddddPP", plan.byte_rule(100)), ("PiBBdddddddPP", plan.byte_rule(7, letters=True))):
-        # the fold: the launch in count_into passes (byte counts, bins, the rule's 9 arguments, edges, histogram)
+    for expected, rule in (("PibbddddffddPP", plan.uniform_rule(np.int8, 10, -3, 3, explicit_range=True)),
+                           ("PiBBddddffddPP", plan.byte_rule(100)), ("PiBBddddffddPP", plan.byte_rule(7, letters=True))):
+        # the fold: the launch in count_into passes (byte counts, bins, the rule's 10 arguments, edges, histogram)
         source = build_source("histogram/numpy_histogram.cu", **rule.defines())
         assert signature(source, "numpy_histogram_fold") == expected, rule.defines()
     source = build_source("histogram/histogram_finish.cu", SUM_T="double", OUT_T="__half", OUT_IS_HALF=1)
