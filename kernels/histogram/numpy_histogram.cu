@@ -300,7 +300,7 @@ numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KE
                        guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
 #if BYTE_VALUES
     count_privately(private_copies, 256, counters, [&](SharedSum* copy) {
-        BinAdder<SharedSum, 0> adder(copy, COPIES);
+        SharedCounts adder(copy, COPIES);
         auto count = [&](bool valid, KEY_T key) { adder.add(valid, (int)(unsigned char)key, 1u); };  // the byte
         visit_keys(data, n, count);
     });
