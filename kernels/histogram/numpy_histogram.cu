@@ -191,8 +191,9 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
 #else
     (void)weights;
     auto count = [&](bool valid, KEY_T key) { adder.add(valid, valid ? rule.bin_of(key) : -1, (Sum)1); };
-    // a vector's values binned first without a branch (quick_bin), then corrected against the edges if one of them
-    // is near an edge (rare), then counted: one branch a vector instead of several a value
+    // private copies: a vector's values binned first without a branch (quick_bin), then corrected against the
+    // edges if one of them is near an edge (rare), then counted -- one branch a vector instead of several a value.
+    // (The global histogram, bound by its atomics in L2, takes one value at a time.)
     auto count_vector = [&](bool valid, const VALUE_T (&elements)[16 / sizeof(VALUE_T)]) {
         constexpr int VEC = 16 / sizeof(VALUE_T);
         int bin[VEC];
@@ -211,7 +212,11 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
 #pragma unroll
         for (int j = 0; j < VEC; ++j) adder.add(valid, bin[j], (Sum)1);
     };
-    visit_keys(data, n, count, count_vector);
+    if constexpr (Private) {
+        visit_keys(data, n, count, count_vector);
+    } else {
+        visit_keys(data, n, count);
+    }
 #endif
     adder.flush();
 }
