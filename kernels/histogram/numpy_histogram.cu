@@ -91,7 +91,8 @@ __device__ __forceinline__ double weight_of(WEIGHT_T w) { return (double)w; }
 #endif
 
 // Adds (bin, amount) pairs to `histogram` (a private copy with its stride, or the global histogram), with the
-// aggregation `Aggregate` (weighted sums: 2 is 0 and 3 is 1, a group's weights would need a warp reduction).  add() is called by every lane of a warp together (valid false past the end;
+// aggregation `Aggregate` (weighted sums: 2 is 0 and 3 is 1, a group's weights would need a warp reduction).
+// add() is called by every lane of a warp together (valid false past the end;
 // bin -1 for a value NumPy does not count); flush() once at the end by every thread.
 template <typename Sum, int Aggregate>
 struct BinAdder {
@@ -266,8 +267,8 @@ numpy_histogram_global(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
 
 extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __restrict__ byte_counts, int bins, KEY_T lo,
                                                 KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div,
-                                                double guess_scale, GUESS_T guess_low, GUESS_T guess_high, double edge_start,
-                                                double edge_step,
+                                                double guess_scale, GUESS_T guess_low, GUESS_T guess_high,
+                                                double edge_start, double edge_step,
                                                 const EDGE_T* __restrict__ edges,
                                                 unsigned long long* __restrict__ histogram) {
     // one block of 256 threads: thread b holds the count of the byte b, the bit pattern of one VALUE_T value
@@ -293,8 +294,9 @@ extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __rest
 //      block folds into NumPy's bins (numpy_histogram_fold's arithmetic) after zeroing the histogram.
 extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
 numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi, EDGE_T first_edge,
-                     DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, GUESS_T guess_low, GUESS_T guess_high, double edge_start,
-                     double edge_step, const EDGE_T* __restrict__ edges, unsigned long long* __restrict__ counters,
+                     DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, GUESS_T guess_low, GUESS_T guess_high,
+                     double edge_start, double edge_step, const EDGE_T* __restrict__ edges,
+                     unsigned long long* __restrict__ counters,
                      unsigned int* __restrict__ ticket, unsigned long long* __restrict__ histogram,
                      const unsigned char* __restrict__ edges_from, unsigned char* __restrict__ edges_to,
                      long long edge_bytes) {

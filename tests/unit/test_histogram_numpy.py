@@ -407,6 +407,22 @@ def test_kernel_signatures(function):
         assert len(rule.arguments()) == 10
 
 
+@pytest.mark.parametrize("rule", [plan.uniform_rule(np.float32, 100, 0.0, 70.0, explicit_range=True),
+                                  plan.uniform_rule(np.float64, 10, 1e6, 1e6 + 1.0, explicit_range=True)],
+                         ids=["float guess", "double guess"])
+def test_rule_arguments_are_the_kernels_parameters_by_name(rule):
+    # rule.arguments() lands in the kernel's parameters lo ... edge_step in order: each one the value of its name
+    source = build_source("histogram/numpy_histogram.cu", **rule.defines())
+    declaration = re.search(r"numpy_histogram_shared\((.*?)\)\s*\{", source, re.S).group(1)
+    names = [re.findall(r"\w+", parameter)[-1] for parameter in declaration.split(",")]
+    given = dict(zip(names[names.index("lo"):names.index("edges")], rule.arguments(), strict=True))
+    assert rule.guess_bits and 0 < rule.guess_margin < 0.5
+    assert given["guess_low"] == rule.guess_margin and given["guess_high"] == 1.0 - rule.guess_margin
+    assert given["guess_scale"] == rule.guess_scale and given["bins_as_div"] == rule.bins_as_div
+    assert (given["lo"], given["hi"]) == (rule.lo, rule.hi) and given["first_edge"] == rule.first_edge
+    assert (given["edge_start"], given["edge_step"]) == (rule.edge_start, rule.edge_step)
+
+
 def test_other_kernel_signatures():
     defines = plan.uniform_rule(np.float16, 3, 0, 1, explicit_range=True).defines()
     source = build_source("histogram/min_max.cu", VALUE_T=defines["VALUE_T"], VALUE_IS_HALF=1, KEY_T="float")
