@@ -101,6 +101,14 @@ def column_geometry(n: int, inner: int, itemsize: int, vector: int = 1) -> tuple
     return lanes, rows, items, -(-inner // lanes), -(-n // (rows * items))
 
 
+def column_plan(n: int, inner: int, in_itemsize: int, itemsize: int) -> tuple:
+    """(vector, (lanes, rows, items, lane_chunks, chunks)) of axis_columns_scan for an (outer, n, inner) view of
+    inputs of `in_itemsize` bytes combined in `itemsize`: the build's lanes a thread (column_lanes_per_thread), then
+    the geometry they give (column_geometry) -- the kernel's Plan, the model and the error bound all take it here."""
+    vector = column_lanes_per_thread(in_itemsize, itemsize)
+    return vector, column_geometry(n, inner, itemsize, vector)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Models.
 
@@ -115,8 +123,7 @@ def columns_model(x, *, op="add", exclusive=False, e=None, in_itemsize=None):
         return x.copy()
     f = ufunc(op)
     e = identity(op, dt) if e is None else dt.type(e)
-    vector = column_lanes_per_thread(in_itemsize or dt.itemsize, dt.itemsize)
-    lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, dt.itemsize, vector)
+    _, (lanes, rows, items, lane_chunks, chunks) = column_plan(n, inner, in_itemsize or dt.itemsize, dt.itemsize)
     R = rows * items
     pad = np.full((outer, chunks * R, lane_chunks * lanes), e, dt)
     pad[:, :n, :inner] = x
@@ -207,8 +214,8 @@ def error_depth(n: int, inner: int = 1, itemsize: int = 4) -> int:
     if inner <= 1:
         return dl.decoupled_lookback_error_depth(n) + 7
     depths = []
-    for vector in {column_lanes_per_thread(size, itemsize) for size in (1, 2, 4, 8)}:
-        lanes, rows, items, _, chunks = column_geometry(max(int(n), 1), inner, itemsize, vector)
+    for in_itemsize in (1, 2, 4, 8):
+        _, (lanes, rows, items, _, chunks) = column_plan(max(int(n), 1), inner, in_itemsize, itemsize)
         depths.append(2 * items + rows.bit_length() + 2 * chunks + 4)
     return max(depths)
 
@@ -266,8 +273,8 @@ class Plan:
             # (total, row length, x's dtype, op, exclusive, the result dtype where it is not x's): dl.launch's
             self.rows = (total, n, in_dtype, op, bool(exclusive), None if acc == in_dtype else acc)
             return
-        vector = column_lanes_per_thread(np.dtype(in_dtype).itemsize, self.itemsize)
-        lanes, rows, items, lane_chunks, chunks = column_geometry(n, inner, self.itemsize, vector)
+        vector, (lanes, rows, items, lane_chunks, chunks) = column_plan(n, inner, np.dtype(in_dtype).itemsize,
+                                                                       self.itemsize)
         self.kernel = _kernel(COLUMNS_KERNEL, COLUMNS_FUNCTION, in_dtype, acc, out_dtype, op, device,
                               **column_build(lanes, items, self.itemsize, vector))
         grid = outer * lane_chunks * chunks
@@ -353,5 +360,5 @@ SCANS.register(
     model=compute_model, fast=True, error_depth=error_depth,
 )
 
-__all__ = ["builds", "column_build", "column_geometry", "column_lanes_per_thread", "columns_model", "compute_model",
-           "error_depth", "model", "rows_model", "scan_along"]
+__all__ = ["builds", "column_build", "column_geometry", "column_lanes_per_thread", "column_plan", "columns_model",
+           "compute_model", "error_depth", "model", "rows_model", "scan_along"]
