@@ -559,14 +559,10 @@ GUESS_CASES = [  # (dtype, bins, range): spreads from 1 to far past the float gu
 ]
 
 
-@pytest.mark.parametrize("dtype, bins, range_", GUESS_CASES, ids=lambda v: str(v))
-def test_guess_gives_numpys_bins(dtype, bins, range_, rng):
-    """The guessed first bin, corrected against the edges, is NumPy's bin for every value on an edge, one ulp (or
-    one) beside it, and random values in and around the range; and equals the model of NumPy's own arithmetic."""
-    import dataclasses
-
-    dtype = np.dtype(dtype)
-    rule = plan.uniform_rule(dtype, bins, *range_, explicit_range=True)
+def guess_case_values(rule, dtype, bins, range_, rng) -> np.ndarray:
+    """Values where a guess case's bins must be exact: every edge (every few past 4,096 bins) and the last three with
+    their neighbours, random values in and around the range, and values just inside and just outside the margin
+    that skips the correction (test_histogram_emulated.py runs the kernel's own arithmetic on them too)."""
     x = np.concatenate([_neighbours(rule.bin_edges[:: max(1, bins // 4096)], dtype),
                         _neighbours(rule.bin_edges[-3:], dtype), _data(dtype, 5000, rng)])
     if dtype.kind == "f":
@@ -586,6 +582,18 @@ def test_guess_gives_numpys_bins(dtype, bins, range_, rng):
                 info = np.iinfo(dtype)
                 near = np.clip(np.round(near), info.min, info.max)
             x = np.concatenate([x, near.astype(dtype)])
+    return x
+
+
+@pytest.mark.parametrize("dtype, bins, range_", GUESS_CASES, ids=lambda v: str(v))
+def test_guess_gives_numpys_bins(dtype, bins, range_, rng):
+    """The guessed first bin, corrected against the edges, is NumPy's bin for every value on an edge, one ulp (or
+    one) beside it, and random values in and around the range; and equals the model of NumPy's own arithmetic."""
+    import dataclasses
+
+    dtype = np.dtype(dtype)
+    rule = plan.uniform_rule(dtype, bins, *range_, explicit_range=True)
+    x = guess_case_values(rule, dtype, bins, range_, rng)
     exact = dataclasses.replace(rule, guess_bits=0, guess_scale=0.0, guess_margin=1.0, edge_formula=0, edge_start=0.0,
                                 edge_step=0.0)
     got = nm.bins_of(x.astype(plan.key_dtype(dtype)), rule)

@@ -1,0 +1,92 @@
+// histogram_bins_on_cpu.cpp -- kernels/histogram/numpy_bins.cuh's bin of a value (BinRule::bin_of, and quick_bin,
+// the branch-free bin the private copies' count takes first) run on the CPU, for tests/unit/test_histogram_emulated.py:
+//     histogram_bins_on_cpu values.bin edges.bin out.bin BINS LO HI FIRST_EDGE NORM_DENOM BINS_AS_DIV GUESS_SCALE
+//                           GUESS_LOW GUESS_HIGH EDGE_START EDGE_STEP
+// values.bin: the data (VALUE_T; float16 as its bits); edges.bin: the rule's edges (EDGE_T); the numbers: the rule's
+// kernel arguments, integers in decimal and floats as C hex literals (exact).  out.bin: int32 pairs (bin_of,
+// quick_bin) per value.  Built with the rule's #defines (pyscan.histograms.numpy_plan.BinRule.defines).
+// The device's rounded intrinsics are the host's IEEE operations in the same precision (no contraction:
+// -ffp-contract=off), and the round-toward-zero adds run under fesetround(FE_TOWARDZERO).
+#include "cuda_on_cpu.h"
+
+#include <cfenv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+static float __fadd_rn(float a, float b) { return a + b; }
+static float __fsub_rn(float a, float b) { return a - b; }
+static float __fmul_rn(float a, float b) { return a * b; }
+static float __fdiv_rn(float a, float b) { return a / b; }
+static double __dadd_rn(double a, double b) { return a + b; }
+static double __dsub_rn(double a, double b) { return a - b; }
+static double __dmul_rn(double a, double b) { return a * b; }
+static double __ddiv_rn(double a, double b) { return a / b; }
+template <typename F>
+static F add_toward_zero(F a, F b) {
+    const int mode = std::fegetround();
+    std::fesetround(FE_TOWARDZERO);
+    volatile F sum = a + b;
+    std::fesetround(mode);
+    return sum;
+}
+static float __fadd_rz(float a, float b) { return add_toward_zero(a, b); }
+static double __dadd_rz(double a, double b) { return add_toward_zero(a, b); }
+static int __float_as_int(float f) {
+    int i;
+    std::memcpy(&i, &f, sizeof i);
+    return i;
+}
+static int __double2loint(double d) {
+    unsigned long long bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    return (int)(unsigned int)bits;
+}
+
+#include "../../kernels/histogram/numpy_bins.cuh"
+
+template <typename X>
+static X number(const char* text) {
+    if constexpr (std::is_integral<X>::value && std::is_signed<X>::value) return (X)std::strtoll(text, nullptr, 10);
+    else if constexpr (std::is_integral<X>::value) return (X)std::strtoull(text, nullptr, 10);
+    else return (X)std::strtod(text, nullptr);  // a hex literal: the exact value, then its own type (exact)
+}
+
+template <typename E>
+static std::vector<E> read_file(const char* path) {
+    std::vector<E> v;
+    FILE* f = std::fopen(path, "rb");
+    if (!f) return v;
+    std::fseek(f, 0, SEEK_END);
+    v.resize(std::ftell(f) / sizeof(E));
+    std::fseek(f, 0, SEEK_SET);
+    if (std::fread(v.data(), sizeof(E), v.size(), f) != v.size()) v.clear();
+    std::fclose(f);
+    return v;
+}
+
+int main(int argc, char** argv) {
+    if (argc != 15) {
+        std::fprintf(stderr, "usage: histogram_bins_on_cpu values.bin edges.bin out.bin and the 11 rule numbers\n");
+        return 2;
+    }
+    const std::vector<VALUE_T> values = read_file<VALUE_T>(argv[1]);
+    const std::vector<EDGE_T> edges = read_file<EDGE_T>(argv[2]);
+    const BinRule rule{number<int>(argv[4]),         number<KEY_T>(argv[5]),       number<KEY_T>(argv[6]),
+                       number<EDGE_T>(argv[7]),      number<DIV_T>(argv[8]),       number<DIV_T>(argv[9]),
+                       number<double>(argv[10]),     number<GUESS_T>(argv[11]),    number<GUESS_T>(argv[12]),
+                       number<double>(argv[13]),     number<double>(argv[14]),     edges.data()};
+    std::vector<int> out;
+    out.reserve(2 * values.size());
+    for (const VALUE_T value : values) {
+        const KEY_T key = key_of(value);
+        out.push_back(rule.bin_of(key));
+        out.push_back(rule.quick_bin(key));
+    }
+    FILE* f = std::fopen(argv[3], "wb");
+    if (!f || std::fwrite(out.data(), sizeof(int), out.size(), f) != out.size()) return 1;
+    std::fclose(f);
+    return 0;
+}
