@@ -144,19 +144,18 @@ struct BinAdder {
 // address, a compare and the atomic -- atomicAdd through the copy's generic pointer cost a branch around it and
 // the shared window's base made again at every value (docs/histogram.md, "The guess split by adds").
 struct SharedCounts {
-    unsigned int copy;  // the copy's shared-memory address (its counters COPIES apart)
+    unsigned int copy;     // the copy's shared-memory address
+    unsigned int stride;   // bytes between a copy's counters (COPIES counters)
 
-    __device__ __forceinline__ SharedCounts(unsigned int* c, long long stride)
-        : copy((unsigned int)__cvta_generic_to_shared(c)) {
-        (void)stride;  // COPIES
-    }
+    __device__ __forceinline__ SharedCounts(unsigned int* c, long long counters_apart)
+        : copy((unsigned int)__cvta_generic_to_shared(c)),
+          stride((unsigned int)counters_apart * (unsigned int)sizeof(unsigned int)) {}
 
     __device__ __forceinline__ void add(bool valid, int bin, unsigned int amount) {
         const int counted = valid ? bin : -1;
         asm volatile(
             "{\n\t.reg .pred p;\n\tsetp.ge.s32 p, %0, 0;\n\t@p red.shared.add.u32 [%1], %2;\n\t}"
-            :: "r"(counted), "r"(copy + (unsigned int)bin * (unsigned int)(COPIES * sizeof(unsigned int))),
-               "r"(amount)
+            :: "r"(counted), "r"(copy + (unsigned int)bin * stride), "r"(amount)
             : "memory");
     }
 

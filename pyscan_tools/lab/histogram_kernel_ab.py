@@ -33,19 +33,11 @@ GLOBAL_CASES = (("float32", 2**20, 0), ("float32", 2**20, 10), ("float32", 2**20
 
 
 def best_time(cp, timer, fn, calls: int) -> float:
-    """µs a call: the best of 3 rounds of `calls` back-to-back calls, after 3 warm-up calls."""
+    """µs a call: the best of 3 rounds of `calls` back-to-back calls (pyscan.timing), after 3 warm-up calls."""
     for _ in range(3):
         fn()
     cp.cuda.Device().synchronize()
-    best = float("inf")
-    for _ in range(3):
-        timer.start.record()
-        for _ in range(calls):
-            fn()
-        timer.end.record()
-        timer.end.synchronize()
-        best = min(best, 1e3 * timer.elapsed(timer.start, timer.end) / calls)
-    return best
+    return 1e3 * min(timer.per_call_ms(fn, calls) for _ in range(3))
 
 
 def data(rng, dtype: str, bins: int, skew: int, size: int) -> np.ndarray:

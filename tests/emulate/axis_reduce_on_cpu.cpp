@@ -21,20 +21,6 @@
 #include "../../kernels/reduction/axis_columns.cu"
 #endif
 
-// The file's elements after `skip` default ones, in a heap array of exactly that many (not std::vector: bool).
-template <typename E>
-static std::unique_ptr<E[]> read_file(const char* path, long long skip) {
-    FILE* f = std::fopen(path, "rb");
-    if (!f) return nullptr;
-    std::fseek(f, 0, SEEK_END);
-    const long long count = std::ftell(f) / (long long)sizeof(E);
-    std::fseek(f, 0, SEEK_SET);
-    std::unique_ptr<E[]> v(new E[skip + count]());
-    const bool ok = std::fread(v.get() + skip, sizeof(E), count, f) == (size_t)count;
-    std::fclose(f);
-    return ok ? std::move(v) : nullptr;
-}
-
 int main(int argc, char** argv) {
     std::unique_ptr<InT[]> x;
     std::vector<OutT> out;
@@ -43,7 +29,7 @@ int main(int argc, char** argv) {
     const bool short_rows = std::strcmp(argv[1], "short") == 0;
     const long long rows = std::atoll(argv[2]), n = std::atoll(argv[3]), a = std::atoll(argv[4]),
                     b = std::atoll(argv[5]), skip = std::atoll(argv[6]);
-    if (!(x = read_file<InT>(argv[7], skip))) return 2;
+    if (!(x = emu_read_file<InT>(argv[7], skip))) return 2;
     if (short_rows) {  // a = per_thread, b = grid
         out.assign(rows, OutT{});
         emu_launch((int)b, BLOCK, [&] { axis_rows_reduce_short(out.data(), x.get() + skip, rows, (int)n, (int)a); });
@@ -58,7 +44,7 @@ int main(int argc, char** argv) {
     const int lanes = std::atoi(argv[4]), rows = std::atoi(argv[5]);
     const long long chunk_rows = std::atoll(argv[6]), lane_chunks = std::atoll(argv[7]), chunks = std::atoll(argv[8]);
     const long long skip = std::atoll(argv[9]);
-    if (!(x = read_file<InT>(argv[10], skip))) return 2;
+    if (!(x = emu_read_file<InT>(argv[10], skip))) return 2;
     out.assign(outer * chunks * inner, OutT{});
     emu_launch((int)(outer * lane_chunks * chunks), BLOCK, [&] {
         axis_columns_reduce(out.data(), x.get() + skip, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks);

@@ -16,6 +16,8 @@
 #include <barrier>
 #include <cstring>
 #include <thread>
+#include <cstdio>
+#include <memory>
 #include <vector>
 
 #undef __global__
@@ -150,4 +152,21 @@ void emu_launch(int grid, int threads, F kernel) {
         for (auto& th : pool) th.join();
         if (emu_after_block) emu_after_block();
     }
+}
+
+// The file's elements after `skip` default ones, in a heap array of exactly that many (not std::vector: bool), so
+// AddressSanitizer reports a read past its end; `count` (if given) gets the file's element count.  nullptr if the
+// file cannot be read.
+template <typename E>
+std::unique_ptr<E[]> emu_read_file(const char* path, long long skip = 0, long long* count = nullptr) {
+    FILE* f = std::fopen(path, "rb");
+    if (!f) return nullptr;
+    std::fseek(f, 0, SEEK_END);
+    const long long elements = std::ftell(f) / (long long)sizeof(E);
+    std::fseek(f, 0, SEEK_SET);
+    std::unique_ptr<E[]> v(new E[skip + elements]());
+    const bool ok = std::fread(v.get() + skip, sizeof(E), elements, f) == (size_t)elements;
+    std::fclose(f);
+    if (count) *count = elements;
+    return ok ? std::move(v) : nullptr;
 }

@@ -10,7 +10,6 @@
 #include "cuda_on_cpu.h"
 
 #include <cfenv>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -54,34 +53,23 @@ static X number(const char* text) {
     else return (X)std::strtod(text, nullptr);  // a hex literal: the exact value, then its own type (exact)
 }
 
-template <typename E>
-static std::vector<E> read_file(const char* path) {
-    std::vector<E> v;
-    FILE* f = std::fopen(path, "rb");
-    if (!f) return v;
-    std::fseek(f, 0, SEEK_END);
-    v.resize(std::ftell(f) / sizeof(E));
-    std::fseek(f, 0, SEEK_SET);
-    if (std::fread(v.data(), sizeof(E), v.size(), f) != v.size()) v.clear();
-    std::fclose(f);
-    return v;
-}
-
 int main(int argc, char** argv) {
     if (argc != 15) {
         std::fprintf(stderr, "usage: histogram_bins_on_cpu values.bin edges.bin out.bin and the 11 rule numbers\n");
         return 2;
     }
-    const std::vector<VALUE_T> values = read_file<VALUE_T>(argv[1]);
-    const std::vector<EDGE_T> edges = read_file<EDGE_T>(argv[2]);
+    long long count = 0;
+    const std::unique_ptr<VALUE_T[]> values = emu_read_file<VALUE_T>(argv[1], 0, &count);
+    const std::unique_ptr<EDGE_T[]> edges = emu_read_file<EDGE_T>(argv[2]);
+    if (!values || !edges) return 2;
     const BinRule rule{number<int>(argv[4]),         number<KEY_T>(argv[5]),       number<KEY_T>(argv[6]),
                        number<EDGE_T>(argv[7]),      number<DIV_T>(argv[8]),       number<DIV_T>(argv[9]),
                        number<double>(argv[10]),     number<GUESS_T>(argv[11]),    number<GUESS_T>(argv[12]),
-                       number<double>(argv[13]),     number<double>(argv[14]),     edges.data()};
+                       number<double>(argv[13]),     number<double>(argv[14]),     edges.get()};
     std::vector<int> out;
-    out.reserve(2 * values.size());
-    for (const VALUE_T value : values) {
-        const KEY_T key = key_of(value);
+    out.reserve(2 * count);
+    for (long long i = 0; i < count; ++i) {
+        const KEY_T key = key_of(values[i]);
         out.push_back(rule.bin_of(key));
         out.push_back(rule.quick_bin(key));
     }
