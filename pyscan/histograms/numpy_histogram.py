@@ -84,8 +84,9 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
         fn, shared = counting_kernel(rule, chosen, copies, call.device, aggregations=aggregations, one_launch=True)
         # `owner` holds the counters' memory until the launch is queued
         owner, counters = kept_counters(counter_bytes(chosen, rule.bins), call.device, call.stream)
-        launch_one_count(fn, shared, call.stream, int(data.gpudata), data.size, rule, sms(call),
-                         (np.int32(rule.bins), *rule.arguments()), _address(edges), counters, int(out.gpudata))
+        launch_one_count(fn, 0, call.stream, one_count_geometry(fn, chosen, data.size, rule, sms(call), shared),
+                         int(data.gpudata), data.size, (rule.bins, *rule.arguments()), _address(edges), counters,
+                         int(out.gpudata))
         return out
     call.memset32(out, 0, 2 * rule.bins)
     if chosen == plan.BYTES:
@@ -97,7 +98,7 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
         return out
     fn, shared = counting_kernel(rule, chosen, copies, call.device, weights=weights.dtype if weighted else None,
                                  aggregations=aggregations)
-    grid = plan.grid_size(data.size, rule.dtype.itemsize, weighted, sms(call))
+    grid = plan.grid_size(data.size, rule.dtype.itemsize, weighted, sms(call), plan.private_counters(chosen, rule.bins))
     fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(data.gpudata),
                            int(weights.gpudata) if weighted else 0, np.int64(data.size), np.int32(rule.bins),
                            *rule.arguments(), _address(edges), int(out.gpudata), shared_size=shared)
@@ -286,9 +287,10 @@ def _finish(call, sums, rule, result_dtype, density: bool):
 # histogram(x, int bins, range=(lo, hi)) of a 1-D contiguous device array with no weights and no density: after a
 # first call has made its rule, a ReadyHistogram per (dtype, bins, range with its types, device) holds what that
 # call worked out (the kernels, their geometry and shared memory, the rule's arguments, the edges on the device),
-# and a call is one look-up, two allocations of x's kind (the counts and the edges it returns) and one launch
-# (numpy_histogram_once: the edges copied, the count, the histogram written by the last block from counters kept
-# zero per stream), for the private copies (SHARED) and for 1-byte data up to ONE_LAUNCH_MOST_BINS.
+# and a call is one look-up, two allocations of x's kind (the counts and the edges it returns, made like x) and one
+# launch in the device's primary context, nothing entered (numpy_histogram_once: the edges copied, the count, the
+# histogram written by the last block from counters kept zero per stream), for the private copies (SHARED) and for
+# 1-byte data up to ONE_LAUNCH_MOST_BINS.
 # More bins: histogram_start.cu (the counters zeroed, the edges copied), then count_into's launches (GLOBAL: the
 # atomics; BYTES: fast.cu's byte counts, then the fold).  On a GPU host each launch and allocation is several µs of
 # host time, most of a call up to 2^20 elements (pyscan_tools/lab/histogram_call_profile.py).
@@ -307,7 +309,7 @@ def fits_one_launch(chosen: str, bins: int) -> bool:
 
 def counter_bytes(chosen: str, bins: int) -> int:
     """The kept counters of a one-launch count: the ticket, then 8 bytes for each bin (each byte value: BYTES)."""
-    return TICKET_BYTES + 8 * (256 if chosen == plan.BYTES else bins)
+    return TICKET_BYTES + 8 * plan.private_counters(chosen, bins)
 
 
 def kept_counters(nbytes: int, device: int, stream: int):
@@ -320,24 +322,29 @@ def kept_counters(nbytes: int, device: int, stream: int):
     return kept, kept.address
 
 
-def launch_one_count(fn, shared: int, stream: int, address: int, n: int, rule: plan.BinRule, sms_: int, arguments,
-                     edges: int, counters: int, out: int, copy=(0, 0, 0)) -> None:
-    """numpy_histogram_once (counting_kernel(..., one_launch=True)) over the n values at `address`: rule.bins counts
-    into `out`, through the kept counters at `counters` (kept_counters).  arguments: the bin count and the rule's
-    arguments; edges: the rule's edges on the device; copy: (source, destination, bytes) of the bin edges the call
-    returns, which the grid copies on its way in (ReadyHistogram), or none."""
-    grid = plan.grid_size(n, rule.dtype.itemsize, False, sms_)
-    fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, np.int64(n), *arguments, edges,
-                           counters + TICKET_BYTES, counters, out, copy[0], copy[1], np.int64(copy[2]),
-                           shared_size=shared)
+def one_count_geometry(fn, chosen: str, n: int, rule: plan.BinRule, sms_: int, shared: int) -> tuple:
+    """The geometry (Kernel.config) of numpy_histogram_once of strategy `chosen` over n values of the rule's dtype."""
+    grid = plan.grid_size(n, rule.dtype.itemsize, False, sms_, plan.private_counters(chosen, rule.bins))
+    return fn.config((grid, 1, 1), (plan.BLOCK, 1, 1), shared)
+
+
+def launch_one_count(fn, context: int, stream: int, geometry: tuple, address: int, n: int, numbers, edges: int,
+                     counters: int, out: int, copy=(0, 0, 0)) -> None:
+    """numpy_histogram_once (counting_kernel(..., one_launch=True)) over the n values at `address` with its
+    geometry (one_count_geometry), in `context` (0: the current one): rule.bins counts into `out`, through the kept
+    counters at `counters` (kept_counters).  numbers: the bin count and the rule's arguments; edges: the rule's
+    edges on the device; copy: (source, destination, bytes) of the bin edges the call returns, which the grid
+    copies on its way in (ReadyHistogram), or none."""
+    fn.launch_typed(context, stream, geometry, address, n, *numbers, edges, counters + TICKET_BYTES, counters, out,
+                    *copy)
 
 
 class ReadyHistogram:
     __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "sms", "byte_counter", "start",
-                 "start_grid", "one_launch", "counter_bytes")
+                 "start_grid", "one_launch", "counter_bytes", "context", "numbers", "geometries")
 
     def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int, start, byte_counter=None,
-                 one_launch=None):
+                 one_launch=None, context: int = 0):
         self.rule, self.fn, self.shared, self.sms, self.start = rule, fn, shared, sms_, start
         self.arguments = (np.int32(rule.bins), *rule.arguments())
         self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
@@ -346,25 +353,45 @@ class ReadyHistogram:
         self.counter_bytes = counter_bytes(one_launch, rule.bins) if one_launch is not None else 0
         jobs = max(rule.bins, 256, rule.bin_edges.nbytes // 4)
         self.start_grid = max(1, min(-(-jobs // START_BLOCK), 4 * sms_))
+        # the one launch's own: the device's primary context it launches in (nothing entered, as the scan's ready
+        # call), the bins and the rule's arguments as Python numbers (the launcher packs those fastest; the same
+        # values), and its geometry per length, worked out once
+        self.context = context
+        self.numbers = tuple(a.item() if isinstance(a, np.generic) else a for a in self.arguments)
+        self.geometries: dict = {}
 
     def __call__(self, kind, x, address: int, n: int, device: int, stream: int):
+        if self.one_launch is None:
+            return self._start_and_count(kind, x, address, n, device, stream)
+        rule, bin_edges = self.rule, self.rule.bin_edges
+        hist, out = kind.new_shaped(x, (rule.bins,), plan.COUNT_DTYPE, device, stream)
+        edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, device, stream)
+        owner, counters = kept_counters(self.counter_bytes, device, stream)  # owner: held until the launch is queued
+        geometry = self.geometries.get(n) or self._geometry(n)
+        launch_one_count(self.fn, self.context, stream, geometry, address, n, self.numbers, int(self.edges.gpudata),
+                         counters, out, (int(self.bin_edges.gpudata), edges_to, bin_edges.nbytes))
+        return hist, edges
+
+    def _geometry(self, n: int) -> tuple:
+        if len(self.geometries) >= 64:  # the lengths seen: the newest kept
+            self.geometries.clear()
+        geometry = self.geometries[n] = one_count_geometry(self.fn, self.one_launch, n, self.rule, self.sms,
+                                                                 self.shared)
+        return geometry
+
+    def _start_and_count(self, kind, x, address, n, device, stream):
+        """More bins than one launch counts: histogram_start, then count_into's launches, in the device's context."""
         rule, bin_edges = self.rule, self.rule.bin_edges
         previous = driver.enter(device)
         try:
             hist = kind.empty((rule.bins,), plan.COUNT_DTYPE, device, stream)
             edges = kind.empty(bin_edges.shape, bin_edges.dtype, device, stream)
-            if self.one_launch is not None:
-                owner, counters = kept_counters(self.counter_bytes, device, stream)
-                launch_one_count(self.fn, self.shared, stream, address, n, rule, self.sms, self.arguments,
-                                 int(self.edges.gpudata), counters, kind.pointer(hist),
-                                 (int(self.bin_edges.gpudata), kind.pointer(edges), bin_edges.nbytes))
-            else:
-                self._start_and_count(kind, hist, edges, address, n, device, stream)
+            self._start_and_count_into(kind, hist, edges, address, n, device, stream)
         finally:
             driver.leave(previous)
         return hist, edges
 
-    def _start_and_count(self, kind, hist, edges, address, n, device, stream):
+    def _start_and_count_into(self, kind, hist, edges, address, n, device, stream):
         rule, bin_edges = self.rule, self.rule.bin_edges
         byte_path = n and self.byte_counter is not None  # as count_into's BYTES: the 256 byte values, then the fold
         out, counts = kind.pointer(hist), 0
@@ -419,7 +446,7 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
     start = None if one_launch is not None else get_kernel(*START, device=call.device)
     _ready[key] = ReadyHistogram(rule, fn, shared, _rule_array(rule, "edges", rule.edges, call),
                                  _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call), start,
-                                 byte_counter, one_launch)
+                                 byte_counter, one_launch, driver.primary(call.device))
 
 
 # ---- the public functions ------------------------------------------------------------------------------------

@@ -208,7 +208,7 @@ def numpy_histogram_model(data, rule: plan.BinRule, weights=None, *, strategy: s
         if aggregate == "warp_runs":
             return _atomic_stats(_warp_runs(thread, group, element_bins))
         return _atomic_stats(element_bins[element_bins >= 0])
-    grid = plan.grid_size(n, data.dtype.itemsize, weighted, sms)
+    grid = plan.grid_size(n, data.dtype.itemsize, weighted, sms, plan.private_counters(chosen, bins))
     index, thread, group = element_order(n, data.dtype.itemsize, grid, plan.BLOCK, weighted=weighted,
                                          address=address)
     _check_cover(index, n)

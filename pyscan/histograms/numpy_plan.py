@@ -48,6 +48,15 @@ BLOCK = 512  # threads per block
 BLOCKS_PER_SM = 4  # 2048 resident threads per SM / 512
 SHARED_BYTES = 48 * 1024  # the private copies of one block (the default dynamic shared-memory limit)
 MAX_COPIES = 16  # private copies per block of small histograms (as the fast byte kernel)
+# More copies than one are made only within COPIES_BYTES (as the byte values' 16 copies of 256 counters): past it,
+# zeroing and merging the copies and holding them cost more than their fewer collisions save (1,024 and 4,096 bins
+# 3-5 % faster at 2^28 with 4 and 1 copies than with 8 and 2: docs/histogram.md, "Copies and grid")
+COPIES_BYTES = 16 * 1024
+# A block's private copies cost it a few operations a bin (zeroed, merged, committed to the global counters): the
+# grid of the private copies keeps at least PRIVATE_COUNTS_PER_BIN values a bin for each block, down to
+# MIN_BLOCKS_PER_SM blocks an SM (4,096 bins of 2^24 values 10 % faster on 2 blocks an SM than on 4)
+PRIVATE_COUNTS_PER_BIN = 16
+MIN_BLOCKS_PER_SM = 2
 MAX_BLOCK_COUNT = 2**30  # no block counts more than this many elements: its 32-bit shared counters cannot overflow
 SHARED, GLOBAL, BYTES = "shared_copies", "global_atomics", "byte_values"
 # numpy_histogram.cu's aggregations: an atomic per value, runs of a thread (PMPP §9.6), lanes of a warp, or runs of
@@ -476,8 +485,8 @@ def byte_rule(bins: int, letters: bool = False) -> BinRule:
 def choose_strategy(bins: int, weighted: bool, strategy: str | None = None, itemsize: int = 0) -> tuple:
     """(strategy, copies): for 1-byte data without weights, the byte values counted first (BYTES: fast.cu's 256
     bins, then numpy_histogram_fold); else private copies in shared memory while one copy fits in SHARED_BYTES (as
-    many copies, a power of two up to MAX_COPIES, as fit), else atomics on the global histogram.  strategy= forces
-    one (a forced SHARED must fit; a forced BYTES needs 1-byte data without weights)."""
+    many copies, a power of two up to MAX_COPIES, as fit in COPIES_BYTES), else atomics on the global histogram.
+    strategy= forces one (a forced SHARED must fit; a forced BYTES needs 1-byte data without weights)."""
     if strategy == BYTES or (strategy is None and itemsize == 1 and not weighted):
         if itemsize != 1 or weighted:
             raise ValueError(f"the byte-value strategy counts 1-byte data without weights (itemsize {itemsize}, "
@@ -487,7 +496,7 @@ def choose_strategy(bins: int, weighted: bool, strategy: str | None = None, item
     copies = 0
     if bins * counter <= SHARED_BYTES:
         copies = 1
-        while copies < MAX_COPIES and bins * counter * copies * 2 <= SHARED_BYTES:
+        while copies < MAX_COPIES and bins * counter * copies * 2 <= COPIES_BYTES:
             copies *= 2
     if strategy == GLOBAL or (strategy is None and copies == 0):
         return GLOBAL, 0
@@ -500,12 +509,22 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def grid_size(n: int, itemsize: int, weighted: bool, sms: int) -> int:
+def private_counters(chosen: str, bins: int) -> int:
+    """The counters in each private copy of a block of strategy `chosen`: the bins (SHARED), the 256 byte values
+    (BYTES, counted before they are folded into the bins), none (GLOBAL)."""
+    return 256 if chosen == BYTES else bins if chosen == SHARED else 0
+
+
+def grid_size(n: int, itemsize: int, weighted: bool, sms: int, private_bins: int = 0) -> int:
     """Blocks of BLOCK threads: enough to fill the device (BLOCKS_PER_SM per SM) but no more than the data needs
-    (one 16-byte vector per thread, or one weighted element), and enough that no block counts more than
-    MAX_BLOCK_COUNT elements."""
+    (one 16-byte vector per thread, or one weighted element), nor, for private copies of `private_bins` bins (0:
+    none), more than leave each block PRIVATE_COUNTS_PER_BIN values a bin (down to MIN_BLOCKS_PER_SM per SM); and
+    enough that no block counts more than MAX_BLOCK_COUNT elements."""
     per_thread = 1 if weighted else max(1, 16 // itemsize)
-    grid = min(_ceil_div(n, BLOCK * per_thread), BLOCKS_PER_SM * sms)
+    most = BLOCKS_PER_SM * sms
+    if private_bins:
+        most = min(most, max(MIN_BLOCKS_PER_SM * sms, _ceil_div(n, PRIVATE_COUNTS_PER_BIN * private_bins)))
+    grid = min(_ceil_div(n, BLOCK * per_thread), most)
     return max(1, grid, _ceil_div(n, MAX_BLOCK_COUNT))
 
 

@@ -232,7 +232,13 @@ def test_bincount_skewed_and_global(rng):
 def test_strategy():
     assert plan.choose_strategy(1, False) == (plan.SHARED, 16)
     assert plan.choose_strategy(256, False) == (plan.SHARED, 16)
-    assert plan.choose_strategy(4096, False) == (plan.SHARED, 2)
+    # copies beyond one only within COPIES_BYTES (16 KB): 1,024 bins 4 copies, 4,096 bins 1
+    assert plan.choose_strategy(1024, False) == (plan.SHARED, 4)
+    assert plan.choose_strategy(1025, False) == (plan.SHARED, 2)
+    assert plan.choose_strategy(2048, False) == (plan.SHARED, 2)
+    assert plan.choose_strategy(4096, False) == (plan.SHARED, 1)
+    assert plan.choose_strategy(1024, True) == (plan.SHARED, 2)
+    assert plan.choose_strategy(128, True) == (plan.SHARED, 16)
     assert plan.choose_strategy(12288, False) == (plan.SHARED, 1)
     assert plan.choose_strategy(12289, False) == (plan.GLOBAL, 0)
     assert plan.choose_strategy(6144, True) == (plan.SHARED, 1)
@@ -249,6 +255,23 @@ def test_grid_bounds_every_block_count():
             grid = plan.grid_size(n, itemsize, False, 132)
             assert 1 <= grid and grid * plan.MAX_BLOCK_COUNT >= n
     assert plan.grid_size(2**28, 4, False, 132) == plan.BLOCKS_PER_SM * 132
+
+
+def test_the_private_copies_grid_leaves_each_block_values_for_its_bins():
+    """Private copies of many bins: no more blocks than leave each PRIVATE_COUNTS_PER_BIN values a bin, never fewer
+    than MIN_BLOCKS_PER_SM an SM (nor more than the data fills); none (0 bins: GLOBAL) or few bins: the full grid."""
+    full = plan.BLOCKS_PER_SM * 132
+    assert plan.grid_size(2**24, 4, False, 132, 100) == full
+    assert plan.grid_size(2**28, 4, False, 132, 4096) == full
+    assert plan.grid_size(2**24, 4, False, 132, 0) == full
+    assert plan.grid_size(2**24, 4, False, 132, 4096) == plan.MIN_BLOCKS_PER_SM * 132  # 256 wanted, 264 the least
+    assert plan.grid_size(2**24, 4, False, 132, 1024) == full  # 1,024 blocks wanted
+    n = plan.PRIVATE_COUNTS_PER_BIN * 2048 * 300  # 300 blocks of 16 values for each of 2,048 bins
+    assert plan.grid_size(n, 4, False, 132, 2048) == 300
+    assert plan.grid_size(n + 1, 4, False, 132, 2048) == 301
+    assert plan.grid_size(4096, 4, False, 132, 4096) == 2  # what the data fills: 4096 / (512 x 4)
+    assert plan.private_counters(plan.SHARED, 77) == 77 and plan.private_counters(plan.BYTES, 77) == 256
+    assert plan.private_counters(plan.GLOBAL, 77) == 0
 
 
 @pytest.mark.parametrize("address", [0, 2, 4, 12, 1, 3])
@@ -694,6 +717,13 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
         def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
             ops.append(("launch", stream))
 
+        def config(self, grid, block, shared_size=0):
+            return grid, block, shared_size
+
+        def launch_typed(self, context, stream, geometry, *args):
+            ops.append(("launch", stream))
+
+    monkeypatch.setattr(driver, "primary", lambda ordinal: 0xC0)
     for name in ("memset32", "copy_dtod", "copy_htod", "synchronize"):
         monkeypatch.setattr(driver, name, lambda *args, name=name: ops.append((name, args[-1])))
     monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: ops.append(("allocate", stream))
@@ -753,6 +783,13 @@ class _Kernel:
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
         self.ops.append(("launch " + self.name, grid, block, stream, args, shared_size))
 
+    def config(self, grid, block, shared_size=0):
+        return ("geometry", grid, block, shared_size)
+
+    def launch_typed(self, context, stream, geometry, *args):  # a launch with a geometry of config() in a context
+        _, grid, block, shared = geometry
+        self.ops.append(("launch " + self.name, grid, block, stream, args, shared, context))
+
 
 class _Kind:
     def __init__(self, ops):
@@ -761,6 +798,11 @@ class _Kind:
     def empty(self, shape, dtype, device, stream, on_default=True):
         self.ops.append(("empty", shape, np.dtype(dtype), stream))
         return 0x9000 + 0x1000 * len(self.ops)
+
+    def new_shaped(self, x, shape, dtype, device, stream):  # the ready call's: (array, address), like x
+        self.ops.append(("new", shape, np.dtype(dtype), device, stream, x))
+        native = 0x9000 + 0x1000 * len(self.ops)
+        return native, native
 
     def pointer(self, native):
         return native
@@ -873,16 +915,25 @@ def test_a_ready_histogram_of_few_bins_is_one_launch(monkeypatch, dtype, bins, s
     rule = nh._uniform_rule(np.dtype(dtype), bins, -3, 20000, explicit_range=True)
     assert plan.choose_strategy(rule.bins, False, None, rule.dtype.itemsize)[0] == strategy
     ready = nh.ReadyHistogram(rule, _Kernel("once", ops), 4096, _Buffer(0x100), _Buffer(0x200), 132,
-                              _Kernel("start", ops), one_launch=strategy)
+                              _Kernel("start", ops), one_launch=strategy, context=0xC0)
     counted = 256 if strategy == plan.BYTES else bins
-    for n, grid in ((1_000_003, plan.grid_size(1_000_003, rule.dtype.itemsize, False, 132)), (0, 1)):
-        ops.clear()
-        hist, edges = ready(_Kind(ops), object(), 0x1003, n, 0, 7)
-        assert [op[0] for op in ops] == ["enter", "empty", "empty", "counters", "launch once", "leave"]
-        assert ops[3][1:] == (nh.TICKET_BYTES + 8 * counted, 0, 7)
-        assert ops[4][1:] == ((grid, 1, 1), (plan.BLOCK, 1, 1), 7,
-                              (0x1003, np.int64(n), np.int32(bins), *rule.arguments(), 0x100, 0x7000 + nh.TICKET_BYTES,
-                               0x7000, hist, 0x200, edges, np.int64(rule.bin_edges.nbytes)), 4096)
+    x = object()
+    full_grid = plan.grid_size(1_000_003, rule.dtype.itemsize, False, 132, plan.private_counters(strategy, bins))
+    for _ in range(2):  # the second time with the geometries worked out the first
+        for n, grid in ((1_000_003, full_grid), (0, 1)):
+            ops.clear()
+            hist, edges = ready(_Kind(ops), x, 0x1003, n, 0, 7)
+            # nothing entered: the launch names the device's primary context, as the scan's ready call's
+            assert [op[0] for op in ops] == ["new", "new", "counters", "launch once"]
+            assert ops[0][1:] == ((bins,), np.dtype(np.int64), 0, 7, x)
+            assert ops[1][1:] == (rule.bin_edges.shape, rule.bin_edges.dtype, 0, 7, x)
+            assert ops[2][1:] == (nh.TICKET_BYTES + 8 * counted, 0, 7)
+            assert ops[3][1:] == ((grid, 1, 1), (plan.BLOCK, 1, 1), 7,
+                                  (0x1003, n, bins, *rule.arguments(), 0x100, 0x7000 + nh.TICKET_BYTES, 0x7000, hist,
+                                   0x200, edges, rule.bin_edges.nbytes), 4096, 0xC0)
+            # the rule's arguments go as Python numbers of the same values (the launcher packs those fastest)
+            assert not any(isinstance(a, np.generic) for a in ops[3][4])
+    assert sorted(ready.geometries) == [0, 1_000_003]
 
 
 def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
@@ -890,7 +941,7 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
     the copies of the bins' counters, or MAX_COPIES copies of the 256 byte values'), and no histogram_start; else
     histogram_start and count_into's launches (GLOBAL's atomics; BYTES' byte counts and fold)."""
     from pyscan.histograms import models
-    from pyscan.runtime import capture
+    from pyscan.runtime import capture, driver
 
     built = []
     monkeypatch.setattr(nh, "get_kernel", lambda relpath, function, **defines: built.append((function, defines))
@@ -900,6 +951,7 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
     monkeypatch.setattr(nh, "sms", lambda call: 132)
     monkeypatch.setattr(capture, "prepare_kept", lambda device: built.append(("prepare_kept", device)))
     monkeypatch.setattr(nh, "_ready", {})
+    monkeypatch.setattr(driver, "primary", lambda device: 0xC0 + device)  # the context the ready call launches in
 
     class Call:
         device = 0
@@ -914,7 +966,7 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
         rule = nh._uniform_rule(np.dtype(dtype), bins, 0, 50000, explicit_range=True)
         nh._keep_ready(dtype, rule, Call())
         ready = nh._ready[dtype]
-        assert (ready.one_launch, ready.fn, ready.shared) == (one_launch, function, shared)
+        assert (ready.one_launch, ready.fn, ready.shared, ready.context) == (one_launch, function, shared, 0xC0)
         assert ready.byte_counter == (("histogram_fast", models.FAST_COPIES * 256 * 4) if function == nh.FOLD
                                       else None)
         assert (("prepare_kept", 0) in built) == (one_launch is not None)
@@ -962,7 +1014,8 @@ def test_count_into_counts_in_one_launch_where_it_fits(monkeypatch, dtype, bins,
     assert [op[0] for op in ops] == launches
     if launches[0] == "counters":
         assert ops[0][1] == nh.counter_bytes(plan.choose_strategy(bins, False, None, data.itemsize)[0], bins)
-        grid = plan.grid_size(data.size, data.itemsize, False, 132)
+        chosen = plan.choose_strategy(bins, False, None, data.itemsize)[0]
+        grid = plan.grid_size(data.size, data.itemsize, False, 132, plan.private_counters(chosen, bins))
         assert ops[1][1:3] == ((grid, 1, 1), (plan.BLOCK, 1, 1))
         assert ops[1][4] == (0x1000, np.int64(data.size), np.int32(bins), *rule.arguments(), 0x100,
                              0x7000 + nh.TICKET_BYTES, 0x7000, 0x2000, 0, 0, np.int64(0))
