@@ -48,13 +48,16 @@ BLOCK = 512  # threads per block
 BLOCKS_PER_SM = 4  # 2048 resident threads per SM / 512
 SHARED_BYTES = 48 * 1024  # the private copies of one block (the default dynamic shared-memory limit)
 MAX_COPIES = 16  # private copies per block of small histograms (as the fast byte kernel)
-# More copies than one are made only within COPIES_BYTES (as the byte values' 16 copies of 256 counters): past it,
-# zeroing and merging the copies and holding them cost more than their fewer collisions save (1,024 and 4,096 bins
-# 3-5 % faster at 2^28 with 4 and 1 copies than with 8 and 2: docs/histogram.md, "Copies and grid")
+# Counts make more copies than one only within COPIES_BYTES (as the byte values' 16 copies of 256 counters): past
+# it, zeroing, merging and holding the copies cost more than their fewer collisions save (1,024 bins 4 % faster at
+# 2^28 with 4 copies than with 8).  Weighted sums, whose float64 adds in shared memory cost far more a collision,
+# keep as many copies as fit in SHARED_BYTES (with 2 copies of 1,024 bins instead of 4 they were 3 % slower at
+# 2^28).  docs/histogram.md, "Copies and grid"
 COPIES_BYTES = 16 * 1024
-# A block's private copies cost it a few operations a bin (zeroed, merged, committed to the global counters): the
-# grid of the private copies keeps at least PRIVATE_COUNTS_PER_BIN values a bin for each block, down to
-# MIN_BLOCKS_PER_SM blocks an SM (4,096 bins of 2^24 values 10 % faster on 2 blocks an SM than on 4)
+# A block's private copies of counts cost it a few operations a bin (zeroed, merged, committed to the global
+# counters): their grid keeps at least PRIVATE_COUNTS_PER_BIN values a bin for each block, down to MIN_BLOCKS_PER_SM
+# blocks an SM (4,096 bins of 2^24 values 11 % faster, 12,288 bins 25 %).  Weighted sums, slow a value, keep the
+# full grid (4,096 bins of 2^24 values were 5-15 % slower on 2 blocks an SM).
 PRIVATE_COUNTS_PER_BIN = 16
 MIN_BLOCKS_PER_SM = 2
 MAX_BLOCK_COUNT = 2**30  # no block counts more than this many elements: its 32-bit shared counters cannot overflow
@@ -485,7 +488,8 @@ def byte_rule(bins: int, letters: bool = False) -> BinRule:
 def choose_strategy(bins: int, weighted: bool, strategy: str | None = None, itemsize: int = 0) -> tuple:
     """(strategy, copies): for 1-byte data without weights, the byte values counted first (BYTES: fast.cu's 256
     bins, then numpy_histogram_fold); else private copies in shared memory while one copy fits in SHARED_BYTES (as
-    many copies, a power of two up to MAX_COPIES, as fit in COPIES_BYTES), else atomics on the global histogram.
+    many copies, a power of two up to MAX_COPIES, as fit in COPIES_BYTES; weighted: in SHARED_BYTES), else
+    atomics on the global histogram.
     strategy= forces one (a forced SHARED must fit; a forced BYTES needs 1-byte data without weights)."""
     if strategy == BYTES or (strategy is None and itemsize == 1 and not weighted):
         if itemsize != 1 or weighted:
@@ -496,7 +500,8 @@ def choose_strategy(bins: int, weighted: bool, strategy: str | None = None, item
     copies = 0
     if bins * counter <= SHARED_BYTES:
         copies = 1
-        while copies < MAX_COPIES and bins * counter * copies * 2 <= COPIES_BYTES:
+        budget = SHARED_BYTES if weighted else COPIES_BYTES
+        while copies < MAX_COPIES and bins * counter * copies * 2 <= budget:
             copies *= 2
     if strategy == GLOBAL or (strategy is None and copies == 0):
         return GLOBAL, 0
@@ -517,12 +522,12 @@ def private_counters(chosen: str, bins: int) -> int:
 
 def grid_size(n: int, itemsize: int, weighted: bool, sms: int, private_bins: int = 0) -> int:
     """Blocks of BLOCK threads: enough to fill the device (BLOCKS_PER_SM per SM) but no more than the data needs
-    (one 16-byte vector per thread, or one weighted element), nor, for private copies of `private_bins` bins (0:
-    none), more than leave each block PRIVATE_COUNTS_PER_BIN values a bin (down to MIN_BLOCKS_PER_SM per SM); and
-    enough that no block counts more than MAX_BLOCK_COUNT elements."""
+    (one 16-byte vector per thread, or one weighted element), nor, for counts in private copies of `private_bins`
+    counters (0: none), more than leave each block PRIVATE_COUNTS_PER_BIN values a bin (down to MIN_BLOCKS_PER_SM
+    per SM); and enough that no block counts more than MAX_BLOCK_COUNT elements."""
     per_thread = 1 if weighted else max(1, 16 // itemsize)
     most = BLOCKS_PER_SM * sms
-    if private_bins:
+    if private_bins and not weighted:
         most = min(most, max(MIN_BLOCKS_PER_SM * sms, _ceil_div(n, PRIVATE_COUNTS_PER_BIN * private_bins)))
     grid = min(_ceil_div(n, BLOCK * per_thread), most)
     return max(1, grid, _ceil_div(n, MAX_BLOCK_COUNT))

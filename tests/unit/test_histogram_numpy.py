@@ -232,12 +232,14 @@ def test_bincount_skewed_and_global(rng):
 def test_strategy():
     assert plan.choose_strategy(1, False) == (plan.SHARED, 16)
     assert plan.choose_strategy(256, False) == (plan.SHARED, 16)
-    # copies beyond one only within COPIES_BYTES (16 KB): 1,024 bins 4 copies, 4,096 bins 1
+    # counts: copies beyond one only within COPIES_BYTES (16 KB): 1,024 bins 4 copies, 4,096 bins 1; weighted sums
+    # (8 bytes a counter) as many as fit in SHARED_BYTES (48 KB)
     assert plan.choose_strategy(1024, False) == (plan.SHARED, 4)
     assert plan.choose_strategy(1025, False) == (plan.SHARED, 2)
     assert plan.choose_strategy(2048, False) == (plan.SHARED, 2)
     assert plan.choose_strategy(4096, False) == (plan.SHARED, 1)
-    assert plan.choose_strategy(1024, True) == (plan.SHARED, 2)
+    assert plan.choose_strategy(1024, True) == (plan.SHARED, 4)
+    assert plan.choose_strategy(2048, True) == (plan.SHARED, 2)
     assert plan.choose_strategy(128, True) == (plan.SHARED, 16)
     assert plan.choose_strategy(12288, False) == (plan.SHARED, 1)
     assert plan.choose_strategy(12289, False) == (plan.GLOBAL, 0)
@@ -258,8 +260,9 @@ def test_grid_bounds_every_block_count():
 
 
 def test_the_private_copies_grid_leaves_each_block_values_for_its_bins():
-    """Private copies of many bins: no more blocks than leave each PRIVATE_COUNTS_PER_BIN values a bin, never fewer
-    than MIN_BLOCKS_PER_SM an SM (nor more than the data fills); none (0 bins: GLOBAL) or few bins: the full grid."""
+    """Counts in private copies of many bins: no more blocks than leave each PRIVATE_COUNTS_PER_BIN values a bin,
+    never fewer than MIN_BLOCKS_PER_SM an SM (nor more than the data fills); none (0 bins: GLOBAL), few bins or
+    weighted sums: the full grid."""
     full = plan.BLOCKS_PER_SM * 132
     assert plan.grid_size(2**24, 4, False, 132, 100) == full
     assert plan.grid_size(2**28, 4, False, 132, 4096) == full
@@ -270,6 +273,7 @@ def test_the_private_copies_grid_leaves_each_block_values_for_its_bins():
     assert plan.grid_size(n, 4, False, 132, 2048) == 300
     assert plan.grid_size(n + 1, 4, False, 132, 2048) == 301
     assert plan.grid_size(4096, 4, False, 132, 4096) == 2  # what the data fills: 4096 / (512 x 4)
+    assert plan.grid_size(2**24, 4, True, 132, 4096) == full  # weighted sums: the full grid
     assert plan.private_counters(plan.SHARED, 77) == 77 and plan.private_counters(plan.BYTES, 77) == 256
     assert plan.private_counters(plan.GLOBAL, 77) == 0
 
