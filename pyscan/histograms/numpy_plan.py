@@ -51,13 +51,13 @@ MAX_COPIES = 16  # private copies per block of small histograms (as the fast byt
 # Counts make more copies than one only within COPIES_BYTES (as the byte values' 16 copies of 256 counters): past
 # it, zeroing, merging and holding the copies cost more than their fewer collisions save (1,024 bins 4 % faster at
 # 2^28 with 4 copies than with 8).  Weighted sums, whose float64 adds in shared memory cost far more a collision,
-# keep as many copies as fit in SHARED_BYTES (with 2 copies of 1,024 bins instead of 4 they were 3 % slower at
+# keep as many copies as fit in SHARED_BYTES (with 2 copies of 1,024 bins instead of 4 they were 2-4 % slower at
 # 2^28).  docs/histogram.md, "Copies and grid"
 COPIES_BYTES = 16 * 1024
 # A block's private copies of counts cost it a few operations a bin (zeroed, merged, committed to the global
 # counters): their grid keeps at least PRIVATE_COUNTS_PER_BIN values a bin for each block, down to MIN_BLOCKS_PER_SM
 # blocks an SM (4,096 bins of 2^24 values 11 % faster, 12,288 bins 25 %).  Weighted sums, slow a value, keep the
-# full grid (4,096 bins of 2^24 values were 5-15 % slower on 2 blocks an SM).
+# full grid (4,096 bins of 2^24 values were 4-18 % slower on 2 blocks an SM).
 PRIVATE_COUNTS_PER_BIN = 16
 MIN_BLOCKS_PER_SM = 2
 MAX_BLOCK_COUNT = 2**30  # no block counts more than this many elements: its 32-bit shared counters cannot overflow
