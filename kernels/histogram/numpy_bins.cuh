@@ -68,6 +68,9 @@
 #ifndef GUESS_EXACT
 #define GUESS_EXACT 0  // 1: the guess is the exact position (numpy_plan.exact_guess): its floor is the bin
 #endif
+#ifndef SMALL_KEYS
+#define SMALL_KEYS 0  // 1: integer data whose kept keys (lo..hi) lie within +-2^22 (key_as_float)
+#endif
 
 __device__ __forceinline__ float round_to_half(float x) { return __half2float(__float2half_rn(x)); }
 
@@ -118,6 +121,20 @@ __device__ __forceinline__ double split_guess(double f, int& index) {
     return __dsub_rn(f, __dsub_rn(shifted, 6755399441055744.0));
 }
 
+// (float)key of an integer key, for the float guess.  With SMALL_KEYS (the host: every kept key within +-2^22) by
+// an integer add and a float subtraction: the key added to the bits of 1.5 * 2^23 is the float 1.5 * 2^23 + key
+// exactly, and subtracting 1.5 * 2^23 leaves the key -- as split_guess, the other way -- where the conversion (I2F)
+// issues at an eighth of an add's rate.  A key outside the range gives a wrong float, which no one uses: such a
+// value is not counted (quick_bin, bin_of).
+template <typename Key>
+__device__ __forceinline__ float key_as_float(Key key) {
+#if SMALL_KEYS
+    return __fsub_rn(__int_as_float((int)(0x4B400000u + (unsigned int)key)), 12582912.0f);
+#else
+    return (float)key;
+#endif
+}
+
 // The parameters of one histogram, as the host computed them (unused ones are 0).
 struct BinRule {
     int bins;
@@ -161,7 +178,7 @@ struct BinRule {
         return __fmul_rn(bt_subtract(t, first_edge), (float)guess_scale);  // NumPy's subtraction, then *
 #elif BIN_GUESS == 32
         (void)t;
-        return __fmul_rn(__fsub_rn((float)key, (float)first_edge), (float)guess_scale);
+        return __fmul_rn(__fsub_rn(key_as_float(key), (float)first_edge), (float)guess_scale);
 #else
         (void)key;
         return __dmul_rn((double)bt_subtract(t, first_edge), guess_scale);

@@ -67,6 +67,7 @@ SHARED, GLOBAL, BYTES = "shared_copies", "global_atomics", "byte_values"
 # measured on an H100: docs/histogram.md)
 AGGREGATIONS = {"none": 0, "runs": 1, "warp": 2, "warp_runs": 3}
 AGGREGATE = {"shared_copies": "none", "global_atomics": "warp_runs"}
+SMALL_KEY_LIMIT = 2**22  # numpy_bins.cuh's key_as_float: the keys 1.5 * 2^23 + key holds exactly
 MIN_MAX_BLOCK = 256
 MIN_MAX_BLOCKS_PER_SM = 8
 
@@ -127,8 +128,15 @@ class BinRule:
             "BT_BITS": self.bt_bits, "DIV_T": _float_c_type(self.dt_bits), "DT_BITS": self.dt_bits,
             "BIN_GUESS": self.guess_bits, "GUESS_T": _float_c_type(64 if self.guess_bits == 64 else 32),
             "GUESS_EXACT": int(self.guess_margin == EXACT_GUESS),
-            "EDGE_FORMULA": self.edge_formula,
+            "EDGE_FORMULA": self.edge_formula, "SMALL_KEYS": int(self.small_keys),
         }
+
+    @property
+    def small_keys(self) -> bool:
+        """Whether the float guess of integer data may make its keys' floats by adds (numpy_bins.cuh, key_as_float):
+        every key the rule keeps (lo..hi) within +-SMALL_KEY_LIMIT."""
+        return (self.mode == UNIFORM and self.guess_bits == 32 and self.dtype.kind in "iu"
+                and -SMALL_KEY_LIMIT <= int(self.lo) and int(self.hi) < SMALL_KEY_LIMIT)
 
     def arguments(self) -> tuple:
         """(lo, hi, first_edge, norm_denom, bins_as_div, guess_scale, guess_low, guess_high, edge_start, edge_step)

@@ -38,6 +38,11 @@ static int __float_as_int(float f) {
     std::memcpy(&i, &f, sizeof i);
     return i;
 }
+static float __int_as_float(int i) {
+    float f;
+    std::memcpy(&f, &i, sizeof f);
+    return f;
+}
 static int __double2loint(double d) {
     unsigned long long bits;
     std::memcpy(&bits, &d, sizeof bits);

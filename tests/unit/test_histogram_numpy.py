@@ -251,6 +251,21 @@ def test_strategy():
         plan.choose_strategy(2**20, False, plan.SHARED)
 
 
+def test_small_keys_are_integer_data_kept_within_2_22():
+    """key_as_float's adds (SMALL_KEYS) only where every kept key is within +-2^22 of integer data with a float
+    guess: the edges of the limit on both sides, and never for floats, explicit edges or bincount."""
+    def small(dtype, first, last, bins=100):
+        return plan.uniform_rule(np.dtype(dtype), bins, first, last, explicit_range=True).small_keys
+
+    assert small(np.int32, 0, 100) and small(np.int64, 0, 100) and small(np.uint8, 0, 256)
+    assert small(np.int32, -2**22, 2**22 - 1) and small(np.int16, -2**15, 2**15 - 1, 2**15)
+    assert not small(np.int32, -2**22 - 1, 0) and not small(np.int32, 0, 2**22)
+    assert not small(np.float32, 0, 100) and not small(np.int32, -2**31, 2**31 - 1)
+    assert not plan.edges_rule(np.dtype(np.int32), np.array([0, 1, 5])).small_keys
+    assert not plan.bincount_rule(np.dtype(np.int32), 17).small_keys
+    assert plan.uniform_rule(np.dtype(np.int32), 100, 0, 100, explicit_range=True).defines()["SMALL_KEYS"] == 1
+
+
 def test_grid_bounds_every_block_count():
     for n in (1, 1000, 2**24, 2**40):
         for itemsize in (1, 4, 8):
