@@ -341,12 +341,12 @@ def launch_one_count(fn, context: int, stream: int, geometry: tuple, address: in
 
 class ReadyHistogram:
     __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "sms", "byte_counter", "start",
-                 "start_grid", "one_launch", "counter_bytes", "context", "numbers", "geometries")
+                 "start_grid", "one_launch", "counter_bytes", "context", "geometries")
 
     def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int, start, byte_counter=None,
                  one_launch=None, context: int = 0):
         self.rule, self.fn, self.shared, self.sms, self.start = rule, fn, shared, sms_, start
-        self.arguments = (np.int32(rule.bins), *rule.arguments())
+        self.arguments = (rule.bins, *rule.arguments())  # Python numbers (the launcher packs those fastest)
         self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
         self.byte_counter = byte_counter  # BYTES: fast.cu's kernel and shared memory; fn is then the fold
         self.one_launch = one_launch  # SHARED or BYTES: fn counts and finishes in one launch (the strategy)
@@ -354,10 +354,8 @@ class ReadyHistogram:
         jobs = max(rule.bins, 256, rule.bin_edges.nbytes // 4)
         self.start_grid = max(1, min(-(-jobs // START_BLOCK), 4 * sms_))
         # the one launch's own: the device's primary context it launches in (nothing entered, as the scan's ready
-        # call), the bins and the rule's arguments as Python numbers (the launcher packs those fastest; the same
-        # values), and its geometry per length, worked out once
+        # call), and its geometry per length, worked out once
         self.context = context
-        self.numbers = tuple(a.item() if isinstance(a, np.generic) else a for a in self.arguments)
         self.geometries: dict = {}
 
     def __call__(self, kind, x, address: int, n: int, device: int, stream: int):
@@ -368,15 +366,16 @@ class ReadyHistogram:
         edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, device, stream)
         owner, counters = kept_counters(self.counter_bytes, device, stream)  # owner: held until the launch is queued
         geometry = self.geometries.get(n) or self._geometry(n)
-        launch_one_count(self.fn, self.context, stream, geometry, address, n, self.numbers, int(self.edges.gpudata),
-                         counters, out, (int(self.bin_edges.gpudata), edges_to, bin_edges.nbytes))
+        copy = (int(self.bin_edges.gpudata), edges_to, bin_edges.nbytes)  # the edges returned, copied by the grid
+        launch_one_count(self.fn, self.context, stream, geometry, address, n, self.arguments, int(self.edges.gpudata),
+                         counters, out, copy)
         return hist, edges
 
     def _geometry(self, n: int) -> tuple:
         if len(self.geometries) >= 64:  # the lengths seen: the newest kept
             self.geometries.clear()
-        geometry = self.geometries[n] = one_count_geometry(self.fn, self.one_launch, n, self.rule, self.sms,
-                                                                 self.shared)
+        geometry = one_count_geometry(self.fn, self.one_launch, n, self.rule, self.sms, self.shared)
+        self.geometries[n] = geometry
         return geometry
 
     def _start_and_count(self, kind, x, address, n, device, stream):

@@ -67,7 +67,7 @@ SHARED, GLOBAL, BYTES = "shared_copies", "global_atomics", "byte_values"
 # measured on an H100: docs/histogram.md)
 AGGREGATIONS = {"none": 0, "runs": 1, "warp": 2, "warp_runs": 3}
 AGGREGATE = {"shared_copies": "none", "global_atomics": "warp_runs"}
-SMALL_KEY_LIMIT = 2**22  # numpy_bins.cuh's key_as_float: the keys 1.5 * 2^23 + key holds exactly
+SMALL_KEY_LIMIT = 2**22  # numpy_bins.cuh's key_as_float is exact within +-2^22 (1.5 * 2^23 + key: 23 bits' room)
 MIN_MAX_BLOCK = 256
 MIN_MAX_BLOCKS_PER_SM = 8
 
@@ -497,8 +497,8 @@ def choose_strategy(bins: int, weighted: bool, strategy: str | None = None, item
     """(strategy, copies): for 1-byte data without weights, the byte values counted first (BYTES: fast.cu's 256
     bins, then numpy_histogram_fold); else private copies in shared memory while one copy fits in SHARED_BYTES (as
     many copies, a power of two up to MAX_COPIES, as fit in COPIES_BYTES; weighted: in SHARED_BYTES), else
-    atomics on the global histogram.
-    strategy= forces one (a forced SHARED must fit; a forced BYTES needs 1-byte data without weights)."""
+    atomics on the global histogram.  strategy= forces one (a forced SHARED must fit; a forced BYTES needs 1-byte
+    data without weights)."""
     if strategy == BYTES or (strategy is None and itemsize == 1 and not weighted):
         if itemsize != 1 or weighted:
             raise ValueError(f"the byte-value strategy counts 1-byte data without weights (itemsize {itemsize}, "

@@ -35,7 +35,7 @@ def launcher(ready, read, fn, geometry, counters: int, hist, edges):
     copy = (int(ready.bin_edges.gpudata), edges.data.ptr, ready.rule.bin_edges.nbytes)
 
     def launch():
-        nh.launch_one_count(fn, driver.primary(device), stream, geometry, address, n, ready.numbers,
+        nh.launch_one_count(fn, driver.primary(device), stream, geometry, address, n, ready.arguments,
                             int(ready.edges.gpudata), counters, hist.data.ptr, copy)
     return launch
 
