@@ -105,20 +105,26 @@ __device__ __forceinline__ DIV_T dt_multiply(DIV_T a, DIV_T b) {
 #endif
 }
 
+// 1.5 * 2^23 as a float and its bits, and 1.5 * 2^52 as a double: a whole number w below 2^22 (2^51) added to them
+// lies in the sum's low mantissa bits (split_guess, key_as_float)
+#define SPLIT_FLOAT 12582912.0f
+#define SPLIT_FLOAT_BITS 0x4B400000
+#define SPLIT_DOUBLE 6755399441055744.0
+
 // A guess f >= 0 split into its whole part, returned in `index`, and the rest (returned), for f < 2^22 in float (a
 // float guess has at most 2^20 bins: numpy_plan.GUESS32_MAX_BINS) or 2^31 in double.  Adding 1.5 * 2^23 (1.5 * 2^52)
 // rounded toward zero leaves the whole part in the sum's low bits, and both subtractions are exact: three adds,
 // where a conversion to a 64-bit integer and back took two quarter-rate instructions per value (docs/histogram.md,
 // "The guess split by adds").  A negative f (none reaches here: t >= first_edge) gives index -1.
 __device__ __forceinline__ float split_guess(float f, int& index) {
-    const float shifted = __fadd_rz(f, 12582912.0f);
-    index = __float_as_int(shifted) - 0x4B400000;
-    return __fsub_rn(f, __fsub_rn(shifted, 12582912.0f));
+    const float shifted = __fadd_rz(f, SPLIT_FLOAT);
+    index = __float_as_int(shifted) - SPLIT_FLOAT_BITS;
+    return __fsub_rn(f, __fsub_rn(shifted, SPLIT_FLOAT));
 }
 __device__ __forceinline__ double split_guess(double f, int& index) {
-    const double shifted = __dadd_rz(f, 6755399441055744.0);
+    const double shifted = __dadd_rz(f, SPLIT_DOUBLE);
     index = __double2loint(shifted);
-    return __dsub_rn(f, __dsub_rn(shifted, 6755399441055744.0));
+    return __dsub_rn(f, __dsub_rn(shifted, SPLIT_DOUBLE));
 }
 
 // (float)key of an integer key, for the float guess.  With SMALL_KEYS (the host: every kept key within +-2^22) by
@@ -129,7 +135,7 @@ __device__ __forceinline__ double split_guess(double f, int& index) {
 template <typename Key>
 __device__ __forceinline__ float key_as_float(Key key) {
 #if SMALL_KEYS
-    return __fsub_rn(__int_as_float((int)(0x4B400000u + (unsigned int)key)), 12582912.0f);
+    return __fsub_rn(__int_as_float((int)((unsigned int)SPLIT_FLOAT_BITS + (unsigned int)key)), SPLIT_FLOAT);
 #else
     return (float)key;
 #endif

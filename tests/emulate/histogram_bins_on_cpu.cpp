@@ -33,21 +33,16 @@ static F add_toward_zero(F a, F b) {
 }
 static float __fadd_rz(float a, float b) { return add_toward_zero(a, b); }
 static double __dadd_rz(double a, double b) { return add_toward_zero(a, b); }
-static int __float_as_int(float f) {
-    int i;
-    std::memcpy(&i, &f, sizeof i);
-    return i;
+template <typename To, typename From>
+static To bits_as(From from) {  // the bits of `from` read as a To of the same size (std::bit_cast, C++20)
+    static_assert(sizeof(To) == sizeof(From), "bits_as: sizes differ");
+    To to;
+    std::memcpy(&to, &from, sizeof to);
+    return to;
 }
-static float __int_as_float(int i) {
-    float f;
-    std::memcpy(&f, &i, sizeof f);
-    return f;
-}
-static int __double2loint(double d) {
-    unsigned long long bits;
-    std::memcpy(&bits, &d, sizeof bits);
-    return (int)(unsigned int)bits;
-}
+static int __float_as_int(float f) { return bits_as<int>(f); }
+static float __int_as_float(int i) { return bits_as<float>(i); }
+static int __double2loint(double d) { return (int)(unsigned int)bits_as<unsigned long long>(d); }
 
 #include "../../kernels/histogram/numpy_bins.cuh"
 
