@@ -55,6 +55,9 @@
 #ifndef BYTE_VALUES
 #define BYTE_VALUES 0  // numpy_histogram_once: 1 counts the byte values of 1-byte data and folds them (see there)
 #endif
+#ifndef EXTREMES
+#define EXTREMES 0  // 1: the count also finds the data's least and greatest value (bincount's one pass, below)
+#endif
 // the aggregation of each kernel (0: none, 1: runs of a thread, 2: lanes of a warp, 3: both; see above), measured on
 // an H100 (docs/histogram.md): the private copies spread a hot bin enough that aggregating costs more than it
 // saves (float32, 2^26 values, 100 and 4,096 bins, 0-100 % in one bin: none fastest in every case); on the global
@@ -172,13 +175,67 @@ struct AdderOf<unsigned int, 0, true> {
     typedef SharedCounts type;
 };
 
-// Count the block's share of the input into `histogram` (a private copy, or the global histogram).
-template <typename Sum, int Aggregate, bool Private = false>
+// What count_elements shows every element it counts besides: nothing (every kernel but bincount's one pass).
+struct SeeNothing {
+    template <typename T>
+    __device__ __forceinline__ void see(bool, T) const {}
+};
+
+// EXTREMES (counts of integer data; numpy_histogram_once with BYTE_VALUES 0, and numpy_histogram_global): bincount's
+// one pass.  np.bincount's length is max(x) + 1, and a negative value is an error, so its count would need a pass
+// for min and max first (min_max.cu) and then one to count.  Here the count of the values 0 .. bins - 1 (bins a guess
+// the host makes) also finds the least and the greatest value, in two words after the counts (bins + 2 values):
+// the last block writes them (once), or each block adds its own with an atomicMax (global).  Where the greatest is
+// below bins, the count is bincount's, from one read of the data; otherwise the host counts again with the right
+// bins (pyscan/histograms/numpy_histogram.py; docs/histogram.md, "bincount in one pass").
+#if EXTREMES
+// A thread's least and greatest value, then the block's, then the grid's.  Between threads they travel as 64-bit
+// unsigned numbers of the same order (signed values with their sign bit flipped), the least as its complement: so
+// that both are combined by atomicMax, whose identity 0 is what the kept counters hold between launches.
+struct Extremes {
+    static constexpr bool is_signed = (VALUE_T)(-1) < (VALUE_T)0;
+    static constexpr VALUE_T greatest_value =
+        is_signed ? (VALUE_T)((1ull << (8 * sizeof(VALUE_T) - 1)) - 1ull) : (VALUE_T)~0ull;
+    static constexpr VALUE_T least_value = is_signed ? (VALUE_T)(-greatest_value - 1) : (VALUE_T)0;
+    VALUE_T least = greatest_value, greatest = least_value;
+
+    __device__ __forceinline__ void see(bool valid, VALUE_T value) {
+        if (valid) {
+            least = value < least ? value : least;
+            greatest = value > greatest ? value : greatest;
+        }
+    }
+
+    static __device__ __forceinline__ unsigned long long ordered(VALUE_T value) {
+        return is_signed ? (unsigned long long)(long long)value ^ (1ull << 63) : (unsigned long long)value;
+    }
+
+    // every thread of the block: the warp's extremes combined by shuffles, then into the block's two (shared,
+    // zero before the count)
+    __device__ __forceinline__ void into(unsigned long long* block) const {
+        unsigned long long high = ordered(greatest), low = ~ordered(least);
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            high = max(high, __shfl_xor_sync(0xffffffffu, high, offset));
+            low = max(low, __shfl_xor_sync(0xffffffffu, low, offset));
+        }
+        if ((threadIdx.x & 31) == 0) {
+            atomicMax(&block[0], high);
+            atomicMax(&block[1], low);
+        }
+    }
+};
+#endif
+
+// Count the block's share of the input into `histogram` (a private copy, or the global histogram); `watch.see(valid,
+// value)` is shown each element too (Extremes, for bincount's one pass).
+template <typename Sum, int Aggregate, bool Private = false, typename Watch = SeeNothing>
 __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data, const WEIGHT_T* __restrict__ weights,
                                                long long n, const BinRule& rule, Sum* __restrict__ histogram,
-                                               long long stride) {
+                                               long long stride, Watch&& watch = Watch()) {
     typename AdderOf<Sum, Aggregate, Private>::type adder(histogram, stride);
 #if WEIGHTED
+    (void)watch;  // (counts only)
     // one element per thread per step: the weights need not share the data's alignment
     const long long threads = (long long)gridDim.x * blockDim.x;
     const long long warp_first = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31);
@@ -190,7 +247,10 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
     }
 #else
     (void)weights;
-    auto count = [&](bool valid, KEY_T key) { adder.add(valid, valid ? rule.bin_of(key) : -1, (Sum)1); };
+    auto count = [&](bool valid, KEY_T key) {
+        watch.see(valid, key);
+        adder.add(valid, valid ? rule.bin_of(key) : -1, (Sum)1);
+    };
     // private copies: a vector's values binned first without a branch (quick_bin), then corrected against the
     // edges if one of them is near an edge (rare), then counted -- one branch a vector instead of several a value.
     // (The global histogram, bound by its atomics in L2, takes one value at a time.)
@@ -202,6 +262,7 @@ __device__ __forceinline__ void count_elements(const VALUE_T* __restrict__ data,
         for (int j = 0; j < VEC; ++j) {  // (a vector past the end holds zeros, binned and then not counted)
             bin[j] = rule.quick_bin(key_of(elements[j]));
             least = min(least, bin[j]);
+            watch.see(valid, elements[j]);
         }
         if (least == BinRule::CORRECT) {
 #pragma unroll
@@ -261,7 +322,23 @@ numpy_histogram_global(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
                        guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
+#if EXTREMES
+    // bincount's one pass past the private copies: the extremes after the counts (histogram[bins], [bins + 1],
+    // zeroed with them by the host), one atomicMax each a block
+    __shared__ unsigned long long block_extremes[2];
+    if (threadIdx.x == 0) block_extremes[0] = block_extremes[1] = 0ull;
+    __syncthreads();
+    Extremes seen;
+    count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, weights, n, rule, histogram, 1, seen);
+    seen.into(block_extremes);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicMax(&histogram[bins], block_extremes[0]);
+        atomicMax(&histogram[bins + 1], block_extremes[1]);
+    }
+#else
     count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, weights, n, rule, histogram, 1);
+#endif
 }
 
 extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __restrict__ byte_counts, int bins, KEY_T lo,
@@ -321,6 +398,21 @@ numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KE
         if (bin >= 0 && count != 0ull) atomicAdd(&histogram[bin], count);
     };
     take_counters(counters, 256, ticket, fold);
+#elif EXTREMES
+    __shared__ unsigned long long block_extremes[2];  // the block's greatest value and its least's complement, ordered
+    if (threadIdx.x == 0) block_extremes[0] = block_extremes[1] = 0ull;  // before count_privately's first barrier
+    count_privately(private_copies, bins, counters, [&](SharedSum* copy) {
+        Extremes seen;
+        count_elements<SharedSum, SHARED_AGGREGATE, true>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES, seen);
+        seen.into(block_extremes);
+    });
+    if (threadIdx.x == 0) {  // after count_privately's barrier that follows the count: the block's extremes are whole
+        atomicMax(&counters[bins], block_extremes[0]);
+        atomicMax(&counters[bins + 1], block_extremes[1]);
+    }
+    if (!took_last_ticket(ticket)) return;
+    auto write = [&](long long i, unsigned long long value) { histogram[i] = value; };
+    take_counters(counters, (long long)bins + 2, ticket, write);  // the counts, then the two extremes
 #else
     count_privately(private_copies, bins, counters, [&](SharedSum* copy) {
         count_elements<SharedSum, SHARED_AGGREGATE, true>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES);

@@ -40,12 +40,13 @@ ONE_LAUNCH = "numpy_histogram_once"  # SHARED and BYTES (BYTE_VALUES=1) in one l
 # ---- launches ------------------------------------------------------------------------------------------------
 
 def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *, weights=None,
-                    aggregations=plan.AGGREGATE, one_launch: bool = False) -> tuple:
+                    aggregations=plan.AGGREGATE, one_launch: bool = False, extremes: bool = False) -> tuple:
     """(the counting kernel of strategy `chosen` (SHARED or GLOBAL) for the rule, its dynamic shared memory): the
     block's `copies` private copies of the bins' counters for SHARED (4 bytes a count, 8 a weighted sum), none for
     GLOBAL.  weights: the weights' dtype, None for counts.  one_launch: the ready call's kernel of SHARED or BYTES,
     which counts and finishes in one launch (ONE_LAUNCH; BYTES: BYTE_VALUES, the 256 byte values in MAX_COPIES
-    copies)."""
+    copies); extremes: bincount's one pass, ONE_LAUNCH of SHARED that also writes the data's least and greatest
+    value after the counts (EXTREMES)."""
     byte_values = one_launch and chosen == plan.BYTES
     if byte_values:
         copies, counted = plan.MAX_COPIES, 256
@@ -53,7 +54,7 @@ def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *
         counted = rule.bins
     weight_dtype = np.dtype(np.float32) if weights is None else np.dtype(weights)
     fn = get_kernel(KERNEL, ONE_LAUNCH if one_launch else FUNCTIONS[chosen], device=device, BLOCK_SIZE=plan.BLOCK,
-                    COPIES=max(copies, 1), BYTE_VALUES=int(byte_values),
+                    COPIES=max(copies, 1), BYTE_VALUES=int(byte_values), EXTREMES=int(extremes),
                     WEIGHTED=int(weights is not None), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
                     WEIGHT_IS_HALF=int(weight_dtype == np.float16),
                     SHARED_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.SHARED]],
@@ -307,9 +308,10 @@ def fits_one_launch(chosen: str, bins: int) -> bool:
     return chosen == plan.SHARED or (chosen == plan.BYTES and bins <= ONE_LAUNCH_MOST_BINS)
 
 
-def counter_bytes(chosen: str, bins: int) -> int:
-    """The kept counters of a one-launch count: the ticket, then 8 bytes for each bin (each byte value: BYTES)."""
-    return TICKET_BYTES + 8 * plan.private_counters(chosen, bins)
+def counter_bytes(chosen: str, bins: int, extremes: bool = False) -> int:
+    """The kept counters of a one-launch count: the ticket, then 8 bytes for each bin (each byte value: BYTES), and
+    the two extremes of bincount's one pass."""
+    return TICKET_BYTES + 8 * (plan.private_counters(chosen, bins) + (2 if extremes else 0))
 
 
 def kept_counters(nbytes: int, device: int, stream: int):
@@ -470,6 +472,8 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
     stream (`stream=` as for pyscan.scan).  Bin indices are NumPy's to the bit, values on edges included.
     """
     kind = arrays.READY.get(type(x))
+    if kind is None and arrays.kind_of(x) is not None:  # a device kind's first call (kind_of registers it) keeps too
+        kind = arrays.READY.get(type(x))
     ready_key = None
     if kind is not None and type(bins) is int and range is not None and weights is None and density is False and (
             stream is None):
@@ -551,17 +555,64 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
         weights_call = _begin_weights(weights, call, "bincount: weights", stream,
                                       "The weights and list don't have the same length.")
     with call:
-        length = minlength
+        length, counted = minlength, None
         if call.size:
-            low, high = device_min_max(call.x, call)
+            if weights_call is None:
+                low, high, counted = _count_in_one_pass(call, minlength)
+            else:
+                low, high = device_min_max(call.x, call)
             if low < 0:
                 raise ValueError(f"'list' argument must have no negative elements (found {low})")
             length = max(length, int(high) + 1)
         rule = plan.bincount_rule(call.dtype, length)
+        if weights_call is None:
+            _expected_lengths[(call.dtype, call.device)] = length
         device_weights = _weights_on_device(weights_call, call)
         out = call.empty((length,), plan.SUM_DTYPE if device_weights is not None else plan.COUNT_DTYPE)
-        count_into(call.x, device_weights, rule, out, call=call)
+        if counted is not None and length <= counted.size - 2:  # the one pass's bins held every value
+            call.copy(out, counted, 8 * length)
+        else:
+            count_into(call.x, device_weights, rule, out, call=call)
         return call.finish(out)
+
+
+# bincount's one pass: the result's length expected from the last call on the same dtype and device
+_expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincount without weights
+
+
+def _count_in_one_pass(call, minlength: int) -> tuple:
+    """(least, greatest, counted) of the call's non-empty integer data: the EXTREMES build of the counting kernel
+    counts the values below plan.one_pass_bins of the expected length into `counted` (bins + 2 device words, the
+    extremes last) as it finds the extremes, read back here (this waits) -- numpy_histogram_once where the bins fit
+    the private copies, else numpy_histogram_global on `counted` zeroed first.  counted holds bincount's result
+    where greatest < bins; it is None where no one pass was made (min_max.cu's pass then)."""
+    bins = plan.one_pass_bins(max(minlength, _expected_lengths.get((call.dtype, call.device), 0)))
+    itemsize = call.dtype.itemsize
+    if bins is None or itemsize == 1:  # 1-byte data: count_into's byte values, after min_max.cu
+        low, high = device_min_max(call.x, call)
+        return low, high, None
+    rule = _one_pass_rule(call.dtype, bins)
+    chosen, copies = plan.choose_strategy(bins, False, None, itemsize)
+    once = chosen == plan.SHARED
+    fn, shared = counting_kernel(rule, chosen, copies, call.device, one_launch=once, extremes=True)
+    counted = call.scratch((bins + 2,), np.uint64)
+    address = int(counted.gpudata)
+    if once:
+        owner, counters = kept_counters(counter_bytes(chosen, bins, extremes=True), call.device, call.stream)
+        launch_one_count(fn, 0, call.stream, one_count_geometry(fn, chosen, call.size, rule, sms(call), shared),
+                         int(call.x.gpudata), call.size, (bins, *rule.arguments()), 0, counters, address)
+    else:
+        call.memset32(counted, 0, 2 * (bins + 2))
+        grid = plan.grid_size(call.size, itemsize, False, sms(call))
+        fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(call.x.gpudata), 0,
+                               np.int64(call.size), np.int32(bins), *rule.arguments(), 0, address)
+    words = np.empty(2, np.uint64)
+    driver.copy_dtoh(words.ctypes.data, address + 8 * bins, words.nbytes, call.stream)
+    low, high = plan.extremes_of(words, call.dtype)
+    return low, high, counted
+
+
+_one_pass_rule = functools.lru_cache(maxsize=None)(plan.bincount_rule)  # a few (dtype, power of two) pairs
 
 
 # ---- the byte histogram's registry: the same kernels on bytes ------------------------------------------------

@@ -296,14 +296,44 @@ def histogram_model(data, bins=10, range=None, weights=None, density=False, **mo
     return sums, rule.bin_edges
 
 
-def bincount_model(x, weights=None, minlength=0, **model_options):
-    """np.bincount(x, weights, minlength) computed the way pyscan.bincount computes it."""
+def extremes_words_model(data) -> np.ndarray:
+    """The two words numpy_histogram_once's EXTREMES build writes after its counts, for integer data: the greatest
+    of the elements' ordered values (64-bit unsigned numbers of the same order: a signed value's sign bit flipped)
+    and the greatest of their complements (the least value's)."""
+    data = np.asarray(data).ravel()
+    if data.dtype.kind == "i":
+        ordered = data.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)
+    else:
+        ordered = data.astype(np.uint64)
+    return np.array([ordered.max(), (~ordered).max()], np.uint64)
+
+
+def one_pass_model(data, bins: int, **model_options) -> np.ndarray:
+    """bincount's one pass (numpy_histogram_once, EXTREMES) over integer data: the counts of the values 0 .. bins - 1
+    (the counting kernel's model), then the two extreme words: bins + 2 uint64 values, as the kernel writes them."""
+    data = np.asarray(data).ravel()
+    counts = numpy_histogram_model(data, plan.bincount_rule(data.dtype, bins), **model_options)
+    return np.concatenate([counts.astype(np.uint64), extremes_words_model(data)])
+
+
+def bincount_model(x, weights=None, minlength=0, *, expected_length: int = 0, **model_options):
+    """np.bincount(x, weights, minlength) computed the way pyscan.bincount computes it.  Counts of data of 2 bytes
+    or more: the one pass over plan.one_pass_bins(max(minlength, expected_length)) bins (expected_length: the last
+    call's length on that dtype and device), counted again with the right bins only where the greatest value is not
+    below them; weights, 1-byte data and expected lengths past the one pass: min_max.cu's partials, then the count."""
     x = np.asarray(x)
-    length = int(minlength)
+    length, counted = int(minlength), None
     if x.size:
-        low, high = finish_min_max(*min_max_partials_model(x), x.dtype)
+        bins = plan.one_pass_bins(max(length, expected_length))
+        if weights is None and bins is not None and x.dtype.itemsize > 1:
+            counted = one_pass_model(x, bins, **model_options)
+            low, high = plan.extremes_of(counted[bins:], x.dtype)
+        else:
+            low, high = finish_min_max(*min_max_partials_model(x), x.dtype)
         if low < 0:
             raise ValueError("'list' argument must have no negative elements")
         length = max(length, int(high) + 1)
     rule = plan.bincount_rule(x.dtype, length)
+    if counted is not None and length <= counted.size - 2:
+        return counted[:length].astype(plan.COUNT_DTYPE)
     return numpy_histogram_model(x, rule, weights, **model_options)

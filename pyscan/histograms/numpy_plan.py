@@ -480,6 +480,37 @@ def bincount_rule(dtype, length: int) -> BinRule:
     return BinRule(BINCOUNT, np.dtype(dtype), int(length), np.zeros(1, np.float32))
 
 
+# bincount's one pass (numpy_histogram.cu, EXTREMES): the count of the values below a guess of max(x) + 1 and, in
+# the same read, the least and greatest value; a power of two of bins from ONE_PASS_FEWEST_BINS (the byte values'
+# 256 in 16 copies) up to ONE_PASS_MOST_BINS (8 MB of global counters, zeroed every call).  docs/histogram.md,
+# "bincount in one pass"
+ONE_PASS_FEWEST_BINS = 256
+ONE_PASS_MOST_BINS = 2**20
+
+
+def one_pass_bins(length: int) -> int | None:
+    """The bins of bincount's one pass where the result is expected to have `length` bins (the last call's on this
+    dtype and device, or minlength): the power of two at or above it, at least ONE_PASS_FEWEST_BINS; None past
+    ONE_PASS_MOST_BINS (then min_max.cu's pass, and the count with the right bins)."""
+    if length > ONE_PASS_MOST_BINS:
+        return None
+    bins = ONE_PASS_FEWEST_BINS
+    while bins < length:
+        bins *= 2
+    return bins
+
+
+def extremes_of(words, dtype) -> tuple:
+    """(least, greatest) of integer data of `dtype` as Python ints, from the one pass's two words after its counts:
+    the greatest value and the complement of the least, each as a 64-bit unsigned number of the same order (a signed
+    value with its sign bit flipped)."""
+    high, low_complement = (int(w) for w in words)
+    low = ~low_complement & (2**64 - 1)
+    if np.dtype(dtype).kind == "i":
+        low, high = low - 2**63, high - 2**63
+    return low, high
+
+
 LETTER_EDGES = np.array([97, 101, 105, 109, 113, 117, 121, 122.5])  # a-d ... u-x, y-z (the last bin closed)
 
 

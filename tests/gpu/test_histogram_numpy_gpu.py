@@ -213,6 +213,9 @@ def test_ready_calls_across_the_one_launch_limit(dtype, rng, monkeypatch):
     host = _data(dtype, 3_000_017, rng)
     x = cupy.asarray(host)
     cupy.cuda.Device().synchronize()  # x is whole before the second stream (non-blocking) reads it
+    # CuPy's arrays as a process's first call sees them: that call keeps its ready call too
+    monkeypatch.delitem(arrays.READY, type(x), raising=False)
+    monkeypatch.delitem(arrays._kinds_by_type, type(x), raising=False)
     cases = [(100, (-200, 200)), (nh.ONE_LAUNCH_MOST_BINS, (-1000, 1000)), (nh.ONE_LAUNCH_MOST_BINS + 1, (-1000, 1000)),
              (7, (-3, 100))]
     want = {bins: np.histogram(host, bins, range_) for bins, range_ in cases}
@@ -344,6 +347,36 @@ def test_bincount(kind, dtype, rng):
         bad[777] = -1
         with pytest.raises(ValueError, match="negative"):
             pyscan.bincount(to_kind(bad, kind))
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy", "torch"])
+@pytest.mark.parametrize("dtype", [d for d in INT_DTYPES if d.itemsize > 1], ids=str)
+def test_bincount_one_pass_and_its_second_count(kind, dtype, rng, monkeypatch):
+    """The one pass (the counts below a guess and the extremes, in one read) against np.bincount where its guess
+    holds, where the greatest value is its last bin, where it misses (counted again), on the global histogram (9000
+    values: 16,384 bins) and past its most bins, at lengths around a warp, a vector, a block and beyond the grid;
+    negative values and the dtype's ends found by it."""
+    monkeypatch.setattr(nh, "_expected_lengths", {})
+    info = np.iinfo(dtype)
+    steps = [(100, 0), (256, 0), (1000, 0), (1000, 0), (100, 4096), (9000, 0), (9000, 0), (5, 0), (5, 0)]
+    if info.max > 2**21:  # past the one pass's most bins
+        steps += [(2**20 + 5, 0), (2**20 + 5, 0), (7, 0)]
+    for n in (1, 2, 33, 1025, 100_003, 1 << 22):
+        for top, minlength in steps:
+            host = rng.integers(0, top, n).astype(dtype)
+            host[-1] = top - 1
+            got = pyscan.bincount(to_kind(host, kind), minlength=minlength)
+            np.testing.assert_array_equal(to_numpy(got), np.bincount(host, minlength=minlength))
+            assert list(nh._expected_lengths.values()) == [max(top, minlength)]  # the next pass's guess
+    ends = np.array([info.max, 0, 3], dtype)
+    if info.max < 2**17:  # a result of info.max + 1 counts
+        np.testing.assert_array_equal(to_numpy(pyscan.bincount(to_kind(ends, kind))), np.bincount(ends))
+    if dtype.kind == "i":
+        for bad_value in (-1, info.min):
+            bad = rng.integers(0, 100, 100_003).astype(dtype)
+            bad[rng.integers(bad.size)] = bad_value
+            with pytest.raises(ValueError, match=f"found {bad_value}"):
+                pyscan.bincount(to_kind(bad, kind))
 
 
 def test_bincount_large_and_empty(rng):

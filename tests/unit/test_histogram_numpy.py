@@ -7,6 +7,7 @@ Counts are compared exactly.  Float weights are summed in float64 on the device 
 65536 elements in float64 and adds the blocks in the weights' dtype, so the sums differ by at most
 (n / 65536 + 2) rounding errors of the weights' dtype times the sum of |w| of the bin (the bound checked here)."""
 
+import ctypes
 import re
 import shutil
 import subprocess
@@ -217,6 +218,30 @@ def test_bincount(dtype, rng):
     if dtype.kind == "i":
         with pytest.raises(ValueError, match="negative"):
             nm.bincount_model(np.array([3, -1, 2], dtype))
+
+
+@pytest.mark.parametrize("dtype", [d for d in INT_DTYPES if d.itemsize > 1], ids=str)
+def test_bincount_one_pass(dtype, rng):
+    """The one pass: its bins (a power of two from 256 at or above the expected length, none past 4,096), its
+    extreme words at the dtype's ends, and bincount whether its guess holds or the data need a second count."""
+    assert [plan.one_pass_bins(n) for n in (0, 1, 256, 257, 1000, 4097, 2**20, 2**20 + 1)] == [
+        256, 256, 256, 512, 1024, 8192, 2**20, None]
+    info = np.iinfo(dtype)
+    for x in (np.array([info.min, info.max], dtype), np.array([info.max], dtype), np.array([info.min], dtype),
+              rng.integers(info.min, info.max, 999, dtype=dtype, endpoint=True)):
+        assert plan.extremes_of(nm.extremes_words_model(x), dtype) == (int(x.min()), int(x.max()))
+    top = min(info.max, 6000)
+    x = rng.integers(0, top, 4001, dtype=dtype, endpoint=True)
+    counted = nm.one_pass_model(x, 256, sms=2)
+    assert counted.dtype == np.uint64 and counted.size == 258
+    np.testing.assert_array_equal(counted[:256], np.bincount(x[x < 256], minlength=256))
+    for expected in (0, 300, 4096, top + 1, 20000, 2**20 + 1):  # the guess too small, big enough, global, none
+        np.testing.assert_array_equal(nm.bincount_model(x, expected_length=expected, sms=2), np.bincount(x))
+        np.testing.assert_array_equal(nm.bincount_model(x % 200, minlength=300, expected_length=expected, sms=2),
+                                      np.bincount(x % 200, minlength=300))
+    if dtype.kind == "i":
+        with pytest.raises(ValueError, match="negative"):
+            nm.bincount_model(np.array([3, info.min, 2], dtype), expected_length=100)
 
 
 def test_bincount_skewed_and_global(rng):
@@ -762,6 +787,101 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
         assert "synchronize" not in names and "copy_htod" not in names, ops
         assert {stream for _, stream in ops} == {7}, ops  # FakeKind.current_stream: the caller's stream
         assert names.count("launch") == 1 and "memset32" not in names, ops  # bytes too: one launch
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
+    """bincount without weights, on the fake device: one launch counts and finds the extremes (the EXTREMES build of
+    numpy_histogram_once, or of numpy_histogram_global past the private copies), read back once; a second count (with
+    the result's bins) only where the greatest value is not below the pass's bins; the next call's pass sized from
+    this call's length; past the one pass's most bins, and for 1-byte data, min_max.cu's pass first.  The fake
+    kernels write the step-models' results."""
+    from test_interop import FakeDeviceArray, _host
+
+    from pyscan.runtime import driver
+
+    ops = []
+    dtypes = {c_type: dtype for dtype, c_type in plan.VALUE_C_TYPES.items()}
+
+    class Allocation:
+        def __init__(self, nbytes):
+            self.buffer = np.zeros(max(1, nbytes), np.uint8)
+            self.address = self.buffer.ctypes.data
+
+    class Kernel:
+        def __init__(self, defines):
+            self.extremes, self.dtype = defines.get("EXTREMES", 0), dtypes.get(defines.get("VALUE_T"))
+
+        def config(self, grid, block, shared_size=0):
+            return grid, block, shared_size
+
+        def launch_typed(self, context, stream, geometry, address, n, bins, *rest):  # numpy_histogram_once
+            self.run(address, n, bins, rest[-4])  # rest[-4]: the result's address
+            ops.append(("one pass" if self.extremes else "count", bins))
+
+        def prepared_async_call(self, grid, block, stream, address, weights, n, bins, *rest, shared_size=0):
+            self.run(address, int(n), int(bins), rest[-1])  # numpy_histogram_global: rest[-1], the histogram's
+            ops.append(("global one pass" if self.extremes else "count", int(bins)))
+
+        def run(self, address, n, bins, out):
+            data = _host(address, (n,), self.dtype)
+            if self.extremes:
+                made = nm.one_pass_model(data, bins, sms=2)
+            else:
+                made = nm.numpy_histogram_model(data, plan.bincount_rule(self.dtype, bins), sms=2)
+            _host(out, made.shape, made.dtype)[...] = made
+
+    def min_max(data, call):
+        ops.append(("min_max",))
+        host = _host(data.gpudata, (data.size,), data.dtype)
+        return host.min(), host.max()
+
+    def byte_count(data, weights, rule, out, *, call):
+        ops.append(("count", rule.bins))
+        _host(out.gpudata, (rule.bins,), np.int64)[...] = np.bincount(_host(data.gpudata, (data.size,), data.dtype),
+                                                                      minlength=rule.bins)
+
+    monkeypatch.setattr(driver, "copy_dtoh", lambda host, device, n, stream: ctypes.memmove(host, device, n))
+    monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: Allocation(nbytes))
+    monkeypatch.setattr(driver, "multiprocessor_count", lambda ordinal: 132)
+    monkeypatch.setattr(nh, "get_kernel", lambda *args, **defines: Kernel(defines))
+    monkeypatch.setattr(nh, "kept_counters", lambda nbytes, device, stream: (None, 0x7000))
+    monkeypatch.setattr(nh, "device_min_max", min_max)
+    monkeypatch.setattr(nh, "_expected_lengths", {})
+    steps = [  # (values below, minlength, what runs): the one pass's bins follow the last length
+        (100, 0, [("one pass", 256)]),
+        (256, 0, [("one pass", 256)]),  # the greatest value the pass's last bin
+        (257, 0, [("one pass", 256), ("count", 257)]),
+        (1000, 0, [("one pass", 512), ("count", 1000)]),  # the guess too small: counted again
+        (1000, 0, [("one pass", 1024)]),
+        (100, 3000, [("one pass", 4096)]),  # minlength sizes the pass
+        (100, 4096, [("one pass", 4096)]),
+        (5000, 0, [("one pass", 4096), ("count", 5000)]),
+        (5000, 0, [("one pass", 8192)]),  # the private copies' most bins
+        (20000, 0, [("one pass", 8192), ("count", 20000)]),
+        (20000, 0, [("global one pass", 32768)]),  # past them: the global histogram's one pass
+        (2**20 + 5, 0, [("global one pass", 32768), ("count", 2**20 + 5)]),
+        (2**20 + 5, 0, [("min_max",), ("count", 2**20 + 5)]),  # past the one pass's most bins
+        (10, 0, [("min_max",), ("count", 10)]),
+        (10, 0, [("one pass", 256)]),
+    ]
+    for top, minlength, want in steps:
+        host = rng.integers(0, top, 3001, dtype=np.int32)
+        host[0] = top - 1
+        ops.clear()
+        got = pyscan.bincount(FakeDeviceArray(host), minlength=minlength)
+        assert ops == want, (top, minlength)
+        np.testing.assert_array_equal(got.host, np.bincount(host, minlength=minlength))
+    bad = np.array([5, -3, 2], np.int64)
+    ops.clear()
+    with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
+        pyscan.bincount(FakeDeviceArray(bad))
+    assert ops == [("one pass", 256)]
+    monkeypatch.setattr(nh, "count_into", byte_count)
+    ops.clear()
+    host = rng.integers(0, 200, 999, dtype=np.uint8)
+    np.testing.assert_array_equal(pyscan.bincount(FakeDeviceArray(host)).host, np.bincount(host))
+    assert ops == [("min_max",), ("count", int(host.max()) + 1)]  # 1-byte data: the byte values' own count
 
 
 # ---- the commonest call (int bins, a range, 1-D device data, no weights): one look-up, then its launches -----------
