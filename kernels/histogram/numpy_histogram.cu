@@ -181,13 +181,13 @@ struct SeeNothing {
     __device__ __forceinline__ void see(bool, T) const {}
 };
 
-// EXTREMES (counts of integer data; numpy_histogram_once with BYTE_VALUES 0, and numpy_histogram_global): bincount's
-// one pass.  np.bincount's length is max(x) + 1, and a negative value is an error, so its count would need a pass
-// for min and max first (min_max.cu) and then one to count.  Here the count of the values 0 .. bins - 1 (bins a guess
-// the host makes) also finds the least and the greatest value, in two words after the counts (bins + 2 values):
-// the last block writes them (once), or each block adds its own with an atomicMax (global).  Where the greatest is
-// below bins, the count is bincount's, from one read of the data; otherwise the host counts again with the right
-// bins (pyscan/histograms/numpy_histogram.py; docs/histogram.md, "bincount in one pass").
+// EXTREMES (numpy_histogram_once with BYTE_VALUES 0, counts of integer data): bincount's one pass.  np.bincount's
+// length is max(x) + 1, and a negative value is an error, so its count would need a pass for min and max first
+// (min_max.cu) and then one to count.  Here the count of the values 0 .. bins - 1 (bins a guess the host makes) also
+// finds the least and the greatest value: two kept counters past the bins gather them, and the last block writes
+// them after the histogram (bins + 2 values).  Where the greatest is below bins, the count is bincount's, from one
+// read of the data; otherwise the host counts again with the right bins (pyscan/histograms/numpy_histogram.py;
+// docs/histogram.md, "bincount in one pass").
 #if EXTREMES
 // A thread's least and greatest value, then the block's, then the grid's.  Between threads they travel as 64-bit
 // unsigned numbers of the same order (signed values with their sign bit flipped), the least as its complement: so
@@ -210,8 +210,8 @@ struct Extremes {
         return is_signed ? (unsigned long long)(long long)value ^ (1ull << 63) : (unsigned long long)value;
     }
 
-    // every thread of the block: the warp's extremes combined by shuffles, then into the block's two (shared,
-    // zero before the count)
+    // every thread of the block: the warp's extremes combined by shuffles, then into the block's two (in shared
+    // memory, zero before)
     __device__ __forceinline__ void into(unsigned long long* block) const {
         unsigned long long high = ordered(greatest), low = ~ordered(least);
 #pragma unroll
@@ -322,23 +322,7 @@ numpy_histogram_global(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
                        guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
-#if EXTREMES
-    // bincount's one pass past the private copies: the extremes after the counts (histogram[bins], [bins + 1],
-    // zeroed with them by the host), one atomicMax each a block
-    __shared__ unsigned long long block_extremes[2];
-    if (threadIdx.x == 0) block_extremes[0] = block_extremes[1] = 0ull;
-    __syncthreads();
-    Extremes seen;
-    count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, weights, n, rule, histogram, 1, seen);
-    seen.into(block_extremes);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        atomicMax(&histogram[bins], block_extremes[0]);
-        atomicMax(&histogram[bins + 1], block_extremes[1]);
-    }
-#else
     count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, weights, n, rule, histogram, 1);
-#endif
 }
 
 extern "C" __global__ void numpy_histogram_fold(const unsigned long long* __restrict__ byte_counts, int bins, KEY_T lo,
@@ -399,14 +383,19 @@ numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KE
     };
     take_counters(counters, 256, ticket, fold);
 #elif EXTREMES
-    __shared__ unsigned long long block_extremes[2];  // the block's greatest value and its least's complement, ordered
-    if (threadIdx.x == 0) block_extremes[0] = block_extremes[1] = 0ull;  // before count_privately's first barrier
+    Extremes seen;
     count_privately(private_copies, bins, counters, [&](SharedSum* copy) {
-        Extremes seen;
         count_elements<SharedSum, SHARED_AGGREGATE, true>(data, (const WEIGHT_T*)nullptr, n, rule, copy, COPIES, seen);
-        seen.into(block_extremes);
     });
-    if (threadIdx.x == 0) {  // after count_privately's barrier that follows the count: the block's extremes are whole
+    // the block's greatest value and its least's complement, in the first 16 bytes of the private copies once every
+    // thread has merged them (no static shared memory: the copies may take all 48 KB)
+    unsigned long long* block_extremes = reinterpret_cast<unsigned long long*>(shared_bytes);
+    __syncthreads();
+    if (threadIdx.x == 0) block_extremes[0] = block_extremes[1] = 0ull;
+    __syncthreads();
+    seen.into(block_extremes);
+    __syncthreads();
+    if (threadIdx.x == 0) {
         atomicMax(&counters[bins], block_extremes[0]);
         atomicMax(&counters[bins + 1], block_extremes[1]);
     }

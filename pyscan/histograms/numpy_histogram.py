@@ -581,33 +581,23 @@ _expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincou
 
 
 def _count_in_one_pass(call, minlength: int) -> tuple:
-    """(least, greatest, counted) of the call's non-empty integer data: the EXTREMES build of the counting kernel
-    counts the values below plan.one_pass_bins of the expected length into `counted` (bins + 2 device words, the
-    extremes last) as it finds the extremes, read back here (this waits) -- numpy_histogram_once where the bins fit
-    the private copies, else numpy_histogram_global on `counted` zeroed first.  counted holds bincount's result
-    where greatest < bins; it is None where no one pass was made (min_max.cu's pass then)."""
+    """(least, greatest, counted) of the call's non-empty integer data: numpy_histogram_once's EXTREMES build counts
+    the values below plan.one_pass_bins of the expected length into `counted` (bins + 2 device words, the extremes
+    last) as it finds the extremes, read back here (this waits).  counted holds bincount's result where greatest <
+    bins; it is None where no one pass was made (min_max.cu's pass then)."""
     bins = plan.one_pass_bins(max(minlength, _expected_lengths.get((call.dtype, call.device), 0)))
-    itemsize = call.dtype.itemsize
-    if bins is None or itemsize == 1:  # 1-byte data: count_into's byte values, after min_max.cu
+    if bins is None or call.dtype.itemsize == 1:  # 1-byte data: count_into's byte values, after min_max.cu
         low, high = device_min_max(call.x, call)
         return low, high, None
     rule = _one_pass_rule(call.dtype, bins)
-    chosen, copies = plan.choose_strategy(bins, False, None, itemsize)
-    once = chosen == plan.SHARED
-    fn, shared = counting_kernel(rule, chosen, copies, call.device, one_launch=once, extremes=True)
+    chosen, copies = plan.choose_strategy(bins, False, None, call.dtype.itemsize)
+    fn, shared = counting_kernel(rule, chosen, copies, call.device, one_launch=True, extremes=True)
     counted = call.scratch((bins + 2,), np.uint64)
-    address = int(counted.gpudata)
-    if once:
-        owner, counters = kept_counters(counter_bytes(chosen, bins, extremes=True), call.device, call.stream)
-        launch_one_count(fn, 0, call.stream, one_count_geometry(fn, chosen, call.size, rule, sms(call), shared),
-                         int(call.x.gpudata), call.size, (bins, *rule.arguments()), 0, counters, address)
-    else:
-        call.memset32(counted, 0, 2 * (bins + 2))
-        grid = plan.grid_size(call.size, itemsize, False, sms(call))
-        fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), call.stream, int(call.x.gpudata), 0,
-                               np.int64(call.size), np.int32(bins), *rule.arguments(), 0, address)
+    owner, counters = kept_counters(counter_bytes(chosen, bins, extremes=True), call.device, call.stream)
+    launch_one_count(fn, 0, call.stream, one_count_geometry(fn, chosen, call.size, rule, sms(call), shared),
+                     int(call.x.gpudata), call.size, (bins, *rule.arguments()), 0, counters, int(counted.gpudata))
     words = np.empty(2, np.uint64)
-    driver.copy_dtoh(words.ctypes.data, address + 8 * bins, words.nbytes, call.stream)
+    driver.copy_dtoh(words.ctypes.data, int(counted.gpudata) + 8 * bins, words.nbytes, call.stream)
     low, high = plan.extremes_of(words, call.dtype)
     return low, high, counted
 

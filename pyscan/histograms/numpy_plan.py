@@ -481,23 +481,25 @@ def bincount_rule(dtype, length: int) -> BinRule:
 
 
 # bincount's one pass (numpy_histogram.cu, EXTREMES): the count of the values below a guess of max(x) + 1 and, in
-# the same read, the least and greatest value; a power of two of bins from ONE_PASS_FEWEST_BINS (the byte values'
-# 256 in 16 copies) up to ONE_PASS_MOST_BINS (8 MB of global counters, zeroed every call).  docs/histogram.md,
-# "bincount in one pass"
+# the same read, the least and greatest value, in private copies: a power of two of bins from ONE_PASS_FEWEST_BINS
+# (the byte values' 256 in 16 copies), or ONE_PASS_MOST_BINS (one copy of 12,288 counts in 48 KB) where that is
+# more.  Not on the global histogram: there a guess too large for the data (the last call's) puts a few hot values
+# on a few L2 addresses, 10-20 x slower than their private copies (one H200: 2^28 int32 values below 9,000 into
+# 16,384 global counters 5.3 ms, into 4,096 private ones 0.28).  docs/histogram.md, "bincount in one pass"
 ONE_PASS_FEWEST_BINS = 256
-ONE_PASS_MOST_BINS = 2**20
+ONE_PASS_MOST_BINS = SHARED_BYTES // 4
 
 
 def one_pass_bins(length: int) -> int | None:
     """The bins of bincount's one pass where the result is expected to have `length` bins (the last call's on this
-    dtype and device, or minlength): the power of two at or above it, at least ONE_PASS_FEWEST_BINS; None past
-    ONE_PASS_MOST_BINS (then min_max.cu's pass, and the count with the right bins)."""
+    dtype and device, or minlength): the power of two at or above it, at least ONE_PASS_FEWEST_BINS and at most
+    ONE_PASS_MOST_BINS; None past ONE_PASS_MOST_BINS (then min_max.cu's pass, and the count with the right bins)."""
     if length > ONE_PASS_MOST_BINS:
         return None
     bins = ONE_PASS_FEWEST_BINS
     while bins < length:
         bins *= 2
-    return bins
+    return min(bins, ONE_PASS_MOST_BINS)
 
 
 def extremes_of(words, dtype) -> tuple:

@@ -353,14 +353,13 @@ def test_bincount(kind, dtype, rng):
 @pytest.mark.parametrize("dtype", [d for d in INT_DTYPES if d.itemsize > 1], ids=str)
 def test_bincount_one_pass_and_its_second_count(kind, dtype, rng, monkeypatch):
     """The one pass (the counts below a guess and the extremes, in one read) against np.bincount where its guess
-    holds, where the greatest value is its last bin, where it misses (counted again), on the global histogram (9000
-    values: 16,384 bins) and past its most bins, at lengths around a warp, a vector, a block and beyond the grid;
-    negative values and the dtype's ends found by it."""
+    holds, where the greatest value is its last bin, where it misses (counted again), at its most bins and past them,
+    at lengths around a warp, a vector, a block and beyond the grid; negative values and the dtype's ends found by
+    it."""
     monkeypatch.setattr(nh, "_expected_lengths", {})
     info = np.iinfo(dtype)
-    steps = [(100, 0), (256, 0), (1000, 0), (1000, 0), (100, 4096), (9000, 0), (9000, 0), (5, 0), (5, 0)]
-    if info.max > 2**21:  # past the one pass's most bins
-        steps += [(2**20 + 5, 0), (2**20 + 5, 0), (7, 0)]
+    steps = [(100, 0), (256, 0), (1000, 0), (1000, 0), (100, 4096), (9000, 0), (9000, 0), (12288, 0), (20000, 0),
+             (20000, 0), (5, 0), (5, 0)]  # 9000 and 12,288 values: the one pass's most bins; 20,000: past them
     for n in (1, 2, 33, 1025, 100_003, 1 << 22):
         for top, minlength in steps:
             host = rng.integers(0, top, n).astype(dtype)

@@ -224,8 +224,9 @@ def test_bincount(dtype, rng):
 def test_bincount_one_pass(dtype, rng):
     """The one pass: its bins (a power of two from 256 at or above the expected length, none past 4,096), its
     extreme words at the dtype's ends, and bincount whether its guess holds or the data need a second count."""
-    assert [plan.one_pass_bins(n) for n in (0, 1, 256, 257, 1000, 4097, 2**20, 2**20 + 1)] == [
-        256, 256, 256, 512, 1024, 8192, 2**20, None]
+    assert [plan.one_pass_bins(n) for n in (0, 1, 256, 257, 1000, 4097, 8193, 12288, 12289)] == [
+        256, 256, 256, 512, 1024, 8192, 12288, 12288, None]
+    assert plan.choose_strategy(plan.ONE_PASS_MOST_BINS, False, None, 4) == (plan.SHARED, 1)
     info = np.iinfo(dtype)
     for x in (np.array([info.min, info.max], dtype), np.array([info.max], dtype), np.array([info.min], dtype),
               rng.integers(info.min, info.max, 999, dtype=dtype, endpoint=True)):
@@ -235,7 +236,7 @@ def test_bincount_one_pass(dtype, rng):
     counted = nm.one_pass_model(x, 256, sms=2)
     assert counted.dtype == np.uint64 and counted.size == 258
     np.testing.assert_array_equal(counted[:256], np.bincount(x[x < 256], minlength=256))
-    for expected in (0, 300, 4096, top + 1, 20000, 2**20 + 1):  # the guess too small, big enough, global, none
+    for expected in (0, 300, 4096, top + 1, 12289):  # the guess too small, big enough, or none
         np.testing.assert_array_equal(nm.bincount_model(x, expected_length=expected, sms=2), np.bincount(x))
         np.testing.assert_array_equal(nm.bincount_model(x % 200, minlength=300, expected_length=expected, sms=2),
                                       np.bincount(x % 200, minlength=300))
@@ -791,11 +792,10 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
 
 @pytest.mark.usefixtures("fake_gpu")
 def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
-    """bincount without weights, on the fake device: one launch counts and finds the extremes (the EXTREMES build of
-    numpy_histogram_once, or of numpy_histogram_global past the private copies), read back once; a second count (with
-    the result's bins) only where the greatest value is not below the pass's bins; the next call's pass sized from
-    this call's length; past the one pass's most bins, and for 1-byte data, min_max.cu's pass first.  The fake
-    kernels write the step-models' results."""
+    """bincount without weights, on the fake device: one launch counts and finds the extremes (numpy_histogram_once's
+    EXTREMES build), read back once; a second count (with the result's bins) only where the greatest value is not
+    below the pass's bins; the next call's pass sized from this call's length; past the one pass's most bins, and for
+    1-byte data, min_max.cu's pass first.  The fake kernels write the step-models' results."""
     from test_interop import FakeDeviceArray, _host
 
     from pyscan.runtime import driver
@@ -821,7 +821,7 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
 
         def prepared_async_call(self, grid, block, stream, address, weights, n, bins, *rest, shared_size=0):
             self.run(address, int(n), int(bins), rest[-1])  # numpy_histogram_global: rest[-1], the histogram's
-            ops.append(("global one pass" if self.extremes else "count", int(bins)))
+            ops.append(("count", int(bins)))
 
         def run(self, address, n, bins, out):
             data = _host(address, (n,), self.dtype)
@@ -857,11 +857,11 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
         (100, 3000, [("one pass", 4096)]),  # minlength sizes the pass
         (100, 4096, [("one pass", 4096)]),
         (5000, 0, [("one pass", 4096), ("count", 5000)]),
-        (5000, 0, [("one pass", 8192)]),  # the private copies' most bins
-        (20000, 0, [("one pass", 8192), ("count", 20000)]),
-        (20000, 0, [("global one pass", 32768)]),  # past them: the global histogram's one pass
-        (2**20 + 5, 0, [("global one pass", 32768), ("count", 2**20 + 5)]),
-        (2**20 + 5, 0, [("min_max",), ("count", 2**20 + 5)]),  # past the one pass's most bins
+        (5000, 0, [("one pass", 8192)]),
+        (9000, 0, [("one pass", 8192), ("count", 9000)]),
+        (9000, 0, [("one pass", 12288)]),  # the private copies' most bins
+        (20000, 0, [("one pass", 12288), ("count", 20000)]),  # the global histogram's count
+        (20000, 0, [("min_max",), ("count", 20000)]),  # past the one pass's most bins
         (10, 0, [("min_max",), ("count", 10)]),
         (10, 0, [("one pass", 256)]),
     ]
