@@ -540,6 +540,13 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
     result is then the float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input
     gives a NumPy array, device input an array of its kind on its device, on the call's stream.
     """
+    kind = arrays.READY.get(type(x))
+    if kind is not None and weights is None and stream is None and type(minlength) is int and minlength >= 0:
+        read = kind.ready(x)  # a 1-D contiguous device array: (address, n, dtype, device, stream)
+        if read is not None and read[1] and read[2] in plan.BINCOUNT_DTYPES:
+            made = _ready_bincount(kind, x, read, minlength)
+            if made is not None:
+                return made
     x = _prepared(x)
     call = arrays.begin(x, what="bincount: x", dtypes=plan.BINCOUNT_DTYPES, ndim=1, stream=stream)
     if isinstance(minlength, (bool, np.bool_)):
@@ -576,33 +583,95 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
         return call.finish(out)
 
 
-# bincount's one pass: the result's length expected from the last call on the same dtype and device
+# ---- bincount's one pass ---------------------------------------------------------------------------------------
+# The counts below a guess of the result's length and the data's extremes in one read (numpy_histogram_once's
+# EXTREMES build; docs/histogram.md, "bincount in one pass").  The guess is the last call's length on the same dtype
+# and device (or minlength); where the greatest value is not below it, the data are counted again with the right
+# bins.  A 1-D contiguous device array without weights takes it without a Call after its dtype's first call made
+# the pass (_ready_bincount, as histogram's ReadyHistogram); the general path takes it too.
 _expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincount without weights
+_one_passes: dict = {}  # (dtype, device, bins) -> OnePass
+
+
+class OnePass:
+    """The one pass over `bins` counters for one dtype and device: its kernel, arguments and kept counters' size,
+    its geometry per length, and the device's primary context it launches in (nothing entered)."""
+
+    __slots__ = ("rule", "device", "bins", "fn", "shared", "arguments", "counter_bytes", "sms", "context", "geometries")
+
+    def __init__(self, dtype, device: int, bins: int, sms_: int):
+        self.rule = rule = plan.bincount_rule(dtype, bins)
+        chosen, copies = plan.choose_strategy(bins, False, None, dtype.itemsize)
+        self.fn, self.shared = counting_kernel(rule, chosen, copies, device, one_launch=True, extremes=True)
+        self.device, self.bins, self.sms = device, bins, sms_
+        self.arguments = (bins, *rule.arguments())
+        self.counter_bytes = counter_bytes(chosen, bins, extremes=True)
+        self.context = driver.primary(device)
+        self.geometries: dict = {}  # n -> the launch's geometry (the newest 64 lengths)
+
+    def count(self, address: int, n: int, stream: int, counted: int, context: int) -> tuple:
+        """Count the n values at `address` into `counted` (bins + 2 device words: the counts, then the extremes) in
+        `context` (self.context, or 0: the current one) and read the extremes back (this waits): (least, greatest)
+        as Python ints.  A context of the device is current."""
+        owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # owner: held until queued
+        geometry = self.geometries.get(n)
+        if geometry is None:
+            if len(self.geometries) >= 64:
+                self.geometries.clear()
+            geometry = one_count_geometry(self.fn, plan.SHARED, n, self.rule, self.sms, self.shared)
+            self.geometries[n] = geometry
+        launch_one_count(self.fn, context, stream, geometry, address, n, self.arguments, 0, counters, counted)
+        words = np.empty(2, np.uint64)
+        driver.copy_dtoh(words.ctypes.data, counted + 8 * self.bins, words.nbytes, stream)
+        return plan.extremes_of(words, self.rule.dtype)
+
+
+def _one_pass(dtype, device: int, bins: int, sms_: int) -> OnePass:
+    made = _one_passes.get((dtype, device, bins))
+    if made is None:
+        made = _one_passes[(dtype, device, bins)] = OnePass(dtype, device, bins, sms_)
+    return made
 
 
 def _count_in_one_pass(call, minlength: int) -> tuple:
-    """(least, greatest, counted) of the call's non-empty integer data: numpy_histogram_once's EXTREMES build counts
-    the values below plan.one_pass_bins of the expected length into `counted` (bins + 2 device words, the extremes
-    last) as it finds the extremes, read back here (this waits).  counted holds bincount's result where greatest <
-    bins; it is None where no one pass was made (min_max.cu's pass then)."""
+    """(least, greatest, counted) of the call's non-empty integer data: the one pass over plan.one_pass_bins of the
+    expected length into `counted` (bins + 2 device words, the extremes last).  counted holds bincount's result
+    where greatest < bins; it is None where no one pass was made (min_max.cu's pass then)."""
     bins = plan.one_pass_bins(max(minlength, _expected_lengths.get((call.dtype, call.device), 0)))
     if bins is None or call.dtype.itemsize == 1:  # 1-byte data: count_into's byte values, after min_max.cu
         low, high = device_min_max(call.x, call)
         return low, high, None
-    rule = _one_pass_rule(call.dtype, bins)
-    chosen, copies = plan.choose_strategy(bins, False, None, call.dtype.itemsize)
-    fn, shared = counting_kernel(rule, chosen, copies, call.device, one_launch=True, extremes=True)
     counted = call.scratch((bins + 2,), np.uint64)
-    owner, counters = kept_counters(counter_bytes(chosen, bins, extremes=True), call.device, call.stream)
-    launch_one_count(fn, 0, call.stream, one_count_geometry(fn, chosen, call.size, rule, sms(call), shared),
-                     int(call.x.gpudata), call.size, (bins, *rule.arguments()), 0, counters, int(counted.gpudata))
-    words = np.empty(2, np.uint64)
-    driver.copy_dtoh(words.ctypes.data, int(counted.gpudata) + 8 * bins, words.nbytes, call.stream)
-    low, high = plan.extremes_of(words, call.dtype)
+    one = _one_pass(call.dtype, call.device, bins, sms(call))
+    low, high = one.count(int(call.x.gpudata), call.size, call.stream, int(counted.gpudata), 0)  # the call's context
     return low, high, counted
 
 
-_one_pass_rule = functools.lru_cache(maxsize=None)(plan.bincount_rule)  # a few (dtype, power of two) pairs
+def _ready_bincount(kind, x, read, minlength: int):
+    """bincount(x, minlength=...) of a non-empty 1-D contiguous device array of integers (kind.ready's `read`)
+    where the pass its expected length asks for was made by an earlier call: one look-up, the one pass in the
+    device's context (entered only if it is not current), the result made like x and copied from the pass.  None
+    where there is no such pass, or the data's greatest value is past it: the general path then counts."""
+    address, n, dtype, device, stream = read
+    bins = plan.one_pass_bins(max(minlength, _expected_lengths.get((dtype, device), 0)))
+    one = _one_passes.get((dtype, device, bins))
+    if one is None:  # none made yet, past the one pass's bins, or 1-byte data (never made)
+        return None
+    previous = driver.enter(device)  # the copies need it current (a CuPy or torch thread's already is)
+    try:
+        counted = driver.allocate(8 * (bins + 2), device, stream)  # freed on the stream after the copy
+        low, high = one.count(address, n, stream, counted.address, one.context)
+        if low < 0:
+            raise ValueError(f"'list' argument must have no negative elements (found {low})")
+        length = max(minlength, high + 1)
+        _expected_lengths[(dtype, device)] = length
+        if length > bins:
+            return None
+        out, pointer = kind.new_shaped(x, (length,), plan.COUNT_DTYPE, device, stream)
+        driver.copy_dtod(pointer, counted.address, 8 * length, stream)
+        return out
+    finally:
+        driver.leave(previous)
 
 
 # ---- the byte histogram's registry: the same kernels on bytes ------------------------------------------------

@@ -798,7 +798,7 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     1-byte data, min_max.cu's pass first.  The fake kernels write the step-models' results."""
     from test_interop import FakeDeviceArray, _host
 
-    from pyscan.runtime import driver
+    from pyscan.runtime import arrays, driver
 
     ops = []
     dtypes = {c_type: dtype for dtype, c_type in plan.VALUE_C_TYPES.items()}
@@ -847,7 +847,9 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     monkeypatch.setattr(nh, "get_kernel", lambda *args, **defines: Kernel(defines))
     monkeypatch.setattr(nh, "kept_counters", lambda nbytes, device, stream: (None, 0x7000))
     monkeypatch.setattr(nh, "device_min_max", min_max)
+    monkeypatch.setattr(driver, "primary", lambda ordinal: 0xC0)
     monkeypatch.setattr(nh, "_expected_lengths", {})
+    monkeypatch.setattr(nh, "_one_passes", {})
     steps = [  # (values below, minlength, what runs): the one pass's bins follow the last length
         (100, 0, [("one pass", 256)]),
         (256, 0, [("one pass", 256)]),  # the greatest value the pass's last bin
@@ -877,11 +879,32 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
         pyscan.bincount(FakeDeviceArray(bad))
     assert ops == [("one pass", 256)]
+    # a kind that takes the ready path (1-D, contiguous, on the device): after the first call made the pass, one
+    # look-up, the pass, the result made like x; a miss goes the general path with the new guess
+    class ReadyKind(type(arrays.kind_of(FakeDeviceArray(host)))):
+        def ready(self, x):
+            return x.host.ctypes.data, x.host.size, x.host.dtype, 0, 7
+
+    monkeypatch.setitem(arrays.READY, FakeDeviceArray, ReadyKind())
+    monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: ops.append(("allocate", stream))
+                        or Allocation(nbytes))
+    ready_steps = [(100, [("allocate", 7), ("one pass", 256)]),
+                   (300, [("allocate", 7), ("one pass", 256), ("allocate", 7), ("one pass", 512)]),  # a miss
+                   (300, [("allocate", 7), ("one pass", 512)])]
+    for top, want in ready_steps:
+        host = rng.integers(0, top, 5001, dtype=np.int32)
+        host[7] = top - 1
+        ops.clear()
+        got = pyscan.bincount(FakeDeviceArray(host))
+        assert ops == want, top
+        np.testing.assert_array_equal(got.host, np.bincount(host))
+    with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
+        pyscan.bincount(FakeDeviceArray(np.array([5, -3, 299], np.int32)))
     monkeypatch.setattr(nh, "count_into", byte_count)
     ops.clear()
     host = rng.integers(0, 200, 999, dtype=np.uint8)
     np.testing.assert_array_equal(pyscan.bincount(FakeDeviceArray(host)).host, np.bincount(host))
-    assert ops == [("min_max",), ("count", int(host.max()) + 1)]  # 1-byte data: the byte values' own count
+    assert ops == [("min_max",), ("count", int(host.max()) + 1)]  # 1-byte data: after min_max.cu
 
 
 # ---- the commonest call (int bins, a range, 1-D device data, no weights): one look-up, then its launches -----------
