@@ -568,9 +568,7 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
                 low, high, counted = _count_in_one_pass(call, minlength)
             else:
                 low, high = device_min_max(call.x, call)
-            if low < 0:
-                raise ValueError(f"'list' argument must have no negative elements (found {low})")
-            length = max(length, int(high) + 1)
+            length = _bincount_length(low, high, minlength)
         rule = plan.bincount_rule(call.dtype, length)
         if weights_call is None:
             _expected_lengths[(call.dtype, call.device)] = length
@@ -593,9 +591,16 @@ _expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincou
 _one_passes: dict = {}  # (dtype, device, bins) -> OnePass
 
 
+def _bincount_length(low, high, minlength: int) -> int:
+    """np.bincount's length from the data's least and greatest value; ValueError for a negative value, as NumPy."""
+    if low < 0:
+        raise ValueError(f"'list' argument must have no negative elements (found {low})")
+    return max(minlength, int(high) + 1)
+
+
 class OnePass:
     """The one pass over `bins` counters for one dtype and device: its kernel, arguments and kept counters' size,
-    its geometry per length, and the device's primary context it launches in (nothing entered)."""
+    its geometry per length, and the device's primary context (the ready call launches in it)."""
 
     __slots__ = ("rule", "device", "bins", "fn", "shared", "arguments", "counter_bytes", "sms", "context", "geometries")
 
@@ -613,6 +618,7 @@ class OnePass:
         """Count the n values at `address` into `counted` (bins + 2 device words: the counts, then the extremes) in
         `context` (self.context, or 0: the current one) and read the extremes back (this waits): (least, greatest)
         as Python ints.  A context of the device is current."""
+        driver.refuse_capture(stream, "pyscan.bincount (its length is read back from the device)")  # before a launch
         owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # owner: held until queued
         geometry = self.geometries.get(n)
         if geometry is None:
@@ -660,10 +666,7 @@ def _ready_bincount(kind, x, read, minlength: int):
     previous = driver.enter(device)  # the copies need it current (a CuPy or torch thread's already is)
     try:
         counted = driver.allocate(8 * (bins + 2), device, stream)  # freed on the stream after the copy
-        low, high = one.count(address, n, stream, counted.address, one.context)
-        if low < 0:
-            raise ValueError(f"'list' argument must have no negative elements (found {low})")
-        length = max(minlength, high + 1)
+        length = _bincount_length(*one.count(address, n, stream, counted.address, one.context), minlength)
         _expected_lengths[(dtype, device)] = length
         if length > bins:
             return None

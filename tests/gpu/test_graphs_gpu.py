@@ -147,6 +147,8 @@ def test_histogram_and_life_replay():
 
 @pytest.mark.parametrize("call, says", [
     (lambda d: pyscan.histogram(d.float(), 16), "cannot be captured"),  # its range read from the data
+    (lambda d: pyscan.bincount(d), "cannot be captured"),  # its length read from the data
+    (lambda d: pyscan.bincount(d, minlength=5000), "cannot be captured"),
     (lambda d: pyscan.scan(np.ones(100, np.int32)), "NumPy"),
     (lambda d: pyscan.life.step(torch.zeros((8, 8), dtype=torch.uint8, device="cuda")), "cannot be captured"),
 ])
