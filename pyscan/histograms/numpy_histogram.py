@@ -535,8 +535,9 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
     """np.bincount on the GPU: the number of occurrences of each value 0 .. max(x) in a 1-D array of non-negative
     integers (int8..int64, uint8..uint64), at least `minlength` bins.
 
-    The length needs max(x), found by one pass on the device and read back (as is whether any value is negative,
-    which raises ValueError as NumPy does).  weights: an array of x's length, on x's side (host or device): the
+    The length needs max(x), read back from the device (as is whether any value is negative, which raises
+    ValueError as NumPy does): the pass that counts finds it where the last call's length on the same dtype and
+    device was long enough, else a pass for it comes first (docs/histogram.md, "bincount in one pass").  weights: an array of x's length, on x's side (host or device): the
     result is then the float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input
     gives a NumPy array, device input an array of its kind on its device, on the call's stream.
     """

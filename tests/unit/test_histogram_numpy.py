@@ -222,8 +222,9 @@ def test_bincount(dtype, rng):
 
 @pytest.mark.parametrize("dtype", [d for d in INT_DTYPES if d.itemsize > 1], ids=str)
 def test_bincount_one_pass(dtype, rng):
-    """The one pass: its bins (a power of two from 256 at or above the expected length, none past 4,096), its
-    extreme words at the dtype's ends, and bincount whether its guess holds or the data need a second count."""
+    """The one pass: its bins (a power of two from 256 at or above the expected length, at most 12,288, none past
+    them), its extreme words at the dtype's ends, and bincount whether its guess holds or the data need a second
+    count."""
     assert [plan.one_pass_bins(n) for n in (0, 1, 256, 257, 1000, 4097, 8193, 12288, 12289)] == [
         256, 256, 256, 512, 1024, 8192, 12288, 12288, None]
     assert plan.choose_strategy(plan.ONE_PASS_MOST_BINS, False, None, 4) == (plan.SHARED, 1)
