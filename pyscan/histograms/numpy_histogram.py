@@ -537,9 +537,10 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
 
     The length needs max(x), read back from the device (as is whether any value is negative, which raises
     ValueError as NumPy does): the pass that counts finds it where the last call's length on the same dtype and
-    device was long enough, else a pass for it comes first (docs/histogram.md, "bincount in one pass").  weights: an array of x's length, on x's side (host or device): the
-    result is then the float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input
-    gives a NumPy array, device input an array of its kind on its device, on the call's stream.
+    device was long enough, else a pass for it comes first (docs/histogram.md, "bincount in one pass").  weights:
+    an array of x's length, on x's side (host or device): the result is then the float64 sums of the weights of
+    each value, as NumPy's.  Counts are int64.  NumPy input gives a NumPy array, device input an array of its kind
+    on its device, on the call's stream.
     """
     kind = arrays.READY.get(type(x))
     if kind is not None and weights is None and stream is None and type(minlength) is int and minlength >= 0:
