@@ -536,8 +536,9 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
     integers (int8..int64, uint8..uint64), at least `minlength` bins.
 
     The length needs max(x), read back from the device (as is whether any value is negative, which raises
-    ValueError as NumPy does): the pass that counts finds it where the last call's length on the same dtype and
-    device was long enough, else a pass for it comes first (docs/histogram.md, "bincount in one pass").  weights:
+    ValueError as NumPy does): for counts of 2- to 8-byte integers the pass that counts finds it where the last
+    call's length on the same dtype and device was long enough; else a pass for it comes first (docs/histogram.md,
+    "bincount in one pass").  weights:
     an array of x's length, on x's side (host or device): the result is then the float64 sums of the weights of
     each value, as NumPy's.  Counts are int64.  NumPy input gives a NumPy array, device input an array of its kind
     on its device, on the call's stream.
