@@ -330,6 +330,16 @@ def one_count_geometry(fn, chosen: str, n: int, rule: plan.BinRule, sms_: int, s
     return fn.config((grid, 1, 1), (plan.BLOCK, 1, 1), shared)
 
 
+def kept_geometry(geometries: dict, fn, chosen: str, n: int, rule: plan.BinRule, sms_: int, shared: int) -> tuple:
+    """one_count_geometry for n, kept in `geometries` (n -> geometry; the newest 64 lengths): a ready call's."""
+    geometry = geometries.get(n)
+    if geometry is None:
+        if len(geometries) >= 64:
+            geometries.clear()
+        geometry = geometries[n] = one_count_geometry(fn, chosen, n, rule, sms_, shared)
+    return geometry
+
+
 def launch_one_count(fn, context: int, stream: int, geometry: tuple, address: int, n: int, numbers, edges: int,
                      counters: int, out: int, copy=(0, 0, 0)) -> None:
     """numpy_histogram_once (counting_kernel(..., one_launch=True)) over the n values at `address` with its
@@ -367,52 +377,41 @@ class ReadyHistogram:
         hist, out = kind.new_shaped(x, (rule.bins,), plan.COUNT_DTYPE, device, stream)
         edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, device, stream)
         owner, counters = kept_counters(self.counter_bytes, device, stream)  # owner: held until the launch is queued
-        geometry = self.geometries.get(n) or self._geometry(n)
+        geometry = kept_geometry(self.geometries, self.fn, self.one_launch, n, rule, self.sms, self.shared)
         copy = (int(self.bin_edges.gpudata), edges_to, bin_edges.nbytes)  # the edges returned, copied by the grid
         launch_one_count(self.fn, self.context, stream, geometry, address, n, self.arguments, int(self.edges.gpudata),
                          counters, out, copy)
         return hist, edges
 
-    def _geometry(self, n: int) -> tuple:
-        if len(self.geometries) >= 64:  # the lengths seen: the newest kept
-            self.geometries.clear()
-        geometry = one_count_geometry(self.fn, self.one_launch, n, self.rule, self.sms, self.shared)
-        self.geometries[n] = geometry
-        return geometry
-
     def _start_and_count(self, kind, x, address, n, device, stream):
         """More bins than one launch counts: histogram_start, then count_into's launches, in the device's context."""
         rule, bin_edges = self.rule, self.rule.bin_edges
+        byte_path = n and self.byte_counter is not None  # as count_into's BYTES: the 256 byte values, then the fold
         previous = driver.enter(device)
         try:
             hist = kind.empty((rule.bins,), plan.COUNT_DTYPE, device, stream)
             edges = kind.empty(bin_edges.shape, bin_edges.dtype, device, stream)
-            self._start_and_count_into(kind, hist, edges, address, n, device, stream)
+            out, counts = kind.pointer(hist), 0
+            if byte_path:
+                byte_counts = kind.empty((256,), plan.COUNT_DTYPE, device, stream)  # uint64 to the kernels
+                counts = kind.pointer(byte_counts)
+            self.start.prepared_async_call((self.start_grid, 1, 1), (START_BLOCK, 1, 1), stream, out,
+                                           np.int64(rule.bins), counts, np.int64(256 if byte_path else 0),
+                                           int(self.bin_edges.gpudata), kind.pointer(edges), np.int64(bin_edges.nbytes))
+            if byte_path:
+                counter, shared = self.byte_counter
+                grid, block = fast_config(n, self.sms)
+                counter.prepared_async_call((grid, 1, 1), (block, 1, 1), stream, address, np.int64(n), np.int32(256),
+                                            counts, shared_size=shared)
+                self.fn.prepared_async_call((1, 1, 1), (256, 1, 1), stream, counts, *self.arguments,
+                                            int(self.edges.gpudata), out)
+            elif n:
+                grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
+                self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
+                                            *self.arguments, int(self.edges.gpudata), out, shared_size=self.shared)
         finally:
             driver.leave(previous)
         return hist, edges
-
-    def _start_and_count_into(self, kind, hist, edges, address, n, device, stream):
-        rule, bin_edges = self.rule, self.rule.bin_edges
-        byte_path = n and self.byte_counter is not None  # as count_into's BYTES: the 256 byte values, then the fold
-        out, counts = kind.pointer(hist), 0
-        if byte_path:
-            byte_counts = kind.empty((256,), plan.COUNT_DTYPE, device, stream)  # uint64 to the kernels
-            counts = kind.pointer(byte_counts)
-        self.start.prepared_async_call((self.start_grid, 1, 1), (START_BLOCK, 1, 1), stream, out,
-                                       np.int64(rule.bins), counts, np.int64(256 if byte_path else 0),
-                                       int(self.bin_edges.gpudata), kind.pointer(edges), np.int64(bin_edges.nbytes))
-        if byte_path:
-            counter, shared = self.byte_counter
-            grid, block = fast_config(n, self.sms)
-            counter.prepared_async_call((grid, 1, 1), (block, 1, 1), stream, address, np.int64(n), np.int32(256),
-                                        counts, shared_size=shared)
-            self.fn.prepared_async_call((1, 1, 1), (256, 1, 1), stream, counts, *self.arguments,
-                                        int(self.edges.gpudata), out)
-        elif n:
-            grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
-            self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
-                                        *self.arguments, int(self.edges.gpudata), out, shared_size=self.shared)
 
 
 _ready: dict = {}  # (dtype, bins, range's types and values, device) -> ReadyHistogram, the READY_KEPT newest
@@ -623,12 +622,7 @@ class OnePass:
         as Python ints.  A context of the device is current."""
         driver.refuse_capture(stream, "pyscan.bincount (its length is read back from the device)")  # before a launch
         owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # owner: held until queued
-        geometry = self.geometries.get(n)
-        if geometry is None:
-            if len(self.geometries) >= 64:
-                self.geometries.clear()
-            geometry = one_count_geometry(self.fn, plan.SHARED, n, self.rule, self.sms, self.shared)
-            self.geometries[n] = geometry
+        geometry = kept_geometry(self.geometries, self.fn, plan.SHARED, n, self.rule, self.sms, self.shared)
         launch_one_count(self.fn, context, stream, geometry, address, n, self.arguments, 0, counters, counted)
         words = np.empty(2, np.uint64)
         driver.copy_dtoh(words.ctypes.data, counted + 8 * self.bins, words.nbytes, stream)

@@ -23,7 +23,9 @@ from __future__ import annotations
 import functools
 import math
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -120,8 +122,14 @@ class BinRule:
     edge_start: float = 0.0  # UNIFORM with a formula: its start and step (float32 values for 32)
     edge_step: float = 0.0
 
-    def defines(self) -> dict:
-        """The #defines of numpy_bins.cuh for this rule."""
+    def defines(self) -> Mapping:
+        """The #defines of numpy_bins.cuh for this rule (made once, read-only: every general call asks)."""
+        made = self.__dict__.get("_defines")  # the instance's dict: frozen fields, a memo beside them
+        if made is None:
+            made = self.__dict__["_defines"] = MappingProxyType(self._make_defines())
+        return made
+
+    def _make_defines(self) -> dict:
         return {
             "VALUE_T": VALUE_C_TYPES[self.dtype], "VALUE_IS_HALF": int(self.dtype == np.float16),
             "KEY_T": _c_type(self.dtype), "BIN_MODE": MODE_MACROS[self.mode], "EDGE_T": _c_type(self.edges.dtype),
