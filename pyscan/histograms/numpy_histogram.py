@@ -352,7 +352,7 @@ def launch_one_count(fn, context: int, stream: int, geometry: tuple, address: in
 
 
 class ReadyHistogram:
-    __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "sms", "byte_counter", "start",
+    __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "addresses", "sms", "byte_counter", "start",
                  "start_grid", "one_launch", "counter_bytes", "context", "geometries")
 
     def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int, start, byte_counter=None,
@@ -360,6 +360,7 @@ class ReadyHistogram:
         self.rule, self.fn, self.shared, self.sms, self.start = rule, fn, shared, sms_, start
         self.arguments = (rule.bins, *rule.arguments())  # Python numbers (the launcher packs those fastest)
         self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
+        self.addresses = (_address(edges), _address(bin_edges))  # theirs, read once
         self.byte_counter = byte_counter  # BYTES: fast.cu's kernel and shared memory; fn is then the fold
         self.one_launch = one_launch  # SHARED or BYTES: fn counts and finishes in one launch (the strategy)
         self.counter_bytes = counter_bytes(one_launch, rule.bins) if one_launch is not None else 0
@@ -378,9 +379,10 @@ class ReadyHistogram:
         edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, device, stream)
         owner, counters = kept_counters(self.counter_bytes, device, stream)  # owner: held until the launch is queued
         geometry = kept_geometry(self.geometries, self.fn, self.one_launch, n, rule, self.sms, self.shared)
-        copy = (int(self.bin_edges.gpudata), edges_to, bin_edges.nbytes)  # the edges returned, copied by the grid
-        launch_one_count(self.fn, self.context, stream, geometry, address, n, self.arguments, int(self.edges.gpudata),
-                         counters, out, copy)
+        edges_at, bin_edges_at = self.addresses
+        copy = (bin_edges_at, edges_to, bin_edges.nbytes)  # the edges returned, copied by the grid
+        launch_one_count(self.fn, self.context, stream, geometry, address, n, self.arguments, edges_at, counters, out,
+                         copy)
         return hist, edges
 
     def _start_and_count(self, kind, x, address, n, device, stream):
@@ -397,18 +399,18 @@ class ReadyHistogram:
                 counts = kind.pointer(byte_counts)
             self.start.prepared_async_call((self.start_grid, 1, 1), (START_BLOCK, 1, 1), stream, out,
                                            np.int64(rule.bins), counts, np.int64(256 if byte_path else 0),
-                                           int(self.bin_edges.gpudata), kind.pointer(edges), np.int64(bin_edges.nbytes))
+                                           self.addresses[1], kind.pointer(edges), np.int64(bin_edges.nbytes))
             if byte_path:
                 counter, shared = self.byte_counter
                 grid, block = fast_config(n, self.sms)
                 counter.prepared_async_call((grid, 1, 1), (block, 1, 1), stream, address, np.int64(n), np.int32(256),
                                             counts, shared_size=shared)
                 self.fn.prepared_async_call((1, 1, 1), (256, 1, 1), stream, counts, *self.arguments,
-                                            int(self.edges.gpudata), out)
+                                            self.addresses[0], out)
             elif n:
                 grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
                 self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
-                                            *self.arguments, int(self.edges.gpudata), out, shared_size=self.shared)
+                                            *self.arguments, self.addresses[0], out, shared_size=self.shared)
         finally:
             driver.leave(previous)
         return hist, edges
@@ -543,10 +545,11 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
     on its device, on the call's stream.
     """
     kind = arrays.READY.get(type(x))
+    extremes = None  # the data's (least, greatest) where the ready call's pass found them past its bins
     if kind is not None and weights is None and stream is None and type(minlength) is int and minlength >= 0:
         read = kind.ready(x)  # a 1-D contiguous device array: (address, n, dtype, device, stream)
         if read is not None and read[1] and read[2] in plan.BINCOUNT_DTYPES:
-            made = _ready_bincount(kind, x, read, minlength)
+            made, extremes = _ready_bincount(kind, x, read, minlength)
             if made is not None:
                 return made
     x = _prepared(x)
@@ -566,12 +569,14 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
     with call:
         length, counted = minlength, None
         if call.size:
-            if weights_call is None:
+            if extremes is not None:  # read by the ready call's pass: the count below is the data's second read
+                low, high = extremes
+            elif weights_call is None:
                 low, high, counted = _count_in_one_pass(call, minlength)
             else:
                 low, high = device_min_max(call.x, call)
             length = _bincount_length(low, high, minlength)
-        rule = plan.bincount_rule(call.dtype, length)
+        rule = plan.bincount_rule(call.dtype, length)  # (kept per dtype and length; it refuses too many bins)
         if weights_call is None:
             _expected_lengths[(call.dtype, call.device)] = length
         device_weights = _weights_on_device(weights_call, call)
@@ -651,25 +656,27 @@ def _count_in_one_pass(call, minlength: int) -> tuple:
 
 
 def _ready_bincount(kind, x, read, minlength: int):
-    """bincount(x, minlength=...) of a non-empty 1-D contiguous device array of integers (kind.ready's `read`)
-    where the pass its expected length asks for was made by an earlier call: one look-up, the one pass in the
-    device's context (entered only if it is not current), the result made like x and copied from the pass.  None
-    where there is no such pass, or the data's greatest value is past it: the general path then counts."""
+    """(result, None): bincount(x, minlength=...) of a non-empty 1-D contiguous device array of integers
+    (kind.ready's `read`) where the pass its expected length asks for was made by an earlier call: one look-up, the
+    one pass in the device's context (entered only if it is not current), the result made like x and copied from the
+    pass.  (None, None) where there is no such pass; (None, (least, greatest)) where the data's greatest value is
+    past it: the general path then counts, with those extremes."""
     address, n, dtype, device, stream = read
     bins = plan.one_pass_bins(max(minlength, _expected_lengths.get((dtype, device), 0)))
     one = _one_passes.get((dtype, device, bins))
     if one is None:  # none made yet, past the one pass's bins, or 1-byte data (never made)
-        return None
+        return None, None
     previous = driver.enter(device)  # the copies need it current (a CuPy or torch thread's already is)
     try:
         counted = driver.allocate(8 * (bins + 2), device, stream)  # freed on the stream after the copy
-        length = _bincount_length(*one.count(address, n, stream, counted.address, one.context), minlength)
+        extremes = one.count(address, n, stream, counted.address, one.context)
+        length = _bincount_length(*extremes, minlength)
         _expected_lengths[(dtype, device)] = length
         if length > bins:
-            return None
+            return None, extremes
         out, pointer = kind.new_shaped(x, (length,), plan.COUNT_DTYPE, device, stream)
         driver.copy_dtod(pointer, counted.address, 8 * length, stream)
-        return out
+        return out, None
     finally:
         driver.leave(previous)
 

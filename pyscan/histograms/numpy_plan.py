@@ -482,10 +482,17 @@ def edges_rule(dtype, edges) -> BinRule:
 
 
 def bincount_rule(dtype, length: int) -> BinRule:
-    """np.bincount's bins: value v in bin v, for length bins."""
+    """np.bincount's bins: value v in bin v, for length bins (made once per dtype and length of the last 64)."""
     if length > MAX_BINS:
         raise ValueError(f"bincount: max(x) + 1 = {length} bins is more than the {MAX_BINS} the kernels take")
-    return BinRule(BINCOUNT, np.dtype(dtype), int(length), np.zeros(1, np.float32))
+    return _bincount_rule(np.dtype(dtype), int(length))
+
+
+@functools.lru_cache(maxsize=64)
+def _bincount_rule(dtype, length: int) -> BinRule:
+    edges = np.zeros(1, np.float32)
+    edges.flags.writeable = False  # shared by every call of the dtype and length
+    return BinRule(BINCOUNT, dtype, length, edges)
 
 
 # bincount's one pass (numpy_histogram.cu, EXTREMES): the count of the values below a guess of max(x) + 1 and, in

@@ -881,7 +881,8 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
         pyscan.bincount(FakeDeviceArray(bad))
     assert ops == [("one pass", 256)]
     # a kind that takes the ready path (1-D, contiguous, on the device): after the first call made the pass, one
-    # look-up, the pass, the result made like x; a miss goes the general path with the new guess
+    # look-up, the pass, the result made like x; a miss goes the general path with the pass's extremes (the data's
+    # second read is the count), and the next call's pass is sized from its length
     class ReadyKind(type(arrays.kind_of(FakeDeviceArray(host)))):
         def ready(self, x):
             return x.host.ctypes.data, x.host.size, x.host.dtype, 0, 7
@@ -890,8 +891,10 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: ops.append(("allocate", stream))
                         or Allocation(nbytes))
     ready_steps = [(100, [("allocate", 7), ("one pass", 256)]),
-                   (300, [("allocate", 7), ("one pass", 256), ("allocate", 7), ("one pass", 512)]),  # a miss
-                   (300, [("allocate", 7), ("one pass", 512)])]
+                   (300, [("allocate", 7), ("one pass", 256), ("count", 300)]),  # a miss
+                   (300, [("allocate", 7), ("one pass", 512)]),
+                   (20000, [("allocate", 7), ("one pass", 512), ("count", 20000)]),  # a miss past the pass's bins
+                   (20000, [("min_max",), ("count", 20000)])]  # no pass made for that length
     for top, want in ready_steps:
         host = rng.integers(0, top, 5001, dtype=np.int32)
         host[7] = top - 1
