@@ -264,9 +264,9 @@ def finish_min_max(mins, maxs, nans, dtype) -> tuple:
     """(min, max) of the data as NumPy scalars of its dtype from the block partials (nan, nan if any was NaN, as
     NumPy's a.min() and a.max())."""
     dtype = np.dtype(dtype)
-    if np.any(nans):
+    if nans.any():  # (the arrays' own methods: a range=None call waits on this, and np.min's dispatch costs more)
         return dtype.type(np.nan), dtype.type(np.nan)
-    return dtype.type(np.min(mins)), dtype.type(np.max(maxs))
+    return dtype.type(mins.min()), dtype.type(maxs.max())
 
 
 def histogram_model(data, bins=10, range=None, weights=None, density=False, **model_options):

@@ -301,11 +301,11 @@ def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.n
     * 64: (t - first) in the bin type as NumPy computes it, times the scale in double: errs by ~2^-51 * bins.
     * 0 (NumPy's arithmetic): float16 (whose bin type has 11 bits: NumPy's own f may err by more than a bin), and
       edges that are not strictly increasing (repeated edges: the correction then depends on the first guess)."""
-    if bt_bits == 16 or edges.size < 2 or not bool(np.all(edges[1:] > edges[:-1])):
+    if bt_bits == 16 or edges.size < 2 or not bool((edges[1:] > edges[:-1]).all()):
         return 0, 0.0
     first, last = float(first), float(last)
     width = last - first
-    if not (width > 0 and np.isfinite(width)):
+    if not (width > 0 and math.isfinite(width)):
         return 0, 0.0
     scale = bins / width
     spread = max(abs(first), abs(last)) * scale
@@ -365,7 +365,7 @@ def guess_margin(bt_bits: int, guess_bits: int, bins: int, first, last, edges: n
         return 1.0
     first, last = float(first), float(last)
     width = last - first
-    if not (width > 0 and np.isfinite(width)):
+    if not (width > 0 and math.isfinite(width)):
         return 1.0
     u_bt = 2.0**-24 if bt_bits == 32 else 2.0**-53
     u_g = 2.0**-24 if guess_bits == 32 else 2.0**-53
@@ -373,12 +373,15 @@ def guess_margin(bt_bits: int, guess_bits: int, bins: int, first, last, edges: n
     guess_error = bins * (u_bt + 3.01 * u_g)
     if guess_bits == 32 and bt_bits != 32:
         guess_error += 2.01 * u_g * largest * bins / width
-    with np.errstate(all="ignore"):
-        exact = first + np.arange(bins + 1, dtype=np.float64) * (width / bins)
-        distance = float(np.max(np.abs(edges.astype(np.float64) - exact)))
+    with np.errstate(all="ignore"):  # in place: this runs for every new range (range=None: every call's data)
+        exact = np.arange(bins + 1, dtype=np.float64)
+        exact *= width / bins
+        exact += first  # first + i * width / bins, each step rounded once
+        exact -= edges
+        distance = float(np.abs(exact, out=exact).max())
     edge_error = (distance + 2.0**-50 * (width + largest)) * bins / width
     margin = 2.0 * (guess_error + edge_error)
-    return margin if np.isfinite(margin) and margin < 0.5 else 1.0
+    return margin if math.isfinite(margin) and margin < 0.5 else 1.0
 
 
 def formula_edges(bits: int, start: float, step: float, count: int, edge_dtype) -> np.ndarray:
@@ -423,7 +426,7 @@ def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: boo
     (NumPy scalars of the data's dtype, already checked finite; every non-NaN value is then kept)."""
     dtype = np.dtype(dtype)
     with np.errstate(all="ignore"):
-        bin_edges = np.histogram(np.empty(0, dtype), bins=bins, range=(first_edge, last_edge))[1]
+        bin_edges = np.histogram_bin_edges(np.empty(0, dtype), bins=bins, range=(first_edge, last_edge))
         first, last = _expanded(first_edge, last_edge)
         bin_type = bin_edges.dtype
         norm_denom = _unsigned_subtract(last, first)
