@@ -352,15 +352,15 @@ def launch_one_count(fn, context: int, stream: int, geometry: tuple, address: in
 
 
 class ReadyHistogram:
-    __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "addresses", "sms", "byte_counter", "start",
-                 "start_grid", "one_launch", "counter_bytes", "context", "geometries")
+    __slots__ = ("rule", "fn", "shared", "arguments", "edges", "bin_edges", "edges_at", "bin_edges_at", "sms",
+                 "byte_counter", "start", "start_grid", "one_launch", "counter_bytes", "context", "geometries")
 
     def __init__(self, rule: plan.BinRule, fn, shared: int, edges, bin_edges, sms_: int, start, byte_counter=None,
                  one_launch=None, context: int = 0):
         self.rule, self.fn, self.shared, self.sms, self.start = rule, fn, shared, sms_, start
         self.arguments = (rule.bins, *rule.arguments())  # Python numbers (the launcher packs those fastest)
         self.edges, self.bin_edges = edges, bin_edges  # the rule's device constants (kept while the rule is)
-        self.addresses = (_address(edges), _address(bin_edges))  # theirs, read once
+        self.edges_at, self.bin_edges_at = _address(edges), _address(bin_edges)  # their addresses, read once
         self.byte_counter = byte_counter  # BYTES: fast.cu's kernel and shared memory; fn is then the fold
         self.one_launch = one_launch  # SHARED or BYTES: fn counts and finishes in one launch (the strategy)
         self.counter_bytes = counter_bytes(one_launch, rule.bins) if one_launch is not None else 0
@@ -379,10 +379,9 @@ class ReadyHistogram:
         edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, device, stream)
         owner, counters = kept_counters(self.counter_bytes, device, stream)  # owner: held until the launch is queued
         geometry = kept_geometry(self.geometries, self.fn, self.one_launch, n, rule, self.sms, self.shared)
-        edges_at, bin_edges_at = self.addresses
-        copy = (bin_edges_at, edges_to, bin_edges.nbytes)  # the edges returned, copied by the grid
-        launch_one_count(self.fn, self.context, stream, geometry, address, n, self.arguments, edges_at, counters, out,
-                         copy)
+        copy = (self.bin_edges_at, edges_to, bin_edges.nbytes)  # the edges returned, copied by the grid
+        launch_one_count(self.fn, self.context, stream, geometry, address, n, self.arguments, self.edges_at, counters,
+                         out, copy)
         return hist, edges
 
     def _start_and_count(self, kind, x, address, n, device, stream):
@@ -399,18 +398,18 @@ class ReadyHistogram:
                 counts = kind.pointer(byte_counts)
             self.start.prepared_async_call((self.start_grid, 1, 1), (START_BLOCK, 1, 1), stream, out,
                                            np.int64(rule.bins), counts, np.int64(256 if byte_path else 0),
-                                           self.addresses[1], kind.pointer(edges), np.int64(bin_edges.nbytes))
+                                           self.bin_edges_at, kind.pointer(edges), np.int64(bin_edges.nbytes))
             if byte_path:
                 counter, shared = self.byte_counter
                 grid, block = fast_config(n, self.sms)
                 counter.prepared_async_call((grid, 1, 1), (block, 1, 1), stream, address, np.int64(n), np.int32(256),
                                             counts, shared_size=shared)
                 self.fn.prepared_async_call((1, 1, 1), (256, 1, 1), stream, counts, *self.arguments,
-                                            self.addresses[0], out)
+                                            self.edges_at, out)
             elif n:
                 grid = plan.grid_size(n, rule.dtype.itemsize, False, self.sms)
                 self.fn.prepared_async_call((grid, 1, 1), (plan.BLOCK, 1, 1), stream, address, 0, np.int64(n),
-                                            *self.arguments, self.addresses[0], out, shared_size=self.shared)
+                                            *self.arguments, self.edges_at, out, shared_size=self.shared)
         finally:
             driver.leave(previous)
         return hist, edges
