@@ -28,24 +28,10 @@ import pyscan  # noqa: E402
 from pyscan.histograms import numpy_histogram as nh  # noqa: E402
 from pyscan.histograms import numpy_plan as plan  # noqa: E402
 from pyscan.runtime import arrays, driver  # noqa: E402
+from pyscan_tools.lab.bincount_calls import best_us  # noqa: E402  (the best of 5 rounds, µs a call)
 
 ARRAYS = 64
 BINS = 100
-
-
-def best_us(fn, reps: int) -> float:
-    """The best of 5 rounds of `reps` back-to-back calls (after 2 warm-up calls), µs a call."""
-    fn()
-    fn()
-    cp.cuda.Device().synchronize()
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        cp.cuda.Device().synchronize()
-        best = min(best, (time.perf_counter() - start) / reps * 1e6)
-    return best
 
 
 def data(n: int) -> list:
