@@ -538,10 +538,9 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
     The length needs max(x), read back from the device (as is whether any value is negative, which raises
     ValueError as NumPy does): for counts of 2- to 8-byte integers the pass that counts finds it where the last
     call's length on the same dtype and device was long enough; else a pass for it comes first (docs/histogram.md,
-    "bincount in one pass").  weights:
-    an array of x's length, on x's side (host or device): the result is then the float64 sums of the weights of
-    each value, as NumPy's.  Counts are int64.  NumPy input gives a NumPy array, device input an array of its kind
-    on its device, on the call's stream.
+    "bincount in one pass").  weights: an array of x's length, on x's side (host or device): the result is then the
+    float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input gives a NumPy array,
+    device input an array of its kind on its device, on the call's stream.
     """
     kind = arrays.READY.get(type(x))
     extremes = None  # the data's (least, greatest) where the ready call's pass found them past its bins
@@ -597,6 +596,12 @@ _expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincou
 _one_passes: dict = {}  # (dtype, device, bins) -> OnePass
 
 
+def _guessed_bins(dtype, device: int, minlength: int):
+    """The one pass's bins for a call: plan.one_pass_bins of the larger of minlength and the last call's length on
+    the dtype and device (None: past the pass's most bins)."""
+    return plan.one_pass_bins(max(minlength, _expected_lengths.get((dtype, device), 0)))
+
+
 def _bincount_length(low, high, minlength: int) -> int:
     """np.bincount's length from the data's least and greatest value; ValueError for a negative value, as NumPy."""
     if low < 0:
@@ -644,7 +649,7 @@ def _count_in_one_pass(call, minlength: int) -> tuple:
     """(least, greatest, counted) of the call's non-empty integer data: the one pass over plan.one_pass_bins of the
     expected length into `counted` (bins + 2 device words, the extremes last).  counted holds bincount's result
     where greatest < bins; it is None where no one pass was made (min_max.cu's pass then)."""
-    bins = plan.one_pass_bins(max(minlength, _expected_lengths.get((call.dtype, call.device), 0)))
+    bins = _guessed_bins(call.dtype, call.device, minlength)
     if bins is None or call.dtype.itemsize == 1:  # 1-byte data: count_into's byte values, after min_max.cu
         low, high = device_min_max(call.x, call)
         return low, high, None
@@ -661,7 +666,7 @@ def _ready_bincount(kind, x, read, minlength: int):
     pass.  (None, None) where there is no such pass; (None, (least, greatest)) where the data's greatest value is
     past it: the general path then counts, with those extremes."""
     address, n, dtype, device, stream = read
-    bins = plan.one_pass_bins(max(minlength, _expected_lengths.get((dtype, device), 0)))
+    bins = _guessed_bins(dtype, device, minlength)
     one = _one_passes.get((dtype, device, bins))
     if one is None:  # none made yet, past the one pass's bins, or 1-byte data (never made)
         return None, None
