@@ -64,12 +64,13 @@ def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *
 
 
 def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | None = None,
-               aggregate: str | None = None):
+               aggregate: str | None = None, edges=None):
     """Count `data` (a contiguous device array of rule.dtype, any shape) into `out` (rule.bins 8-byte counters on
     the device: int64 / uint64 counts, or float64 sums with `weights`, a device array of data's size), on the
     call's stream: in one launch where fits_one_launch says so (out written whole), else zeroed here first.
     strategy: as numpy_plan.choose_strategy (None: the host's choice); aggregate: one of numpy_plan.AGGREGATIONS
-    for the strategy's kernel (None: numpy_plan.AGGREGATE's for it)."""
+    for the strategy's kernel (None: numpy_plan.AGGREGATE's for it); edges: rule.edges on the device, where the
+    call has them already (_kernel_edges)."""
     weighted = weights is not None
     chosen, copies = plan.choose_strategy(rule.bins, weighted, strategy, np.dtype(data.dtype).itemsize)
     aggregations = plan.AGGREGATE
@@ -80,7 +81,8 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     if data.size == 0 or rule.bins == 0:
         call.memset32(out, 0, 2 * rule.bins)
         return out
-    edges = _edges_on_device(rule, call)  # kept until the launches are queued (then freed in stream order)
+    if edges is None:  # kept until the launches are queued (then freed in stream order)
+        edges = _edges_on_device(rule, call)
     if not weighted and fits_one_launch(chosen, rule.bins):  # out written whole by the last block: no zeroing
         fn, shared = counting_kernel(rule, chosen, copies, call.device, aggregations=aggregations, one_launch=True)
         # `owner` holds the counters' memory until the launch is queued
@@ -106,13 +108,16 @@ def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | 
     return out
 
 
-# A rule's arrays on the device, uploaded once per (rule, device) and kept while the rule is (uniform rules are
-# cached, below): the upload waits for itself, so no later call on any stream waits for it.  Explicit edges make
-# a new rule per call, whose arrays go with it.
-_device_constants: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A uniform rule's arrays on the device (uniform rules are cached, below), kept per device while the rule is:
+# uploaded once and waited for, so no later call on any stream waits for them.  A rule made from the data's range
+# (range=None) is kept from its second use on: with new data every call has a range, and a rule, of its own, and
+# its first use uploads them for itself, on its stream, with no wait (such a call is never captured into a CUDA
+# graph: it reads the min and max back).  Explicit edges make a new rule per call, whose arrays go with it.
+_device_constants: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rule -> {(device, what): view | None}
 
 
 def _constant(rule: plan.BinRule, what: str, host: np.ndarray, call):
+    """The rule's kept device copy of `host` (uploaded and waited for here, the first time)."""
     per_device = _device_constants.setdefault(rule, {})
     view = per_device.get((call.device, what))
     if view is None:
@@ -128,17 +133,39 @@ def _constant(rule: plan.BinRule, what: str, host: np.ndarray, call):
     return view
 
 
+def _first_use(rule: plan.BinRule, what: str, call) -> bool:
+    """Whether this call uploads the rule's array `what` for itself, on its stream, rather than take the rule's
+    kept copy (_constant): explicit edges, and the first use on this device of a rule from the data's range."""
+    if rule.mode != plan.UNIFORM:
+        return True  # explicit edges: a rule per call
+    if not rule.from_data:
+        return False
+    per_device = _device_constants.setdefault(rule, {})
+    if (call.device, what) in per_device:
+        return False
+    per_device[(call.device, what)] = None  # the next use keeps a copy
+    return True
+
+
 def _rule_array(rule, what: str, host: np.ndarray, call):
-    """One of a rule's arrays on the device: a uniform rule's kept there (_constant); an explicit-edges rule's
-    (made anew every call) uploaded for this call, on its stream."""
-    if rule.mode == plan.UNIFORM:
-        return _constant(rule, what, host, call)
-    return call.to_device(host)
+    """One of a rule's arrays on the device: uploaded for this call, on its stream (_first_use), or the rule's kept
+    copy (_constant)."""
+    if _first_use(rule, what, call):
+        return call.to_device(host)
+    return _constant(rule, what, host, call)
 
 
 def _edges_on_device(rule, call):
     """The edges the kernel reads (none for bincount)."""
     return None if rule.mode == plan.BINCOUNT else _rule_array(rule, "edges", rule.edges, call)
+
+
+def _kernel_edges(rule, returned):
+    """The device edges the call returns (a DeviceView, or None) where they are what the kernel reads: a uniform
+    rule's, when the kernel compares in the edges' own dtype (all but float16 data)."""
+    if returned is None or rule.mode != plan.UNIFORM or rule.edges.dtype != rule.bin_edges.dtype:
+        return None
+    return returned
 
 
 def _address(view) -> int:
@@ -249,19 +276,22 @@ def _device_edges_to_host(bins, stream) -> np.ndarray:
     return host
 
 
-def _edges_out(call, rule: plan.BinRule, bins):
-    """bin_edges in the caller's kind: NumPy's array for NumPy input (a copy of a cached rule's); for device input
-    the caller's own edges array when it passed one (NumPy returns np.asarray(bins)), else a new array of its
-    kind, copied on the call's stream from the rule's device copy."""
+def _edges_out(call, rule: plan.BinRule, bins) -> tuple:
+    """(bin_edges in the caller's kind, their DeviceView or None): NumPy's array for NumPy input (a copy of a cached
+    rule's); for device input the caller's own edges array when it passed one (NumPy returns np.asarray(bins)),
+    else a new array of its kind, on the call's stream: uploaded into (_first_use), or copied from the rule's kept
+    device copy (_constant)."""
     bin_edges = rule.bin_edges
     if call.kind is arrays.NUMPY:
-        return bin_edges if bin_edges.flags.writeable else bin_edges.copy()
+        return (bin_edges if bin_edges.flags.writeable else bin_edges.copy()), None
     if _is_device(bins):
-        return bins
+        return bins, None
     edges = call.empty(bin_edges.shape, bin_edges.dtype)
-    uploaded = _rule_array(rule, "bin_edges", bin_edges, call)
-    call.copy(edges, uploaded, bin_edges.nbytes)
-    return call.finish(edges)
+    if _first_use(rule, "bin_edges", call):
+        call.upload(edges, bin_edges)
+    else:
+        call.copy(edges, _constant(rule, "bin_edges", bin_edges, call), bin_edges.nbytes)
+    return call.finish(edges), edges
 
 
 def _finish(call, sums, rule, result_dtype, density: bool):
@@ -445,8 +475,8 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
     else:
         fn, shared = counting_kernel(rule, chosen, copies, call.device)
     start = None if one_launch is not None else get_kernel(*START, device=call.device)
-    _ready[key] = ReadyHistogram(rule, fn, shared, _rule_array(rule, "edges", rule.edges, call),
-                                 _rule_array(rule, "bin_edges", rule.bin_edges, call), sms(call), start,
+    _ready[key] = ReadyHistogram(rule, fn, shared, _constant(rule, "edges", rule.edges, call),
+                                 _constant(rule, "bin_edges", rule.bin_edges, call), sms(call), start,
                                  byte_counter, one_launch, driver.primary(call.device))
 
 
@@ -523,9 +553,9 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
             sums = call.empty((rule.bins,), sums_dtype)
         else:
             sums = call.scratch((rule.bins,), sums_dtype)
-        count_into(call.x, device_weights, rule, sums, call=call)
+        edges, edges_view = _edges_out(call, rule, bins)  # first: the kernel may read them (_kernel_edges)
+        count_into(call.x, device_weights, rule, sums, call=call, edges=_kernel_edges(rule, edges_view))
         hist = _finish(call, sums, rule, result_dtype, bool(density))
-        edges = _edges_out(call, rule, bins)
         if ready_key is not None and call.size:
             _keep_ready(ready_key, rule, call)
         return hist, edges

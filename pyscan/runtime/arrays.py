@@ -657,8 +657,12 @@ class Call:
     def to_device(self, host) -> DeviceView:
         """A device copy of a NumPy array in pyscan's memory, on the call's stream."""
         host = np.ascontiguousarray(host)
-        view = OWN.empty(host.shape, host.dtype, self.device, self.stream)
-        driver.copy_htod(view.gpudata, host.ctypes.data, host.nbytes, self.stream)
+        return self.upload(OWN.empty(host.shape, host.dtype, self.device, self.stream), host)
+
+    def upload(self, view, host: np.ndarray):
+        """Copy a NumPy array into a device array of its size (a DeviceView), on the call's stream."""
+        host = np.ascontiguousarray(host)
+        driver.copy_htod(int(view.gpudata), host.ctypes.data, host.nbytes, self.stream)
         if self.stream not in (0, driver.STREAM_LEGACY):
             driver.synchronize(self.stream)  # pageable host memory: read before `host` may go
         return view

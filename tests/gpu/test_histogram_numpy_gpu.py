@@ -202,6 +202,44 @@ def test_the_ready_call_equals_the_first(kind, dtype, rng):
             _same(pyscan.histogram(x[:0], bins, range_), np.histogram(host[:0], bins, range_))
 
 
+@pytest.mark.parametrize("kind", DEVICE_KINDS)
+@pytest.mark.parametrize("dtype, bins", [  # float16's 11 bits: 5000 edges over the data's range repeat (NumPy refuses)
+    (np.dtype(np.float16), 100), *((np.dtype(d), b) for d in (np.float32, np.int32, np.uint8) for b in (100, 5000))],
+    ids=str)
+def test_a_range_from_the_data_at_each_use(kind, dtype, bins, rng):
+    """range=None: a rule's first use uploads its edges into the array it returns, which the count reads (its
+    kept copy is made by the next use of the same range, and copied from after that); new data at every call, the
+    same data again, with weights and density (their own arrays: the weights' sums, the widths), and on a stream
+    that is not the default one (the upload then waits for its pageable source)."""
+    torch = pytest.importorskip("torch") if kind == "torch" else None
+    hosts = [_data(dtype, 70_001, rng) for _ in range(3)]
+    hosts = [h if dtype.kind != "f" else (h * (k + 1) + k).astype(dtype) for k, h in enumerate(hosts)]
+    xs = [to_kind(h, kind) for h in hosts]
+    for host, x in [*zip(hosts, xs), (hosts[0], xs[0]), (hosts[0], xs[0]), (hosts[1], xs[1])]:
+        got = pyscan.histogram(x, bins)
+        assert _module(got[0]) == kind and _module(got[1]) == kind
+        _same(got, np.histogram(host, bins))
+    weights = rng.random(hosts[2].size).astype(np.float32)
+    for _ in range(3):
+        hist, edges = pyscan.histogram(xs[2], bins, weights=to_kind(weights, kind))
+        want = np.histogram(hosts[2], bins, weights=weights)
+        np.testing.assert_array_equal(to_numpy(edges), want[1])
+        np.testing.assert_allclose(to_numpy(hist), want[0], rtol=1e-5)
+        hist, edges = pyscan.histogram(xs[2], bins, density=True)
+        want = np.histogram(hosts[2], bins, density=True)
+        np.testing.assert_array_equal(to_numpy(edges), want[1])
+        np.testing.assert_allclose(to_numpy(hist), want[0], rtol=1e-12)
+    if torch is not None:
+        fresh = _data(dtype, 70_001, rng)
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            x = torch.from_numpy(fresh).cuda()
+            results = [pyscan.histogram(x, bins) for _ in range(3)]
+        stream.synchronize()
+        for got in results:
+            _same(got, np.histogram(fresh, bins))
+
+
 @pytest.mark.parametrize("dtype", [np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.float32), np.dtype(np.int64)],
                          ids=str)
 def test_ready_calls_across_the_one_launch_limit(dtype, rng, monkeypatch):

@@ -742,13 +742,8 @@ def test_edge_formula_gives_every_edge_numpy_made(dtype):
 
 # ---- the host's work per call, on the fake device of test_interop ----------------------------------------------
 
-@pytest.mark.usefixtures("fake_gpu")
-def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
-    """A cached rule's arrays are uploaded (and waited for) once; later calls with the same bins and range only
-    allocate, launch (once: the counts need no zeroing, 1-byte data included) and copy the edges, on the caller's
-    stream: no synchronize, no host-to-device copy."""
-    from test_interop import FakeDeviceArray
-
+def _fake_histogram_device(monkeypatch):
+    """The fake device of test_interop with a recording driver: (ops, the kernels' fake) for the host-work tests."""
     from pyscan.histograms import launch
     from pyscan.runtime import driver
 
@@ -762,16 +757,27 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
     class Kernel:
         def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
             ops.append(("launch", stream))
+            if len(args) == 7:  # min_max.cu's min_max_partials(x, n, lowest, highest, mins, maxs, nans): float32 x
+                from test_interop import _host
+
+                values = _host(args[0], (int(args[1]),), np.float32)
+                for at, value in ((args[4], values.min()), (args[5], values.max())):
+                    _host(at, (grid[0],), np.float32)[...] = value
+                _host(args[6], (grid[0],), np.int32)[...] = 0
 
         def config(self, grid, block, shared_size=0):
             return grid, block, shared_size
 
         def launch_typed(self, context, stream, geometry, *args):
-            ops.append(("launch", stream))
+            ops.append(("launch", stream, args[-7]))  # args[-7]: the edges the kernel reads
 
     monkeypatch.setattr(driver, "primary", lambda ordinal: 0xC0)
-    for name in ("memset32", "copy_dtod", "copy_htod", "synchronize"):
-        monkeypatch.setattr(driver, name, lambda *args, name=name: ops.append((name, args[-1])))
+    monkeypatch.setattr(driver, "synchronize", lambda stream: ops.append(("synchronize", stream)))
+    monkeypatch.setattr(driver, "memset32", lambda at, value, n, stream: ops.append(("memset32", stream))
+                        or ctypes.memset(at, value, 4 * n))
+    for name in ("copy_dtod", "copy_htod", "copy_dtoh"):
+        monkeypatch.setattr(driver, name, lambda to, source, n, stream, name=name: ops.append((name, stream))
+                            or ctypes.memmove(to, source, n))
     monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: ops.append(("allocate", stream))
                         or Allocation(nbytes))
     monkeypatch.setattr(driver, "multiprocessor_count", lambda ordinal: 132)
@@ -779,16 +785,56 @@ def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
     monkeypatch.setattr(launch, "get_kernel", lambda *args, **kwargs: Kernel())
     monkeypatch.setattr(nh, "kept_counters", lambda nbytes, device, stream: ops.append(("counters", stream))
                         or (None, 0x7000))
+    return ops
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_repeated_call_waits_for_nothing_and_uploads_nothing(monkeypatch):
+    """A cached rule's arrays are uploaded (and waited for) once; later calls with the same bins and range only
+    allocate, launch (once: the counts need no zeroing, 1-byte data included) and copy the edges, on the caller's
+    stream: no synchronize, no host-to-device copy."""
+    from test_interop import FakeDeviceArray
+
+    ops = _fake_histogram_device(monkeypatch)
     for host, top in ((np.zeros(4099, np.float32), 37.5), (np.zeros(4099, np.uint8), 255)):
         x = FakeDeviceArray(host)
+        ops.clear()
         pyscan.histogram(x, 77, range=(0, top))  # the first call makes the rule and uploads its arrays
+        assert ("copy_htod", 0) in ops and ("synchronize", 0) in ops, ops  # the kept copies, on the legacy stream
         ops.clear()
         hist, edges = pyscan.histogram(x, 77, range=(0, top))
         assert isinstance(hist, FakeDeviceArray) and isinstance(edges, FakeDeviceArray)
-        names = [name for name, _ in ops]
+        names = [op[0] for op in ops]
         assert "synchronize" not in names and "copy_htod" not in names, ops
-        assert {stream for _, stream in ops} == {7}, ops  # FakeKind.current_stream: the caller's stream
+        assert {op[1] for op in ops} == {7}, ops  # FakeKind.current_stream: the caller's stream
         assert names.count("launch") == 1 and "memset32" not in names, ops  # bytes too: one launch
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_new_range_at_every_call_waits_only_for_its_min_and_max(monkeypatch, rng):
+    """histogram(x, bins) with the range from the data, new at every call: the min and max read back (the one wait
+    NumPy's contract needs: the edges are made from them on the host), then on the caller's stream one upload of the
+    edges into the array returned, which the count reads; nothing on the legacy stream, nothing kept."""
+    from test_interop import FakeDeviceArray
+
+    ops = _fake_histogram_device(monkeypatch)
+    for k in range(3):
+        host = (rng.standard_normal(5000) * (k + 1) + k).astype(np.float32)
+        ops.clear()
+        hist, edges = pyscan.histogram(FakeDeviceArray(host), 100)
+        np.testing.assert_array_equal(edges.host, np.histogram_bin_edges(host, 100))
+        names = [op[0] for op in ops]
+        assert {op[1] for op in ops} == {7}, ops  # the caller's stream only: no kept copy
+        assert names.count("copy_dtoh") == 1 and names.count("copy_htod") == 1, ops
+        # the waits: the min and max's read back, and the upload's from pageable memory on a stream not the default
+        assert names.count("synchronize") <= 1, ops
+        assert ops[-1] == ("launch", 7, edges.host.ctypes.data), ops  # the count reads the edges returned
+    ops.clear()
+    hist, edges = pyscan.histogram(FakeDeviceArray(host), 100)  # the same data again: the rule kept from now on
+    assert ("copy_htod", 0) in ops and ("synchronize", 0) in ops, ops
+    ops.clear()
+    pyscan.histogram(FakeDeviceArray(host), 100)
+    assert [op[0] for op in ops].count("copy_htod") == 0 and ("copy_dtod", 7) in ops, ops
 
 
 @pytest.mark.usefixtures("fake_gpu")
@@ -1113,7 +1159,7 @@ def test_the_ready_call_keeps_one_launch_where_it_fits(monkeypatch):
     monkeypatch.setattr(nh, "get_kernel", lambda relpath, function, **defines: built.append((function, defines))
                         or function)
     monkeypatch.setattr(nh, "fast_kernel", lambda device: "histogram_fast")
-    monkeypatch.setattr(nh, "_rule_array", lambda rule, what, host, call: _Buffer(0x100))
+    monkeypatch.setattr(nh, "_constant", lambda rule, what, host, call: _Buffer(0x100))
     monkeypatch.setattr(nh, "sms", lambda call: 132)
     monkeypatch.setattr(capture, "prepare_kept", lambda device: built.append(("prepare_kept", device)))
     monkeypatch.setattr(nh, "_ready", {})
