@@ -186,26 +186,55 @@ def _uniform_rule(dtype, count: int, first, last, *, explicit_range: bool) -> pl
                                 explicit_range)
 
 
+class MinMax:
+    """min_max.cu's pass for one dtype on one device: its kernel and the identities its blocks start from."""
+
+    __slots__ = ("dtype", "key_dtype", "fn", "identities")
+
+    def __init__(self, dtype, device: int):
+        self.dtype, self.key_dtype = dtype, plan.key_dtype(dtype)
+        self.fn = get_kernel("histogram/min_max.cu", "min_max_partials", device=device,
+                             VALUE_T=plan.VALUE_C_TYPES[dtype], VALUE_IS_HALF=int(dtype == np.float16),
+                             KEY_T=plan.VALUE_C_TYPES[self.key_dtype], MIN_MAX_BLOCK=plan.MIN_MAX_BLOCK)
+        self.identities = tuple(plan._kernel_number(v) for v in plan._lowest_highest(dtype))
+
+    def __call__(self, address: int, n: int, device: int, stream: int, sms_: int) -> tuple:
+        """(min, max) of the n > 0 values at `address` as NumPy scalars of the dtype ((nan, nan) if one is NaN, as
+        NumPy's a.min() and a.max()): the block partials, copied back (this waits) and finished on the host.  A
+        context of the device is current."""
+        grid = plan.min_max_grid(n, self.dtype.itemsize, sms_)
+        slot = grid * self.key_dtype.itemsize  # a multiple of 8 (min_max_grid): the arrays back to back, aligned
+        scratch = driver.allocate(2 * slot + 4 * grid, device, stream)  # freed on the stream
+        base = scratch.address
+        self.fn.prepared_async_call((grid, 1, 1), (plan.MIN_MAX_BLOCK, 1, 1), stream, address, np.int64(n),
+                                    *self.identities, base, base + slot, base + 2 * slot)
+        host = np.empty(2 * slot + 4 * grid, np.uint8)
+        driver.copy_dtoh(host.ctypes.data, base, host.nbytes, stream)
+        return numpy_models.finish_min_max(host[:slot].view(self.key_dtype), host[slot:2 * slot].view(self.key_dtype),
+                                           host[2 * slot:].view(np.int32), self.dtype)
+
+
+_min_maxes: dict = {}  # (dtype, device) -> MinMax
+
+
+def _min_max(dtype, device: int) -> MinMax:
+    made = _min_maxes.get((dtype, device))
+    if made is None:
+        made = _min_maxes[(dtype, device)] = MinMax(dtype, device)
+    return made
+
+
 def device_min_max(data, call) -> tuple:
-    """(min, max) of a non-empty contiguous device array as NumPy scalars of its dtype ((nan, nan) if it holds a
-    NaN, as NumPy's a.min() and a.max()): min_max.cu's block partials, finished on the host (this waits)."""
-    dtype = np.dtype(data.dtype)
-    kdtype = plan.key_dtype(dtype)
-    grid = plan.min_max_grid(data.size, dtype.itemsize, sms(call))
-    fn = get_kernel("histogram/min_max.cu", "min_max_partials", device=call.device,
-                    VALUE_T=plan.VALUE_C_TYPES[dtype], VALUE_IS_HALF=int(dtype == np.float16),
-                    KEY_T=plan.VALUE_C_TYPES[kdtype], MIN_MAX_BLOCK=plan.MIN_MAX_BLOCK)
-    slot = grid * kdtype.itemsize  # a multiple of 8 (min_max_grid): the arrays back to back, each aligned, no padding
-    scratch = call.scratch(2 * slot + 4 * grid)
-    lowest, highest = plan._lowest_highest(dtype)
-    base = int(scratch.gpudata)
-    fn.prepared_async_call((grid, 1, 1), (plan.MIN_MAX_BLOCK, 1, 1), call.stream, int(data.gpudata),
-                           np.int64(data.size), plan._kernel_number(lowest), plan._kernel_number(highest), base,
-                           base + slot, base + 2 * slot)
-    host = call.to_host(scratch)
-    mins, maxs = host[:slot].view(kdtype), host[slot:2 * slot].view(kdtype)
-    nans = host[2 * slot:2 * slot + 4 * grid].view(np.int32)
-    return numpy_models.finish_min_max(mins, maxs, nans, dtype)
+    """(min, max) of a non-empty contiguous device array of the call (MinMax)."""
+    return _min_max(np.dtype(data.dtype), call.device)(int(data.gpudata), data.size, call.device, call.stream,
+                                                         sms(call))
+
+
+def data_range(first, last) -> tuple:
+    """The data's (min, max) as NumPy's range=None takes them: ValueError where one is not finite (NaN, inf)."""
+    if not (np.isfinite(first) and np.isfinite(last)):
+        raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
+    return first, last
 
 
 def _launch_convert(sums, out, call):
@@ -480,6 +509,67 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
                                  byte_counter, one_launch, driver.primary(call.device))
 
 
+# ---- a range from the data, made whole ----------------------------------------------------------------------------
+# histogram(x, int bins) with range=None of a non-empty 1-D contiguous device array, no weights, no density, where
+# the bins fit one launch (not for float16 data, whose kernel compares in float32): the range is new whenever the
+# data is, so nothing of the rule can be kept; a FreshRange per (dtype, bins, device) keeps the rest (min_max.cu's
+# pass, the strategy, the counting kernels met so far by their #defines, the geometry per length), and a call is
+# the min and max read back (the one wait NumPy's contract asks for: the edges are made from them on the host), the
+# rule (_uniform_rule), the edges uploaded into the array returned, and the one launch, which reads them.
+
+class FreshRange:
+    __slots__ = ("dtype", "bins", "device", "sms", "chosen", "copies", "counter_bytes", "min_max", "context",
+                 "kernels", "geometries")
+
+    def __init__(self, dtype, bins: int, device: int, sms_: int, min_max: MinMax):
+        self.dtype, self.bins, self.device, self.sms, self.min_max = dtype, bins, device, sms_, min_max
+        self.chosen, self.copies = plan.choose_strategy(bins, False, None, dtype.itemsize)
+        self.counter_bytes = counter_bytes(self.chosen, bins)
+        self.context = driver.primary(device)
+        self.kernels: dict = {}  # the rule's #defines' values -> (its one-launch kernel, dynamic shared bytes)
+        self.geometries: dict = {}  # n -> the launch's geometry (the newest 64 lengths)
+
+    def __call__(self, kind, x, address: int, n: int, stream: int):
+        driver.refuse_capture(stream, "pyscan.histogram with range=None (its range is read back from the device)")
+        previous = driver.enter(self.device)  # the copies need it current (a CuPy or torch thread's already is)
+        try:
+            first, last = data_range(*self.min_max(address, n, self.device, stream, self.sms))
+            rule = _uniform_rule(self.dtype, self.bins, first, last, explicit_range=False)
+            made = self.kernels.get(key := tuple(rule.defines().values()))
+            if made is None:
+                made = self.kernels[key] = counting_kernel(rule, self.chosen, self.copies, self.device,
+                                                           one_launch=True)
+            fn, shared = made
+            bin_edges = rule.bin_edges
+            hist, out = kind.new_shaped(x, (self.bins,), plan.COUNT_DTYPE, self.device, stream)
+            edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, self.device, stream)
+            driver.copy_htod(edges_to, bin_edges.ctypes.data, bin_edges.nbytes, stream)
+            if stream not in (0, driver.STREAM_LEGACY):
+                driver.synchronize(stream)  # pageable host memory: read before the rule may go (Call.upload)
+            owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # held until queued
+            geometry = kept_geometry(self.geometries, fn, self.chosen, n, rule, self.sms, shared)
+            launch_one_count(fn, self.context, stream, geometry, address, n, (self.bins, *rule.arguments()), edges_to,
+                             counters, out)
+            return hist, edges
+        finally:
+            driver.leave(previous)
+
+
+_fresh: dict = {}  # (dtype, bins, device) -> FreshRange, the READY_KEPT newest
+
+
+def _keep_fresh(key, call) -> None:
+    """After a general call with range=None that the fresh-range path could have taken: keep a FreshRange."""
+    dtype, bins, device = key
+    chosen, _ = plan.choose_strategy(bins, False, None, dtype.itemsize)
+    if dtype == np.float16 or not fits_one_launch(chosen, bins):
+        return
+    while len(_fresh) >= READY_KEPT:
+        _fresh.pop(next(iter(_fresh)), None)
+    capture.prepare_kept(device)  # made outside any capture (as _keep_ready)
+    _fresh[key] = FreshRange(dtype, bins, device, sms(call), _min_max(dtype, device))
+
+
 # ---- the public functions ------------------------------------------------------------------------------------
 
 def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=None):  # noqa: A002  NumPy's names
@@ -504,11 +594,15 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
     kind = arrays.READY.get(type(x))
     if kind is None and arrays.kind_of(x) is not None:  # a device kind's first call (kind_of registers it) keeps too
         kind = arrays.READY.get(type(x))
-    ready_key = None
-    if kind is not None and type(bins) is int and range is not None and weights is None and density is False and (
-            stream is None):
+    ready_key = fresh_key = None
+    if kind is not None and type(bins) is int and weights is None and density is False and stream is None:
         read = kind.ready(x)  # a 1-D contiguous device array: (address, n, dtype, device, stream)
-        if read is not None and read[2] in plan.VALUE_DTYPES:
+        if read is not None and read[2] in plan.VALUE_DTYPES and range is None:
+            fresh_key = (read[2], bins, read[3])
+            made = _fresh.get(fresh_key)
+            if made is not None and read[1]:
+                return made(kind, x, read[0], read[1], read[4])
+        elif read is not None and read[2] in plan.VALUE_DTYPES:
             ready_key = _ready_key(read[2], bins, range, read[3])
             try:
                 made = _ready.get(ready_key)
@@ -543,9 +637,7 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
             if call.size == 0:
                 first, last = 0, 1
             else:
-                first, last = device_min_max(call.x, call)
-                if not (np.isfinite(first) and np.isfinite(last)):
-                    raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
+                first, last = data_range(*device_min_max(call.x, call))
             rule = _uniform_rule(call.dtype, count, first, last, explicit_range=False)
         device_weights = _weights_on_device(weights_call, call)
         sums_dtype = plan.SUM_DTYPE if device_weights is not None else plan.COUNT_DTYPE
@@ -558,6 +650,8 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
         hist = _finish(call, sums, rule, result_dtype, bool(density))
         if ready_key is not None and call.size:
             _keep_ready(ready_key, rule, call)
+        elif fresh_key is not None and call.size:
+            _keep_fresh(fresh_key, call)
         return hist, edges
 
 

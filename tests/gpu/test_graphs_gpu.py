@@ -169,6 +169,28 @@ def test_what_cannot_be_captured_says_so_and_leaves_the_capture_valid(call, says
     assert torch.equal(scanned, torch.arange(2, 2 * 4096 + 1, 2, device="cuda"))
 
 
+def test_a_range_from_the_data_made_whole_refuses_a_capture():
+    """histogram(x, bins) with range=None once a first call kept its FreshRange: refused before anything is queued,
+    and the capture stays valid."""
+    from pyscan.histograms import numpy_histogram as nh
+
+    x = torch.randn(4096, device="cuda")
+    pyscan.histogram(x, 17)  # the general path, which keeps the FreshRange
+    assert (np.dtype(np.float32), 17, x.get_device()) in nh._fresh
+    data = torch.ones(4096, dtype=torch.int32, device="cuda")
+    scanned = pyscan.scan(data)  # warm-up
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        scanned = pyscan.scan(data)
+        with pytest.raises(CaptureError, match="range=None"):
+            pyscan.histogram(x, 17)
+    data.fill_(2)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(scanned, torch.arange(2, 2 * 4096 + 1, 2, device="cuda", dtype=torch.int32))
+
+
 @pytest.mark.parametrize("n", (2**12, 2**20))
 def test_two_threads_capture_on_two_streams_at_once(n):
     errors, barrier = [], threading.Barrier(2)

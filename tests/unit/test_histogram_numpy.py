@@ -763,7 +763,7 @@ def _fake_histogram_device(monkeypatch):
                 values = _host(args[0], (int(args[1]),), np.float32)
                 for at, value in ((args[4], values.min()), (args[5], values.max())):
                     _host(at, (grid[0],), np.float32)[...] = value
-                _host(args[6], (grid[0],), np.int32)[...] = 0
+                _host(args[6], (grid[0],), np.int32)[...] = np.isnan(values).any()
 
         def config(self, grid, block, shared_size=0):
             return grid, block, shared_size
@@ -785,6 +785,8 @@ def _fake_histogram_device(monkeypatch):
     monkeypatch.setattr(launch, "get_kernel", lambda *args, **kwargs: Kernel())
     monkeypatch.setattr(nh, "kept_counters", lambda nbytes, device, stream: ops.append(("counters", stream))
                         or (None, 0x7000))
+    monkeypatch.setattr(nh, "_min_maxes", {})  # made with these fake kernels
+    monkeypatch.setattr(nh, "_fresh", {})
     return ops
 
 
@@ -835,6 +837,47 @@ def test_a_new_range_at_every_call_waits_only_for_its_min_and_max(monkeypatch, r
     ops.clear()
     pyscan.histogram(FakeDeviceArray(host), 100)
     assert [op[0] for op in ops].count("copy_htod") == 0 and ("copy_dtod", 7) in ops, ops
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_new_range_at_every_call_made_whole(monkeypatch, rng):
+    """range=None on a kind that takes the ready path: after a first general call, FreshRange -- min_max.cu's pass
+    and its read back, then on the caller's stream the edges uploaded into the array returned and the one launch,
+    which reads them; no Call, nothing kept.  NaN data raises NumPy's error on that path too; float16 data and bins
+    past one launch keep none (the general path)."""
+    from test_interop import FakeDeviceArray
+
+    from pyscan.runtime import arrays
+
+    ops = _fake_histogram_device(monkeypatch)
+
+    class ReadyKind(type(arrays.kind_of(FakeDeviceArray(np.zeros(1))))):
+        def ready(self, x):
+            return x.host.ctypes.data, x.host.size, x.host.dtype, 0, 7
+
+    monkeypatch.setitem(arrays.READY, FakeDeviceArray, ReadyKind())
+    begin = arrays.begin
+    monkeypatch.setattr(arrays, "begin", lambda *args, **kwargs: ops.append(("begin",)) or begin(*args, **kwargs))
+    hosts = [(rng.standard_normal(5000) * (k + 1) + k).astype(np.float32) for k in range(4)]
+    pyscan.histogram(FakeDeviceArray(hosts[0]), 100)  # the general path, which keeps the FreshRange
+    assert list(nh._fresh) == [(np.dtype(np.float32), 100, 0)]
+    for host in hosts[1:]:
+        ops.clear()
+        hist, edges = pyscan.histogram(FakeDeviceArray(host), 100)
+        np.testing.assert_array_equal(edges.host, np.histogram_bin_edges(host, 100))
+        assert ("begin",) not in ops, ops  # no Call
+        assert [op[0] for op in ops] == ["allocate", "launch", "copy_dtoh", "copy_htod", "synchronize", "counters",
+                                         "launch"], ops
+        assert {op[1] for op in ops} == {7}, ops  # the caller's stream only
+        assert ops[-1][2] == edges.host.ctypes.data, ops  # the count reads the edges returned
+    bad = hosts[1].copy()
+    bad[77] = np.nan
+    with pytest.raises(ValueError, match=r"autodetected range of \[nan, nan\] is not finite"):
+        pyscan.histogram(FakeDeviceArray(bad), 100)
+    monkeypatch.setattr(nh, "device_min_max", lambda data, call: (data.dtype.type(-1), data.dtype.type(1)))
+    for dtype, bins in ((np.float16, 100), (np.float32, 2**20)):
+        pyscan.histogram(FakeDeviceArray(hosts[1].astype(dtype)), bins)
+        assert (np.dtype(dtype), bins, 0) not in nh._fresh
 
 
 @pytest.mark.usefixtures("fake_gpu")
