@@ -1,15 +1,18 @@
-"""pyscan.histogram(x, 100) with range=None on data whose range is new at every call -- NumPy's default call on
-fresh data -- beside the same call on one array (its rule and edges kept from the first call), an explicit range,
-torch.histc's own range (min=max=0) and cupy.histogram; with --pieces, the host time of the call's pieces.  The
-probe behind docs/histogram.md, "A new range at every call" (benchmarks/histogram_fresh_range_h200.txt).  Needs a
-GPU with CuPy and torch.
+"""pyscan.histogram(x, bins) with range=None on data whose range is new at every call -- NumPy's default call on
+fresh data -- on CuPy and torch float32 and CuPy int32 arrays with 100 and 4,096 bins, beside torch.histc's own
+range (min=max=0) and cupy.histogram; with --pieces, the host time of the call's pieces.  The probe behind
+docs/histogram.md, "A new range at every call" (benchmarks/histogram_fresh_range_ab_h200.txt).  Needs a GPU with
+CuPy and torch.
 
     python pyscan_tools/lab/histogram_fresh_range.py [--pieces] [LOG2_SIZE ...]     (default 20 24)
 
-64 float32 arrays of standard normal values, each scaled and shifted differently, taken in turn (more than the 16
-rules pyscan keeps, so every pyscan call makes its rule anew); µs a call, host wall time over back-to-back calls
-(range=None waits for the data's min and max every call), the best of 5 rounds.  --pieces wraps the call's parts in
-timers (which add their own cost to the whole) and prints each one's time a call.
+64 arrays of standard normal values, each scaled and shifted differently, taken in turn (more than the 16 rules
+pyscan keeps, so every pyscan call makes its rule anew).  Each call is timed on its own, up to the end of its GPU
+work (a synchronize after it: range=None waits for the data's min and max anyway), 256 calls after 32 warm-up
+ones; the median and the 10th percentile in µs (the GPU host's CPU time varies by up to 2 x from minute to minute,
+and a call that is host work moves with it, where torch.histc's barely does).  --pieces wraps the parts of the
+call made whole (numpy_histogram.FreshRange) in timers, which add their own cost to the whole, and prints each
+one's time a call.
 """
 
 from __future__ import annotations
@@ -22,16 +25,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import cupy as cp  # noqa: E402
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import pyscan  # noqa: E402
 from pyscan.histograms import numpy_histogram as nh  # noqa: E402
 from pyscan.histograms import numpy_plan as plan  # noqa: E402
-from pyscan.runtime import arrays, driver  # noqa: E402
-from pyscan_tools.lab.bincount_calls import best_us  # noqa: E402  (the best of 5 rounds, µs a call)
+from pyscan.runtime import driver  # noqa: E402
 
 ARRAYS = 64
-BINS = 100
 
 
 def data(n: int) -> list:
@@ -45,18 +47,40 @@ def in_turn(arrays_: list, call):
     return lambda: call(arrays_[next(turn) % len(arrays_)])
 
 
+def latency(fn, calls: int = 256, warm: int = 32) -> tuple:
+    """(median, 10th percentile) of one call and its GPU work, µs."""
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    times = np.empty(calls)
+    for k in range(calls):
+        start = time.perf_counter()
+        fn()
+        cp.cuda.Device().synchronize()
+        times[k] = time.perf_counter() - start
+    return float(np.median(times)) * 1e6, float(np.percentile(times, 10)) * 1e6
+
+
 def compare(n_log: int) -> None:
     xs = data(1 << n_log)
     tensors = [torch.as_tensor(x, device="cuda") for x in xs]
+    ints = [(x * (100 + 7 * k)).astype(cp.int32) for k, x in enumerate(xs)]
+    for k in (0, 5, ARRAYS - 1):  # NumPy's result first
+        want = np.histogram(cp.asnumpy(xs[k]), 100)
+        got = pyscan.histogram(xs[k], 100)
+        assert np.array_equal(cp.asnumpy(got[0]), want[0]) and np.array_equal(cp.asnumpy(got[1]), want[1])
     rows = {
-        "pyscan.histogram, a new range each call": in_turn(xs, lambda x: pyscan.histogram(x, BINS)),
-        "pyscan.histogram, the same array": lambda: pyscan.histogram(xs[0], BINS),
-        "pyscan.histogram(range=(-3, 3))": lambda: pyscan.histogram(xs[0], BINS, (-3, 3)),
-        "torch.histc(min=max=0), a new range": in_turn(tensors, lambda t: torch.histc(t, BINS)),
-        "cupy.histogram, a new range": in_turn(xs, lambda x: cp.histogram(x, BINS)),
+        "pyscan cupy f32 100": in_turn(xs, lambda x: pyscan.histogram(x, 100)),
+        "pyscan torch f32 100": in_turn(tensors, lambda t: pyscan.histogram(t, 100)),
+        "pyscan cupy i32 100": in_turn(ints, lambda x: pyscan.histogram(x, 100)),
+        "pyscan cupy f32 4096": in_turn(xs, lambda x: pyscan.histogram(x, 4096)),
+        "torch.histc f32 100": in_turn(tensors, lambda t: torch.histc(t, 100)),
+        "torch.histc f32 4096": in_turn(tensors, lambda t: torch.histc(t, 4096)),
+        "cupy.histogram f32 100": in_turn(xs, lambda x: cp.histogram(x, 100)),
     }
     for name, fn in rows.items():
-        print(f"2^{n_log} {name:42} {best_us(fn, ARRAYS):9.1f}", flush=True)
+        median, tenth = latency(fn)
+        print(f"2^{n_log} {name:24} median {median:7.1f}  p10 {tenth:7.1f}", flush=True)
 
 
 def pieces(n_log: int) -> None:
@@ -76,14 +100,14 @@ def pieces(n_log: int) -> None:
 
         setattr(module, name, wrapper)
 
-    for name in ("device_min_max", "count_into", "_edges_out", "_finish", "_constant"):
-        timed(nh, name, name)
-    timed(plan, "uniform_rule", "uniform_rule")
-    timed(arrays, "begin", "begin")
-    timed(driver, "synchronize", "driver.synchronize")
-    timed(driver, "copy_dtoh", "driver.copy_dtoh (waits)")
-    timed(driver, "copy_htod", "driver.copy_htod")
-    call = in_turn(data(1 << n_log), lambda x: pyscan.histogram(x, BINS))
+    timed(nh.MinMax, "__call__", "the min and max (MinMax)")
+    timed(driver, "copy_dtoh", "  of which the read back (waits)")
+    timed(plan, "uniform_rule", "the rule (uniform_rule)")
+    timed(plan, "numpy_bin_edges", "  of which NumPy's edges")
+    timed(driver, "copy_htod", "the edges' upload")
+    timed(nh, "launch_one_count", "the count's launch")
+    timed(nh, "kept_counters", "the kept counters")
+    call = in_turn(data(1 << n_log), lambda x: pyscan.histogram(x, 100))
     for _ in range(2):
         call()
     cp.cuda.Device().synchronize()
