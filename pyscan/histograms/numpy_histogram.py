@@ -535,7 +535,8 @@ class FreshRange:
         try:
             first, last = data_range(*self.min_max(address, n, self.device, stream, self.sms))
             rule = _uniform_rule(self.dtype, self.bins, first, last, explicit_range=False)
-            made = self.kernels.get(key := tuple(rule.defines().values()))
+            key = tuple(rule.defines().values())
+            made = self.kernels.get(key)
             if made is None:
                 made = self.kernels[key] = counting_kernel(rule, self.chosen, self.copies, self.device,
                                                            one_launch=True)
@@ -566,7 +567,6 @@ def _keep_fresh(key, call) -> None:
         return
     while len(_fresh) >= READY_KEPT:
         _fresh.pop(next(iter(_fresh)), None)
-    capture.prepare_kept(device)  # made outside any capture (as _keep_ready)
     _fresh[key] = FreshRange(dtype, bins, device, sms(call), _min_max(dtype, device))
 
 
@@ -600,7 +600,7 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
         if read is not None and read[2] in plan.VALUE_DTYPES and range is None:
             fresh_key = (read[2], bins, read[3])
             made = _fresh.get(fresh_key)
-            if made is not None and read[1]:
+            if made is not None and read[1]:  # an empty array: the general path (NumPy's range (0, 1))
                 return made(kind, x, read[0], read[1], read[4])
         elif read is not None and read[2] in plan.VALUE_DTYPES:
             ready_key = _ready_key(read[2], bins, range, read[3])

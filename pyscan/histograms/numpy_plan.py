@@ -438,8 +438,9 @@ def choose_edge_formula(bt_bits: int, bins: int, first, last, edges: np.ndarray)
 
 
 def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: bool) -> BinRule:
-    """bins equal bins over [first_edge, last_edge]: the range given (explicit_range) or the data's min and max
-    (NumPy scalars of the data's dtype, already checked finite; every non-NaN value is then kept)."""
+    """bins equal bins over [first_edge, last_edge]: the range given (explicit_range; checked by check_range) or the
+    data's min and max (NumPy scalars of the data's dtype, already checked finite; every non-NaN value is then
+    kept)."""
     dtype = np.dtype(dtype)
     with np.errstate(all="ignore"):
         bin_edges = numpy_bin_edges(dtype, bins, first_edge, last_edge)
