@@ -76,6 +76,8 @@ def _public_calls(inp):
         "scan_exclusive_max": lambda: pyscan.scan(inp["f32"], exclusive=True, op="max"),
         "reduce": lambda: pyscan.reduce(inp["f32"]),
         "histogram": lambda: pyscan.byte_histogram(inp["bytes"], 256),
+        "numpy_histogram": lambda: pyscan.histogram(inp["f32"], 100),  # range=None: the path made whole
+        "numpy_histogram_range": lambda: pyscan.histogram(inp["i32"], 64, range=(-50, 50)),
         "text_histogram": lambda: pyscan.text_histogram(inp["text"]),
         "life.step": lambda: pyscan.life.step(inp["lattice"], 2),
         "life.Life": life_class,
@@ -105,8 +107,9 @@ def _measure(call, repeats, label):
     assert loader.cache_size() == modules, f"{label}: the kernel cache grew during the calls (per-call compilation?)"
 
 
-@pytest.mark.parametrize("name", ["scan", "scan_exclusive_max", "reduce", "histogram", "text_histogram",
-                                  "life.step", "life.Life", "scalar_multiply"])
+@pytest.mark.parametrize("name", ["scan", "scan_exclusive_max", "reduce", "histogram", "numpy_histogram",
+                                  "numpy_histogram_range", "text_histogram", "life.step", "life.Life",
+                                  "scalar_multiply"])
 def test_public_function_does_not_leak(name, inputs):
     _measure(_public_calls(inputs)[name], CALLS, name)
 
