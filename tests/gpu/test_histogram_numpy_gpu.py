@@ -207,12 +207,12 @@ def test_the_ready_call_equals_the_first(kind, dtype, rng):
     (np.dtype(np.float16), 100), *((np.dtype(d), b) for d in (np.float32, np.int32, np.uint8) for b in (100, 5000))],
     ids=str)
 def test_a_range_from_the_data_at_each_use(kind, dtype, bins, rng):
-    """range=None: a rule's first use uploads its edges into the array it returns, which the count reads (its
-    kept copy is made by the next use of the same range, and copied from after that); on 1-D CuPy and torch arrays
-    the calls after the first take the path made whole (FreshRange), with NumPy's errors for NaN and inf and its
-    widened range for constant data; new data at every call, the same data again, with weights and density (their
-    own arrays: the weights' sums, the widths), and on a stream that is not the default one (the upload then waits
-    for its pageable source)."""
+    """range=None: a rule's first use uploads its edges into the array it returns, which the count reads (its kept
+    copy is made by the next use of the same range, and copied from after that); on 1-D arrays of every kind the
+    calls after the first take the path made whole (FreshRange; not for float16), with NumPy's errors for NaN and
+    inf and its widened range for constant data; new data at every call, the same data again, with
+    weights and density (their own arrays: the weights' sums, the widths), and on a stream that is not the default
+    one (the upload then waits for its pageable source)."""
     torch = pytest.importorskip("torch") if kind == "torch" else None
     hosts = [_data(dtype, 70_001, rng) for _ in range(3)]
     hosts = [h if dtype.kind != "f" else (h * (k + 1) + k).astype(dtype) for k, h in enumerate(hosts)]
@@ -221,6 +221,7 @@ def test_a_range_from_the_data_at_each_use(kind, dtype, bins, rng):
         got = pyscan.histogram(x, bins)
         assert _module(got[0]) == kind and _module(got[1]) == kind
         _same(got, np.histogram(host, bins))
+    assert ((dtype, bins, 0) in nh._fresh) == (dtype != np.float16)  # the path made whole, on every kind
     weights = rng.random(hosts[2].size).astype(np.float32)
     for _ in range(3):
         hist, edges = pyscan.histogram(xs[2], bins, weights=to_kind(weights, kind))
@@ -231,15 +232,14 @@ def test_a_range_from_the_data_at_each_use(kind, dtype, bins, rng):
         want = np.histogram(hosts[2], bins, density=True)
         np.testing.assert_array_equal(to_numpy(edges), want[1])
         np.testing.assert_allclose(to_numpy(hist), want[0], rtol=1e-12)
-    if kind in ("cupy", "torch"):  # NumPy's errors and its widened range on the path made whole, too
-        same = to_kind(np.full(1001, hosts[0][3]), kind)
-        _same(pyscan.histogram(same, bins), np.histogram(to_numpy(same), bins))
-        if dtype.kind == "f":
-            for bad in (np.nan, np.inf):
-                host = hosts[1].copy()
-                host[-5] = bad
-                with pytest.raises(ValueError, match="autodetected range"):
-                    pyscan.histogram(to_kind(host, kind), bins)
+    same = to_kind(np.full(1001, hosts[0][3]), kind)  # NumPy's widened range and its errors on that path too
+    _same(pyscan.histogram(same, bins), np.histogram(to_numpy(same), bins))
+    if dtype.kind == "f":
+        for bad in (np.nan, np.inf):
+            host = hosts[1].copy()
+            host[-5] = bad
+            with pytest.raises(ValueError, match="autodetected range"):
+                pyscan.histogram(to_kind(host, kind), bins)
     if torch is not None:
         fresh = _data(dtype, 70_001, rng)
         stream = torch.cuda.Stream()
