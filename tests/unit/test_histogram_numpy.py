@@ -716,6 +716,30 @@ FORMULA_RANGES = [(0, 100), (-3, 3), (0.1, 0.7), (1e7, 1e7 + 100), (-1e6, 1e6 + 
                   (np.float32(0.3), np.float32(2.9)), (np.float16(-1), np.float16(2))]
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_numpy_bin_edges_are_numpys(dtype, rng):
+    """numpy_plan.numpy_bin_edges makes NumPy's equal-bin edges as NumPy's _get_bin_edges does, without
+    np.histogram_bin_edges' work on an array: the same dtype and bits as the public function, and its error where
+    the edges would repeat, for ranges of every type a caller or the data gives (this NumPy's own rules: a NumPy
+    that made them otherwise fails here, in CI, before any GPU)."""
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    lows = [dtype.type(v) for v in rng.uniform(max(float(info.min), -1e4), 0, 8).astype(dtype)]
+    data_ranges = [(low, low + dtype.type(k)) for k, low in enumerate(lows)]  # the data's min and max (k = 0: equal)
+    given = [(0, 1), (-3, 3), (0.1, 0.7), (-1e6, 1e6 + 7), (5, 5), (2**40, 2**40 + 3), (np.float32(0.3),
+             np.float32(2.9)), (np.float16(-1), np.float16(2)), (np.int64(0), np.int64(255)), (np.uint8(3), 200.5)]
+    for first, last in data_ranges + given:
+        for bins in (1, 2, 7, 10, 100, 1000, 4096, 65536):
+            with np.errstate(all="ignore"):  # float16 edges of 2^40 overflow, in both (uniform_rule ignores it too)
+                try:
+                    want = np.histogram_bin_edges(np.empty(0, dtype), bins, (first, last))
+                except ValueError as exc:
+                    with pytest.raises(ValueError, match=re.escape(str(exc))):
+                        plan.numpy_bin_edges(dtype, bins, first, last)
+                    continue
+                got = plan.numpy_bin_edges(dtype, bins, first, last)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (dtype, bins, first, last)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int32, np.uint64])
 def test_edge_formula_gives_every_edge_numpy_made(dtype):
     """Where the host takes the kernel's edge formula, it gives NumPy's edges bit for bit (the last edge, never
