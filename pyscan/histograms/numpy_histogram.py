@@ -544,9 +544,7 @@ class FreshRange:
             bin_edges = rule.bin_edges
             hist, out = kind.new_shaped(x, (self.bins,), plan.COUNT_DTYPE, self.device, stream)
             edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, self.device, stream)
-            driver.copy_htod(edges_to, bin_edges.ctypes.data, bin_edges.nbytes, stream)
-            if stream not in (0, driver.STREAM_LEGACY):
-                driver.synchronize(stream)  # pageable host memory: read before the rule may go (Call.upload)
+            driver.upload(edges_to, bin_edges.ctypes.data, bin_edges.nbytes, stream)
             owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # held until queued
             geometry = kept_geometry(self.geometries, fn, self.chosen, n, rule, self.sms, shared)
             launch_one_count(fn, self.context, stream, geometry, address, n, (self.bins, *rule.arguments()), edges_to,
@@ -597,19 +595,20 @@ def histogram(x, bins=10, range=None, weights=None, density=False, *, stream=Non
     ready_key = fresh_key = None
     if kind is not None and type(bins) is int and weights is None and density is False and stream is None:
         read = kind.ready(x)  # a 1-D contiguous device array: (address, n, dtype, device, stream)
-        if read is not None and read[2] in plan.VALUE_DTYPES and range is None:
-            fresh_key = (read[2], bins, read[3])
-            made = _fresh.get(fresh_key)
-            if made is not None and read[1]:  # an empty array: the general path (NumPy's range (0, 1))
-                return made(kind, x, read[0], read[1], read[4])
-        elif read is not None and read[2] in plan.VALUE_DTYPES:
-            ready_key = _ready_key(read[2], bins, range, read[3])
-            try:
-                made = _ready.get(ready_key)
-            except TypeError:  # an unhashable range end: the general path checks it
-                made = ready_key = None
-            if made is not None:
-                return made(kind, x, read[0], read[1], read[3], read[4])
+        if read is not None and read[2] in plan.VALUE_DTYPES:
+            if range is None:
+                fresh_key = (read[2], bins, read[3])
+                made = _fresh.get(fresh_key)
+                if made is not None and read[1]:  # an empty array: the general path (NumPy's range (0, 1))
+                    return made(kind, x, read[0], read[1], read[4])
+            else:
+                ready_key = _ready_key(read[2], bins, range, read[3])
+                try:
+                    made = _ready.get(ready_key)
+                except TypeError:  # an unhashable range end: the general path checks it
+                    made = ready_key = None
+                if made is not None:
+                    return made(kind, x, read[0], read[1], read[3], read[4])
     x = _prepared(x)
     call = arrays.begin(x, what="histogram: x", dtypes=plan.VALUE_DTYPES, ndim=None, stream=stream)
     device_bins = _is_device(bins)

@@ -662,9 +662,7 @@ class Call:
     def upload(self, view, host: np.ndarray):
         """Copy a NumPy array into a device array of its size (a DeviceView), on the call's stream."""
         host = np.ascontiguousarray(host)
-        driver.copy_htod(int(view.gpudata), host.ctypes.data, host.nbytes, self.stream)
-        if self.stream not in (0, driver.STREAM_LEGACY):
-            driver.synchronize(self.stream)  # pageable host memory: read before `host` may go
+        driver.upload(int(view.gpudata), host.ctypes.data, host.nbytes, self.stream)
         return view
 
     def to_host(self, array) -> np.ndarray:

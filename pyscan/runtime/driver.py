@@ -357,6 +357,14 @@ def copy_htod(device: int, host: int, nbytes: int, handle: int) -> None:
         _check(_cu.cuMemcpyHtoDAsync(device, host, nbytes, handle), "cuMemcpyHtoDAsync")
 
 
+def upload(device: int, host: int, nbytes: int, handle: int) -> None:
+    """copy_htod from pageable host memory: on a stream other than the default ones it also waits, so that the host
+    memory has been read before its owner may free or change it."""
+    copy_htod(device, host, nbytes, handle)
+    if handle not in (0, STREAM_LEGACY):
+        synchronize(handle)
+
+
 def copy_dtoh(host: int, device: int, nbytes: int, handle: int) -> None:
     """Device to host on the stream, then wait for it (the host memory is pageable)."""
     refuse_capture(handle, "copying a device result to host memory (NumPy results, a range read from the data)")
