@@ -13,6 +13,7 @@ and models of the byte histogram's signature, so every tool that runs the byte h
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import sys
 import weakref
@@ -232,7 +233,7 @@ def device_min_max(data, call) -> tuple:
 
 def data_range(first, last) -> tuple:
     """The data's (min, max) as NumPy's range=None takes them: ValueError where one is not finite (NaN, inf)."""
-    if not (np.isfinite(first) and np.isfinite(last)):
+    if not (math.isfinite(first) and math.isfinite(last)):  # NumPy scalars of a real dtype (ints are finite)
         raise ValueError(f"autodetected range of [{first}, {last}] is not finite")
     return first, last
 

@@ -95,7 +95,11 @@ def _float_c_type(bits: int) -> str:
 
 def _kernel_number(value):
     """A Python number the launcher packs as its C type (numpy scalars as int or float)."""
-    value = np.asarray(value)[()]
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, (np.integer, np.bool_)):
+        return int(value)
+    value = np.asarray(value)[()]  # Python ints (NumPy's type for the value) and bools
     return int(value) if np.dtype(type(value)).kind in "iub" else float(value)
 
 
@@ -127,18 +131,12 @@ class BinRule:
         """The #defines of numpy_bins.cuh for this rule (made once, read-only: every general call asks)."""
         made = self.__dict__.get("_defines")  # the instance's dict: frozen fields, a memo beside them
         if made is None:
-            made = self.__dict__["_defines"] = MappingProxyType(self._make_defines())
+            made = self.__dict__["_defines"] = self._make_defines()
         return made
 
-    def _make_defines(self) -> dict:
-        return {
-            "VALUE_T": VALUE_C_TYPES[self.dtype], "VALUE_IS_HALF": int(self.dtype == np.float16),
-            "KEY_T": _c_type(self.dtype), "BIN_MODE": MODE_MACROS[self.mode], "EDGE_T": _c_type(self.edges.dtype),
-            "BT_BITS": self.bt_bits, "DIV_T": _float_c_type(self.dt_bits), "DT_BITS": self.dt_bits,
-            "BIN_GUESS": self.guess_bits, "GUESS_T": _float_c_type(64 if self.guess_bits == 64 else 32),
-            "GUESS_EXACT": int(self.guess_margin == EXACT_GUESS),
-            "EDGE_FORMULA": self.edge_formula, "SMALL_KEYS": int(self.small_keys),
-        }
+    def _make_defines(self) -> Mapping:
+        return _defines(self.dtype, self.mode, self.edges.dtype, self.bt_bits, self.dt_bits, self.guess_bits,
+                        self.guess_margin == EXACT_GUESS, self.edge_formula, self.small_keys)
 
     @property
     def small_keys(self) -> bool:
@@ -163,6 +161,18 @@ class BinRule:
         return made
 
 
+@functools.lru_cache(maxsize=256)
+def _defines(dtype, mode, edge_dtype, bt_bits, dt_bits, guess_bits, guess_exact, edge_formula, small_keys) -> Mapping:
+    """BinRule.defines() of rules alike (a new range at every call makes a new rule of the same #defines)."""
+    return MappingProxyType({
+        "VALUE_T": VALUE_C_TYPES[dtype], "VALUE_IS_HALF": int(dtype == np.float16),
+        "KEY_T": _c_type(dtype), "BIN_MODE": MODE_MACROS[mode], "EDGE_T": _c_type(edge_dtype),
+        "BT_BITS": bt_bits, "DIV_T": _float_c_type(dt_bits), "DT_BITS": dt_bits,
+        "BIN_GUESS": guess_bits, "GUESS_T": _float_c_type(64 if guess_bits == 64 else 32),
+        "GUESS_EXACT": int(guess_exact), "EDGE_FORMULA": edge_formula, "SMALL_KEYS": int(small_keys),
+    })
+
+
 # ---- NumPy's own helpers, as numpy/lib/_histograms_impl.py has them ------------------------------------------
 
 def _unsigned_subtract(a, b):
@@ -185,19 +195,89 @@ def _expanded(first_edge, last_edge):
     return first_edge, last_edge
 
 
+def _bin_type(first, last, dtype) -> np.dtype:
+    """NumPy's bin type (_get_bin_edges): the range's and the data's common type, floating."""
+    bin_type = np.result_type(first, last, np.empty(0, dtype))
+    if np.issubdtype(bin_type, np.integer):
+        bin_type = np.result_type(bin_type, float)
+    return bin_type
+
+
+RAMP_MOST = 2**16 + 1  # np.arange(count) kept for count up to this (512 KB of float64): np.linspace's first step
+
+
+@functools.lru_cache(maxsize=64)
+def _ramp(dtype: np.dtype, count: int) -> np.ndarray:
+    """np.arange(0, count, dtype=dtype), read-only (kept: np.linspace's first step, and guess_margin's)."""
+    ramp = np.arange(0, count, dtype=dtype)
+    ramp.flags.writeable = False
+    return ramp
+
+
+def _arange(dtype: np.dtype, count: int) -> np.ndarray:
+    """np.arange(0, count, dtype=dtype), a new array (from the kept ramp where count is small)."""
+    return _ramp(dtype, count).copy() if count <= RAMP_MOST else np.arange(0, count, dtype=dtype)
+
+
+@functools.lru_cache(maxsize=32)
+def own_range_types(dtype: np.dtype) -> tuple | None:
+    """(bin type, DT) of a range whose ends are scalars of the data's own type (range=None: its min and max; a type
+    decides NumPy's promotions there, never a value), worked out once from such scalars by NumPy's own operations;
+    None where np.linspace's own type (its arithmetic) is not the bin type, which then takes NumPy's own way."""
+    zero, one = dtype.type(0), dtype.type(1)
+    bin_type = _bin_type(zero, one, dtype)
+    if np.linspace(zero, one, 2).dtype != bin_type:
+        return None
+    norm_denom = _unsigned_subtract(one, zero)
+    div_type = (np.zeros(1, bin_type) / norm_denom).dtype
+    if _unsigned_subtract(np.zeros(1, bin_type), zero).dtype != bin_type or div_type.kind != "f":
+        return None  # uniform_rule's own way, which refuses it
+    return bin_type, div_type
+
+
+def _own_type_linspace(first, last, count: int, bin_type: np.dtype) -> np.ndarray:
+    """np.linspace(first, last, count, dtype=bin_type) for ends of the data's own type (own_range_types): the
+    arithmetic of numpy/_core/function_base.py's linspace step by step (a ramp times the step, plus the start, the
+    last edge the stop), without its conversions and checks (a new range at every call makes the edges anew)."""
+    start, stop = bin_type.type(first), bin_type.type(last)  # linspace casts the 0-d ends so in its ufuncs
+    step = (stop - start) / (count - 1)
+    if not step:  # a step that underflows: linspace's other arithmetic (gh-5437)
+        return np.linspace(first, last, count, endpoint=True, dtype=bin_type)
+    edges = _arange(bin_type, count)
+    edges *= step
+    edges += start
+    edges[-1] = stop
+    return edges
+
+
 def numpy_bin_edges(dtype, bins: int, first_edge, last_edge) -> np.ndarray:
     """np.histogram_bin_edges(a, bins, range=(first_edge, last_edge)) of data `a` of `dtype`, as NumPy's
     _get_bin_edges makes equal bins (the bin type from the range's and a's types; np.linspace), for a range already
     checked (check_range, or the data's finite min and max): a third of the time of the public function, which
-    first checks and ravels `a` (a new range at every call makes them anew)."""
+    first checks and ravels `a` (a new range at every call makes them anew); a range of the data's own scalars
+    (the data's min and max) takes the types worked out once (own_range_types) and linspace's arithmetic."""
+    bin_edges = _equal_edges(np.dtype(dtype), bins, first_edge, last_edge)
+    _increasing(bin_edges, bins)
+    return bin_edges
+
+
+def _equal_edges(dtype: np.dtype, bins: int, first_edge, last_edge) -> np.ndarray:
+    """numpy_bin_edges before NumPy's check of them."""
     first, last = _expanded(first_edge, last_edge)
-    bin_type = np.result_type(first, last, np.empty(0, dtype))
-    if np.issubdtype(bin_type, np.integer):
-        bin_type = np.result_type(bin_type, float)
-    bin_edges = np.linspace(first, last, bins + 1, endpoint=True, dtype=bin_type)
+    own = own_range_types(dtype) if type(first) is dtype.type and type(last) is dtype.type else None
+    if own is not None:
+        return _own_type_linspace(first, last, bins + 1, own[0])
+    return np.linspace(first, last, bins + 1, endpoint=True, dtype=_bin_type(first, last, dtype))
+
+
+def _increasing(bin_edges: np.ndarray, bins: int) -> bool:
+    """Whether the edges are strictly increasing (choose_guess asks); NumPy's error where two repeat or fall (a NaN
+    edge passes NumPy's check, not this one: then False)."""
+    if bool((bin_edges[1:] > bin_edges[:-1]).all()):
+        return True
     if (bin_edges[:-1] >= bin_edges[1:]).any():
         raise ValueError(f"Too many bins for data range. Cannot create {bins} finite-sized bins.")
-    return bin_edges
+    return False
 
 
 # ---- the values of a dtype in order, for the kept range ------------------------------------------------------
@@ -258,6 +338,7 @@ def _kept_range(dtype_str: str, first: tuple, last: tuple) -> tuple:
     return value(lo), value(hi)
 
 
+@functools.lru_cache(maxsize=32)
 def _lowest_highest(dtype) -> tuple:
     """The key dtype's lowest and highest values (-inf and inf for floats)."""
     dtype = key_dtype(dtype)
@@ -303,7 +384,8 @@ GUESS32_MAX_BINS = 2**20  # a float guess: f's rounding errors stay under bins *
 GUESS32_MAX_SPREAD = 2**19  # and, when t is rounded to float, max(|first|, |last|) * bins / width: under 1/8 bin
 
 
-def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.ndarray) -> tuple:
+def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.ndarray, *,
+                 increasing: bool | None = None) -> tuple:
     """(guess_bits, guess_scale): how the kernel guesses a value's bin before NumPy's correction against the edges
     (numpy_bins.cuh, BIN_GUESS).  The correction gives the bin the edges say whenever the guess is within one bin
     of it, and both NumPy's f and the guess are whenever each errs by less than half a bin; so a guess is taken only
@@ -316,8 +398,11 @@ def choose_guess(bt_bits: int, dt_bits: int, bins: int, first, last, edges: np.n
       NumPy's own f errs no more (its subtraction is the same or exact, the rest in float64 or float32).
     * 64: (t - first) in the bin type as NumPy computes it, times the scale in double: errs by ~2^-51 * bins.
     * 0 (NumPy's arithmetic): float16 (whose bin type has 11 bits: NumPy's own f may err by more than a bin), and
-      edges that are not strictly increasing (repeated edges: the correction then depends on the first guess)."""
-    if bt_bits == 16 or edges.size < 2 or not bool((edges[1:] > edges[:-1]).all()):
+      edges that are not strictly increasing (repeated edges: the correction then depends on the first guess;
+      `increasing`: whether they are, where the caller knows)."""
+    if increasing is None:
+        increasing = bool((edges[1:] > edges[:-1]).all())
+    if bt_bits == 16 or edges.size < 2 or not increasing:
         return 0, 0.0
     first, last = float(first), float(last)
     width = last - first
@@ -348,7 +433,7 @@ def exact_guess(dtype, bt_bits: int, guess_bits: int, bins: int, first, last, ed
     if guess_bits == 0:
         return False
     first_f, last_f = float(first), float(last)
-    if first_f != first or last_f != last or not np.isfinite(last_f - first_f) or last_f <= first_f:
+    if first_f != first or last_f != last or not math.isfinite(last_f - first_f) or last_f <= first_f:
         return False
     step = (last_f - first_f) / bins
     mantissa, _ = math.frexp(step)
@@ -390,7 +475,7 @@ def guess_margin(bt_bits: int, guess_bits: int, bins: int, first, last, edges: n
     if guess_bits == 32 and bt_bits != 32:
         guess_error += 2.01 * u_g * largest * bins / width
     with np.errstate(all="ignore"):  # in place: this runs for every new range (range=None: every call's data)
-        exact = np.arange(bins + 1, dtype=np.float64)
+        exact = _arange(np.dtype(np.float64), bins + 1)
         exact *= width / bins
         exact += first  # first + i * width / bins, each step rounded once
         exact -= edges
@@ -437,35 +522,49 @@ def choose_edge_formula(bt_bits: int, bins: int, first, last, edges: np.ndarray)
     return 0, 0.0, 0.0
 
 
+@functools.lru_cache(maxsize=256)
+def _bins_as(div_type: np.dtype, bins: int):
+    """bins in DT, as NumPy's histogram multiplies by it."""
+    return (np.ones(1, div_type) * bins)[0]
+
+
 def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: bool) -> BinRule:
     """bins equal bins over [first_edge, last_edge]: the range given (explicit_range; checked by check_range) or the
     data's min and max (NumPy scalars of the data's dtype, already checked finite; every non-NaN value is then
     kept)."""
     dtype = np.dtype(dtype)
-    with np.errstate(all="ignore"):
-        bin_edges = numpy_bin_edges(dtype, bins, first_edge, last_edge)
+    with np.errstate(all="ignore"):  # NumPy warns of none of this (a float32 scale of a tiny range overflows)
+        bin_edges = _equal_edges(dtype, bins, first_edge, last_edge)
+        increasing = _increasing(bin_edges, bins)
         first, last = _expanded(first_edge, last_edge)
         bin_type = bin_edges.dtype
-        norm_denom = _unsigned_subtract(last, first)
-        div_type = (np.zeros(1, bin_type) / norm_denom).dtype
-        if _unsigned_subtract(np.zeros(1, bin_type), first).dtype != bin_type or div_type.kind != "f":
-            raise TypeError(f"histogram: a range of {type(first_edge).__name__} and {type(last_edge).__name__} "
-                            f"with {dtype} data is not supported")
-        first_bt = np.asarray(first).astype(bin_type)[()]
-        norm_dt = np.asarray(norm_denom).astype(div_type)[()]
-        bins_dt = (np.ones(1, div_type) * bins)[0]
-    if explicit_range:
-        lo, hi = _kept_range(dtype.str, scalar_key(first), scalar_key(last))
-    else:
-        lo, hi = _lowest_highest(dtype)
-    kdtype = key_dtype(dtype)
-    edge_dtype = np.dtype(np.float64) if bin_type == np.float64 else np.dtype(np.float32)
-    edges = bin_edges.astype(edge_dtype)
-    guess_bits, guess_scale = choose_guess(_bits(bin_type), _bits(div_type), bins, first, last, edges)
-    margin = (EXACT_GUESS if exact_guess(dtype, _bits(bin_type), guess_bits, bins, first, last, edges)
-              else guess_margin(_bits(bin_type), guess_bits, bins, first, last, edges))
-    edge_formula, edge_start, edge_step = (choose_edge_formula(_bits(bin_type), bins, first, last, edges)
-                                           if bins >= EDGE_FORMULA_MIN_BINS else (0, 0.0, 0.0))
+        own = own_range_types(dtype) if type(first) is dtype.type and type(last) is dtype.type else None
+        if own is not None:  # the data's own scalars: NumPy's types worked out once, the same values
+            div_type = own[1]
+            norm_dt = div_type.type(last - first if dtype.kind == "f" else int(last) - int(first))
+            first_bt = bin_type.type(first)
+        else:
+            norm_denom = _unsigned_subtract(last, first)
+            div_type = (np.zeros(1, bin_type) / norm_denom).dtype
+            if _unsigned_subtract(np.zeros(1, bin_type), first).dtype != bin_type or div_type.kind != "f":
+                raise TypeError(f"histogram: a range of {type(first_edge).__name__} and {type(last_edge).__name__} "
+                                f"with {dtype} data is not supported")
+            norm_dt = np.asarray(norm_denom).astype(div_type)[()]
+            first_bt = np.asarray(first).astype(bin_type)[()]
+        bins_dt = _bins_as(div_type, bins)
+        if explicit_range:
+            lo, hi = _kept_range(dtype.str, scalar_key(first), scalar_key(last))
+        else:
+            lo, hi = _lowest_highest(dtype)
+        kdtype = key_dtype(dtype)
+        edge_dtype = np.dtype(np.float64) if bin_type == np.float64 else np.dtype(np.float32)
+        edges = bin_edges.astype(edge_dtype, copy=False)  # the same array where the bin type is the edges' own
+        guess_bits, guess_scale = choose_guess(_bits(bin_type), _bits(div_type), bins, first, last, edges,
+                                               increasing=increasing if edges is bin_edges else None)
+        margin = (EXACT_GUESS if exact_guess(dtype, _bits(bin_type), guess_bits, bins, first, last, edges)
+                  else guess_margin(_bits(bin_type), guess_bits, bins, first, last, edges))
+        edge_formula, edge_start, edge_step = (choose_edge_formula(_bits(bin_type), bins, first, last, edges)
+                                               if bins >= EDGE_FORMULA_MIN_BINS else (0, 0.0, 0.0))
     return BinRule(UNIFORM, dtype, bins, edges, bin_edges, lo=kdtype.type(lo), hi=kdtype.type(hi),
                    first_edge=first_bt, norm_denom=norm_dt, bins_as_div=bins_dt, bt_bits=_bits(bin_type),
                    dt_bits=_bits(div_type), guess_bits=guess_bits, guess_scale=guess_scale, guess_margin=margin,

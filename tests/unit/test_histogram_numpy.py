@@ -8,9 +8,11 @@ Counts are compared exactly.  Float weights are summed in float64 on the device 
 (n / 65536 + 2) rounding errors of the weights' dtype times the sum of |w| of the bin (the bound checked here)."""
 
 import ctypes
+import dataclasses
 import re
 import shutil
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -716,15 +718,30 @@ FORMULA_RANGES = [(0, 100), (-3, 3), (0.1, 0.7), (1e7, 1e7 + 100), (-1e6, 1e6 + 
                   (np.float32(0.3), np.float32(2.9)), (np.float16(-1), np.float16(2))]
 
 
+def _data_ranges(dtype, rng) -> list:
+    """(min, max) pairs a range=None call's data gives: scalars of the data's own type, equal ends, the dtype's
+    extremes, the smallest subnormals, neighbours, and ranges of every magnitude."""
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    lows = [dtype.type(v) for v in rng.uniform(max(float(info.min), -1e4), 0, 8).astype(dtype)]
+    ranges = [(low, low + dtype.type(k)) for k, low in enumerate(lows)]  # k = 0: equal ends
+    ranges.append((dtype.type(info.min), dtype.type(info.max)))
+    if dtype.kind == "f":
+        tiny = dtype.type(info.smallest_subnormal)
+        ranges += [(tiny, tiny * dtype.type(3)), (dtype.type(1), np.nextafter(dtype.type(1), dtype.type(2))),
+                   (dtype.type(-info.max / 4), dtype.type(info.max / 2))]
+        ranges += [tuple(sorted(dtype.type(v) for v in rng.standard_normal(2) * 10.0**e)) for e in (-6, 0, 3, 4)]
+    else:
+        ranges += [tuple(sorted(rng.integers(info.min, info.max, 2, endpoint=True, dtype=dtype))) for _ in range(4)]
+    return ranges
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_numpy_bin_edges_are_numpys(dtype, rng):
     """numpy_plan.numpy_bin_edges makes NumPy's equal-bin edges as NumPy's _get_bin_edges does, without
     np.histogram_bin_edges' work on an array: the same dtype and bits as the public function, and its error where
     the edges would repeat, for ranges of every type a caller or the data gives (this NumPy's own rules: a NumPy
     that made them otherwise fails here, in CI, before any GPU)."""
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    lows = [dtype.type(v) for v in rng.uniform(max(float(info.min), -1e4), 0, 8).astype(dtype)]
-    data_ranges = [(low, low + dtype.type(k)) for k, low in enumerate(lows)]  # the data's min and max (k = 0: equal)
+    data_ranges = _data_ranges(dtype, rng)
     given = [(0, 1), (-3, 3), (0.1, 0.7), (-1e6, 1e6 + 7), (5, 5), (2**40, 2**40 + 3), (np.float32(0.3),
              np.float32(2.9)), (np.float16(-1), np.float16(2)), (np.int64(0), np.int64(255)), (np.uint8(3), 200.5)]
     for first, last in data_ranges + given:
@@ -738,6 +755,44 @@ def test_numpy_bin_edges_are_numpys(dtype, rng):
                     continue
                 got = plan.numpy_bin_edges(dtype, bins, first, last)
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (dtype, bins, first, last)
+
+
+def _rule_record(rule: plan.BinRule) -> dict:
+    """Every field of a rule (arrays as dtype and bytes, numbers with their type), its #defines and arguments."""
+    record = {}
+    for field in dataclasses.fields(rule):
+        value = getattr(rule, field.name)
+        record[field.name] = ((value.dtype.str, value.tobytes()) if isinstance(value, np.ndarray)
+                              else (type(value).__name__, repr(value)))
+    record["defines"] = dict(rule.defines())
+    record["arguments"] = [(type(v).__name__, repr(v)) for v in rule.arguments()]
+    return record
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_a_range_of_the_datas_own_scalars_gives_the_rule_numpys_types_give(dtype, rng, monkeypatch):
+    """A range of the data's own scalars (range=None's min and max) takes the types worked out once
+    (numpy_plan.own_range_types) and np.linspace's arithmetic step by step: every field of the rule, its #defines
+    and its arguments are those NumPy's own promotions and np.linspace give (the general way, where the ends'
+    types are worked out at every call), and so are its errors."""
+    ranges = _data_ranges(dtype, rng)
+    made = {}
+    for own in (True, False):
+        if not own:
+            monkeypatch.setattr(plan, "own_range_types", lambda dtype: None)
+        for first, last in ranges:
+            for bins in (1, 7, 100, 4096, 5000):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")  # a warning is a difference too
+                    try:
+                        got = _rule_record(plan.uniform_rule(dtype, bins, first, last, explicit_range=False))
+                    except (ValueError, TypeError) as exc:
+                        got = (type(exc).__name__, str(exc))
+                made.setdefault((first.tobytes(), last.tobytes(), bins), []).append(got)
+    assert plan.own_range_types is not None  # (restored after the test)
+    different = [key for key, (own_rule, numpys) in made.items() if own_rule != numpys]
+    assert not different, (dtype, len(different), different[:3])
+    assert sum(isinstance(own_rule, dict) for own_rule, _ in made.values()) > len(made) // 4  # not errors alone
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.int32, np.uint64])
