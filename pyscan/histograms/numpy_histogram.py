@@ -203,14 +203,23 @@ class MinMax:
         """(min, max) of the n > 0 values at `address` as NumPy scalars of the dtype ((nan, nan) if one is NaN, as
         NumPy's a.min() and a.max()): the block partials, copied back (this waits) and finished on the host.  A
         context of the device is current."""
+        return self.read(*self.launch(address, n, device, stream, sms_))
+
+    def launch(self, address: int, n: int, device: int, stream: int, sms_: int) -> tuple:
+        """The pass queued on `stream`: (its partials, their grid, the stream) for read()."""
         grid = plan.min_max_grid(n, self.dtype.itemsize, sms_)
         slot = grid * self.key_dtype.itemsize  # a multiple of 8 (min_max_grid): the arrays back to back, aligned
         scratch = driver.allocate(2 * slot + 4 * grid, device, stream)  # freed on the stream
         base = scratch.address
         self.fn.prepared_async_call((grid, 1, 1), (plan.MIN_MAX_BLOCK, 1, 1), stream, address, np.int64(n),
                                     *self.identities, base, base + slot, base + 2 * slot)
+        return scratch, grid, stream
+
+    def read(self, scratch, grid: int, stream: int) -> tuple:
+        """The launched pass's partials copied back (this waits for the pass) and finished: (min, max)."""
+        slot = grid * self.key_dtype.itemsize
         host = np.empty(2 * slot + 4 * grid, np.uint8)
-        driver.copy_dtoh(host.ctypes.data, base, host.nbytes, stream)
+        driver.copy_dtoh(host.ctypes.data, scratch.address, host.nbytes, stream)
         return numpy_models.finish_min_max(host[:slot].view(self.key_dtype), host[slot:2 * slot].view(self.key_dtype),
                                            host[2 * slot:].view(np.int32), self.dtype)
 
@@ -520,10 +529,11 @@ def _keep_ready(key, rule: plan.BinRule, call) -> None:
 
 class FreshRange:
     __slots__ = ("dtype", "bins", "device", "sms", "chosen", "copies", "counter_bytes", "min_max", "context",
-                 "kernels", "geometries")
+                 "kernels", "geometries", "edges_dtype")
 
-    def __init__(self, dtype, bins: int, device: int, sms_: int, min_max: MinMax):
+    def __init__(self, dtype, bins: int, device: int, sms_: int, min_max: MinMax, edges_dtype):
         self.dtype, self.bins, self.device, self.sms, self.min_max = dtype, bins, device, sms_, min_max
+        self.edges_dtype = edges_dtype  # NumPy's bin type for a range of the data's own scalars (own_range_types)
         self.chosen, self.copies = plan.choose_strategy(bins, False, None, dtype.itemsize)
         self.counter_bytes = counter_bytes(self.chosen, bins)
         self.context = driver.primary(device)
@@ -534,7 +544,11 @@ class FreshRange:
         driver.refuse_capture(stream, "pyscan.histogram with range=None (its range is read back from the device)")
         previous = driver.enter(self.device)  # the copies need it current (a CuPy or torch thread's already is)
         try:
-            first, last = data_range(*self.min_max(address, n, self.device, stream, self.sms))
+            partials = self.min_max.launch(address, n, self.device, stream, self.sms)
+            # the arrays returned, made while the pass runs (before the wait for it)
+            hist, out = kind.new_shaped(x, (self.bins,), plan.COUNT_DTYPE, self.device, stream)
+            edges, edges_to = kind.new_shaped(x, (self.bins + 1,), self.edges_dtype, self.device, stream)
+            first, last = data_range(*self.min_max.read(*partials))
             rule = _uniform_rule(self.dtype, self.bins, first, last, explicit_range=False)
             key = tuple(rule.defines().values())
             made = self.kernels.get(key)
@@ -543,8 +557,8 @@ class FreshRange:
                                                            one_launch=True)
             fn, shared = made
             bin_edges = rule.bin_edges
-            hist, out = kind.new_shaped(x, (self.bins,), plan.COUNT_DTYPE, self.device, stream)
-            edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, self.device, stream)
+            if bin_edges.dtype != self.edges_dtype:  # (the data's own scalars give that type: a guard, not a way)
+                edges, edges_to = kind.new_shaped(x, bin_edges.shape, bin_edges.dtype, self.device, stream)
             driver.upload(edges_to, bin_edges.ctypes.data, bin_edges.nbytes, stream)
             owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # held until queued
             geometry = kept_geometry(self.geometries, fn, self.chosen, n, rule, self.sms, shared)
@@ -562,11 +576,12 @@ def _keep_fresh(key, call) -> None:
     """After a general call with range=None that the fresh-range path could have taken: keep a FreshRange."""
     dtype, bins, device = key
     chosen, _ = plan.choose_strategy(bins, False, None, dtype.itemsize)
-    if dtype == np.float16 or not fits_one_launch(chosen, bins):
+    own = plan.own_range_types(dtype)
+    if dtype == np.float16 or not fits_one_launch(chosen, bins) or own is None:
         return
     while len(_fresh) >= READY_KEPT:
         _fresh.pop(next(iter(_fresh)), None)
-    _fresh[key] = FreshRange(dtype, bins, device, sms(call), _min_max(dtype, device))
+    _fresh[key] = FreshRange(dtype, bins, device, sms(call), _min_max(dtype, device), own[0])
 
 
 # ---- the public functions ------------------------------------------------------------------------------------

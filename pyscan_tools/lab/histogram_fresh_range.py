@@ -31,7 +31,7 @@ import torch  # noqa: E402
 import pyscan  # noqa: E402
 from pyscan.histograms import numpy_histogram as nh  # noqa: E402
 from pyscan.histograms import numpy_plan as plan  # noqa: E402
-from pyscan.runtime import driver  # noqa: E402
+from pyscan.runtime import arrays, driver  # noqa: E402
 
 ARRAYS = 64
 
@@ -100,13 +100,20 @@ def pieces(n_log: int) -> None:
 
         setattr(module, name, wrapper)
 
-    timed(nh.MinMax, "__call__", "the min and max (MinMax)")
-    timed(driver, "copy_dtoh", "  of which the read back (waits)")
-    timed(plan, "uniform_rule", "the rule (uniform_rule)")
-    timed(plan, "numpy_bin_edges", "  of which NumPy's edges")
-    timed(driver, "copy_htod", "the edges' upload")
-    timed(nh, "launch_one_count", "the count's launch")
-    timed(nh, "kept_counters", "the kept counters")
+    order = ["the min and max pass's launch (MinMax.launch)", "the arrays returned (new_shaped)",
+             "the min and max read back (MinMax.read)", "  of which the copy back (waits for the pass)",
+             "the rule (uniform_rule)", "  of which NumPy's edges", "  of which the guess's margin",
+             "the edges' upload", "the kept counters", "the count's launch"]
+    timed(nh.MinMax, "launch", order[0])
+    timed(type(arrays.CUPY), "new_shaped", order[1])
+    timed(nh.MinMax, "read", order[2])
+    timed(driver, "copy_dtoh", order[3])
+    timed(plan, "uniform_rule", order[4])
+    timed(plan, "_equal_edges", order[5])
+    timed(plan, "guess_margin", order[6])
+    timed(driver, "copy_htod", order[7])
+    timed(nh, "kept_counters", order[8])
+    timed(nh, "launch_one_count", order[9])
     call = in_turn(data(1 << n_log), lambda x: pyscan.histogram(x, 100))
     for _ in range(2):
         call()
@@ -118,8 +125,8 @@ def pieces(n_log: int) -> None:
         call()
     cp.cuda.Device().synchronize()
     print(f"2^{n_log}: {(time.perf_counter() - start) / calls * 1e6:.1f} us a call, wrapped; per call:")
-    for label, seconds in sorted(spent.items(), key=lambda item: -item[1]):
-        print(f"  {label:28} {seconds / calls * 1e6:8.1f}")
+    for label in order:  # in the call's order
+        print(f"  {label:48} {spent.get(label, 0.0) / calls * 1e6:8.1f}")
 
 
 def main() -> None:

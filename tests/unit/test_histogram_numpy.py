@@ -934,6 +934,10 @@ def test_a_new_range_at_every_call_made_whole(monkeypatch, rng):
         def ready(self, x):
             return x.host.ctypes.data, x.host.size, x.host.dtype, 0, 7
 
+        def new_shaped(self, x, shape, dtype, device, stream):
+            ops.append(("new", stream, np.dtype(dtype)))
+            return super().new_shaped(x, shape, dtype, device, stream)
+
     monkeypatch.setitem(arrays.READY, FakeDeviceArray, ReadyKind())
     begin = arrays.begin
     monkeypatch.setattr(arrays, "begin", lambda *args, **kwargs: ops.append(("begin",)) or begin(*args, **kwargs))
@@ -945,8 +949,10 @@ def test_a_new_range_at_every_call_made_whole(monkeypatch, rng):
         hist, edges = pyscan.histogram(FakeDeviceArray(host), 100)
         np.testing.assert_array_equal(edges.host, np.histogram_bin_edges(host, 100))
         assert ("begin",) not in ops, ops  # no Call
-        assert [op[0] for op in ops] == ["allocate", "launch", "copy_dtoh", "copy_htod", "synchronize", "counters",
-                                         "launch"], ops
+        # the arrays returned made while the min and max pass runs, before its read back waits for it
+        assert [op[0] for op in ops] == ["allocate", "launch", "new", "new", "copy_dtoh", "copy_htod", "synchronize",
+                                         "counters", "launch"], ops
+        assert [op[2] for op in ops if op[0] == "new"] == [np.dtype(np.int64), edges.host.dtype], ops
         assert {op[1] for op in ops} == {7}, ops  # the caller's stream only
         assert ops[-1][2] == edges.host.ctypes.data, ops  # the count reads the edges returned
     bad = hosts[1].copy()
