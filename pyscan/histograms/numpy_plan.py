@@ -206,7 +206,7 @@ def _bin_type(first, last, dtype) -> np.dtype:
 RAMP_MOST = 2**16 + 1  # np.arange(count) kept for count up to this (512 KB of float64): np.linspace's first step
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _ramp(dtype: np.dtype, count: int) -> np.ndarray:
     """np.arange(0, count, dtype=dtype), read-only (kept: np.linspace's first step, and guess_margin's)."""
     ramp = np.arange(0, count, dtype=dtype)
@@ -235,13 +235,18 @@ def own_range_types(dtype: np.dtype) -> tuple | None:
     return bin_type, div_type
 
 
+def _own_types(dtype: np.dtype, first, last) -> tuple | None:
+    """own_range_types where both ends (after _expanded) are scalars of the data's own type, else None."""
+    return own_range_types(dtype) if type(first) is dtype.type and type(last) is dtype.type else None
+
+
 def _own_type_linspace(first, last, count: int, bin_type: np.dtype) -> np.ndarray:
     """np.linspace(first, last, count, dtype=bin_type) for ends of the data's own type (own_range_types): the
     arithmetic of numpy/_core/function_base.py's linspace step by step (a ramp times the step, plus the start, the
     last edge the stop), without its conversions and checks (a new range at every call makes the edges anew)."""
     start, stop = bin_type.type(first), bin_type.type(last)  # linspace casts the 0-d ends so in its ufuncs
     step = (stop - start) / (count - 1)
-    if not step:  # a step that underflows: linspace's other arithmetic (gh-5437)
+    if not step:  # a step that underflows: linspace divides the ramp and multiplies by the width instead
         return np.linspace(first, last, count, endpoint=True, dtype=bin_type)
     edges = _arange(bin_type, count)
     edges *= step
@@ -264,7 +269,7 @@ def numpy_bin_edges(dtype, bins: int, first_edge, last_edge) -> np.ndarray:
 def _equal_edges(dtype: np.dtype, bins: int, first_edge, last_edge) -> np.ndarray:
     """numpy_bin_edges before NumPy's check of them."""
     first, last = _expanded(first_edge, last_edge)
-    own = own_range_types(dtype) if type(first) is dtype.type and type(last) is dtype.type else None
+    own = _own_types(dtype, first, last)
     if own is not None:
         return _own_type_linspace(first, last, bins + 1, own[0])
     return np.linspace(first, last, bins + 1, endpoint=True, dtype=_bin_type(first, last, dtype))
@@ -538,7 +543,7 @@ def uniform_rule(dtype, bins: int, first_edge, last_edge, *, explicit_range: boo
         increasing = _increasing(bin_edges, bins)
         first, last = _expanded(first_edge, last_edge)
         bin_type = bin_edges.dtype
-        own = own_range_types(dtype) if type(first) is dtype.type and type(last) is dtype.type else None
+        own = _own_types(dtype, first, last)
         if own is not None:  # the data's own scalars: NumPy's types worked out once, the same values
             div_type = own[1]
             norm_dt = div_type.type(last - first if dtype.kind == "f" else int(last) - int(first))
