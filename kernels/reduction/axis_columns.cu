@@ -15,10 +15,14 @@
 // along axis 0 has a single group of 16 lanes: it needs many row chunks).  A thread folds each of its lanes' rows
 // of the chunk (ty, ty + rows, ...) into four independent accumulators, then a shared-memory tree over ty (PMPP
 // §10.4's convergent tree) gives the chunk's value of each lane.  One chunk per group: that is the result.
-// Several: they are partials, an (outer, chunks, inner) array that the host reduces again with this same kernel (a
-// second pass, as in PMPP §10.7 without its atomics).  No atomics: every output is a fixed tree of the inputs, the
-// same whatever V and VECTOR_LOADS, so float sums are reproducible run to run and bounded
-// (pyscan/reductions/axis.py, columns_pass and error_depth).
+// Several: they are partials, an (outer, chunks, inner) array of T, and the group's last block to finish reduces
+// them in the same launch (the "last block" of CUDA's threadFenceReduction sample, as kernels/reduction/fast.cu):
+// each block writes its partials, fences, and takes a ticket from its group's counter; the block that takes the last
+// ticket folds the group's `chunks` partial rows with the same fold and tree (rows ty, ty + rows, ... of each lane),
+// writes the result and puts the counter back to 0 for the next launch.  A second launch over the partials would
+// cost a launch's host time (about 5 µs) and the first kernel's tail.  Only the ticket is an atomic: every output
+// is a fixed tree of the inputs, the same whatever V, VECTOR_LOADS and the blocks' order, so float sums are
+// reproducible run to run and bounded (pyscan/reductions/axis.py, columns_pass and error_depth).
 #include "../common/partials.cuh"  // load_element: x or an earlier pass's partials; op_store keeps partials as T
 
 #ifndef LANES_PER_THREAD
@@ -79,34 +83,21 @@ __device__ __forceinline__ void load_lanes(const InT* x_row, int tx, int threads
     }
 }
 
-// out[(o * chunks + c) * inner + l] = op over rows [c * chunk_rows, min(n, (c + 1) * chunk_rows)) of lane l of outer
-// index o.  The grid is outer * lane_chunks * chunks blocks (lane_chunks = ceil(inner / lanes)).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    axis_columns_reduce(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long inner, int lanes,
-                        int rows, long long chunk_rows, long long lane_chunks, long long chunks) {
-    __shared__ T totals[V][BLOCK];  // lane i of thread t at [i][t]: the tree's reads are conflict-free
-    const int t = threadIdx.x;
-    const int threads_x = lanes / V;
-    const int tx = t % threads_x, ty = t / threads_x;
-    const bool used = ty < rows;
-    const long long b = blockIdx.x;
-    const long long group = b / chunks, c = b % chunks;
-    const long long o = group / lane_chunks;
-    const long long first = (group % lane_chunks) * lanes;  // the block's first lane
-    const long long lo = c * chunk_rows;
-    const long long hi = lo + chunk_rows < n ? lo + chunk_rows : n;
+// Thread t's fold of rows lo, lo + rows, ... < hi (lo = the chunk's first row + ty) of its V lanes into four
+// independent accumulators (loads in flight), then into totals[i][t].  load_row(r, v) gives row r's V values.
+template <typename LoadRow>
+__device__ __forceinline__ void fold_rows(T (&totals)[V][BLOCK], int t, bool active, long long r, long long hi,
+                                          int rows, LoadRow load_row) {
     T a0[V], a1[V], a2[V], a3[V];
 #pragma unroll
     for (int i = 0; i < V; ++i) a0[i] = a1[i] = a2[i] = a3[i] = op_identity();
-    if (used && first + lane_of(tx, threads_x, 0) < inner) {
-        const InT* x = in + o * n * inner + first;
-        long long r = lo + ty;
+    if (active) {
         for (; r + 3LL * rows < hi; r += 4LL * rows) {
             T v0[V], v1[V], v2[V], v3[V];
-            load_lanes(x + r * inner, tx, threads_x, first, inner, v0);
-            load_lanes(x + (r + rows) * inner, tx, threads_x, first, inner, v1);
-            load_lanes(x + (r + 2 * rows) * inner, tx, threads_x, first, inner, v2);
-            load_lanes(x + (r + 3 * rows) * inner, tx, threads_x, first, inner, v3);
+            load_row(r, v0);
+            load_row(r + rows, v1);
+            load_row(r + 2 * rows, v2);
+            load_row(r + 3 * rows, v3);
 #pragma unroll
             for (int i = 0; i < V; ++i) {
                 a0[i] = op_combine(a0[i], v0[i]);
@@ -117,30 +108,95 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
         }
         for (; r < hi; r += rows) {
             T v0[V];
-            load_lanes(x + r * inner, tx, threads_x, first, inner, v0);
+            load_row(r, v0);
 #pragma unroll
             for (int i = 0; i < V; ++i) a0[i] = op_combine(a0[i], v0[i]);
         }
     }
-    if (used) {
 #pragma unroll
-        for (int i = 0; i < V; ++i) totals[i][t] = op_combine(op_combine(a0[i], a1[i]), op_combine(a2[i], a3[i]));
-    }
+    for (int i = 0; i < V; ++i) totals[i][t] = op_combine(op_combine(a0[i], a1[i]), op_combine(a2[i], a3[i]));
+}
+
+// The tree over ty (row group ty takes ty + half): row group 0 ends with each lane's value.  Every thread calls it.
+__device__ __forceinline__ void row_group_tree(T (&totals)[V][BLOCK], int t, int ty, int rows, int threads_x) {
     __syncthreads();
     int half = 1;
     while (half < rows) half <<= 1;
-    for (half >>= 1; half >= 1; half >>= 1) {  // the tree over ty: row group ty takes ty + half
-        if (used && ty < half && ty + half < rows) {
+    for (half >>= 1; half >= 1; half >>= 1) {
+        if (ty < half && ty + half < rows) {
 #pragma unroll
             for (int i = 0; i < V; ++i) totals[i][t] = op_combine(totals[i][t], totals[i][t + half * threads_x]);
         }
         __syncthreads();
     }
+}
+
+// out[o * inner + l] = op over the n rows of lane l of outer index o.  The grid is outer * lane_chunks * chunks
+// blocks (lane_chunks = ceil(inner / lanes)).  With chunks > 1: partials holds outer * chunks * inner elements and
+// tickets outer * lane_chunks counters, 0 at entry (0 again at exit).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_columns_reduce(OutT* __restrict__ out, T* __restrict__ partials, unsigned int* __restrict__ tickets,
+                        const InT* __restrict__ in, long long n, long long inner, int lanes, int rows,
+                        long long chunk_rows, long long lane_chunks, long long chunks) {
+    __shared__ T totals[V][BLOCK];  // lane i of thread t at [i][t]: the tree's reads are conflict-free
+    __shared__ bool last_block;
+    const int t = threadIdx.x;
+    const int threads_x = lanes / V;
+    const int tx = t % threads_x, ty = t / threads_x;
+    const bool used = ty < rows;
+    const long long b = blockIdx.x;
+    const long long group = b / chunks, c = b % chunks;
+    const long long o = group / lane_chunks;
+    const long long first = (group % lane_chunks) * lanes;  // the block's first lane
+    const long long lo = c * chunk_rows;
+    const long long hi = lo + chunk_rows < n ? lo + chunk_rows : n;
+    const bool active = used && first + lane_of(tx, threads_x, 0) < inner;
+    const InT* x = in + o * n * inner + first;
+    fold_rows(totals, t, active, lo + ty, hi, rows,
+              [&](long long r, T (&v)[V]) { load_lanes(x + r * inner, tx, threads_x, first, inner, v); });
+    row_group_tree(totals, t, ty, rows, threads_x);
+    if (chunks == 1) {
+        if (ty == 0) {
+#pragma unroll
+            for (int i = 0; i < V; ++i) {
+                const long long l = first + lane_of(tx, threads_x, i);
+                if (l < inner) out[o * inner + l] = op_store(totals[i][t]);
+            }
+        }
+        return;
+    }
+    // Several chunks: this block's values are partials, and the group's last block reduces them.
+    T* part = partials + o * chunks * inner + first;  // the group's partial rows, from its first lane
+    if (ty == 0) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const long long l = lane_of(tx, threads_x, i);
+            if (first + l < inner) part[c * inner + l] = totals[i][t];
+        }
+        __threadfence();  // the partials are visible device-wide before the ticket says so
+    }
+    __syncthreads();
+    if (t == 0) {
+        const unsigned int ticket = atomicAdd(&tickets[group], 1u);
+        last_block = ticket == (unsigned int)(chunks - 1);
+        if (last_block) __threadfence();  // and the other blocks' partials are read after their tickets
+    }
+    __syncthreads();
+    if (!last_block) return;
+    fold_rows(totals, t, active, ty, chunks, rows, [&](long long r, T (&v)[V]) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+            const long long l = lane_of(tx, threads_x, i);
+            v[i] = first + l < inner ? __ldcg(part + r * inner + l) : op_identity();  // through L2: this launch's
+        }
+    });
+    row_group_tree(totals, t, ty, rows, threads_x);
     if (ty == 0) {
 #pragma unroll
         for (int i = 0; i < V; ++i) {
             const long long l = first + lane_of(tx, threads_x, i);
-            if (l < inner) out[(o * chunks + c) * inner + l] = op_store(totals[i][t]);
+            if (l < inner) out[o * inner + l] = op_store(totals[i][t]);
         }
     }
+    if (t == 0) tickets[group] = 0;  // ready for the next launch on this stream
 }

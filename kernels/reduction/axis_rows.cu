@@ -13,8 +13,10 @@
 // * long rows: a block per row segment of `seg` elements (the host splits a row into `splits` segments when there
 //   are too few rows to fill the GPU: 16 rows of 2^20), each block a grid-stride loop, its warps' shuffle trees and
 //   one shared-memory tree of the warp results (fast.cu's block), one result per segment.  With splits > 1 the
-//   results are per-segment partials, a (rows, splits) table the host reduces again with these same kernels.
-// No atomics: each output is a fixed tree of the inputs, so float sums are reproducible run to run.
+//   results are per-segment partials, a (rows, splits) table, and the row's last block to finish folds them with
+//   the same block code in the same launch (fast.cu's "last block": a ticket per row).
+// The only atomic is that ticket: each output is a fixed tree of the inputs, so float sums are reproducible run to
+// run.
 #include "../common/partials.cuh"  // load_element: x or an earlier pass's partials; op_store keeps partials as T
 #include "../common/vector16.cuh"  // VecOf, Vector16: a short-row run's 16-byte loads
 
@@ -98,34 +100,61 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     if (lane == 0) out[row] = op_store(v);
 }
 
-// Long rows: block b reduces elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits, into
-// out[b] (out is (rows, splits): the partials when splits > 1, the result when splits == 1).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-    axis_rows_reduce_block(OutT* __restrict__ out, const InT* __restrict__ in, long long n, long long splits,
-                           long long seg) {
-    __shared__ T warp_results[BLOCK / 32];
+// Elements [lo, hi) of a row, a thread's j = lo + t, lo + t + 256, ... into four independent accumulators (loads in
+// flight), folded, then the warps' shuffle trees and a tree of the warp results: the block's value in thread 0.
+// load(j) gives element j as T.  Every thread calls it (it has a barrier).
+template <typename Load>
+__device__ __forceinline__ T block_fold(long long lo, long long hi, T (&warp_results)[BLOCK / 32], Load load) {
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    const long long b = blockIdx.x;
-    const long long row = b / splits, s = b % splits;
-    const long long lo = s * seg;
-    const long long hi = lo + seg < n ? lo + seg : n;
-    const InT* x = in + row * n;
     T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
     long long j = lo + t;
     for (; j + 3 * BLOCK < hi; j += 4 * BLOCK) {
-        const T v0 = load_element(x[j]), v1 = load_element(x[j + BLOCK]), v2 = load_element(x[j + 2 * BLOCK]),
-                v3 = load_element(x[j + 3 * BLOCK]);
+        const T v0 = load(j), v1 = load(j + BLOCK), v2 = load(j + 2 * BLOCK), v3 = load(j + 3 * BLOCK);
         a0 = op_combine(a0, v0);
         a1 = op_combine(a1, v1);
         a2 = op_combine(a2, v2);
         a3 = op_combine(a3, v3);
     }
-    for (; j < hi; j += BLOCK) a0 = op_combine(a0, load_element(x[j]));
+    for (; j < hi; j += BLOCK) a0 = op_combine(a0, load(j));
     T v = warp_reduce(op_combine(op_combine(a0, a1), op_combine(a2, a3)));
     if (lane == 0) warp_results[warp] = v;
     __syncthreads();
-    if (warp == 0) {
-        v = warp_reduce(lane < BLOCK / 32 ? warp_results[lane] : op_identity());
-        if (lane == 0) out[b] = op_store(v);
+    if (warp == 0) v = warp_reduce(lane < BLOCK / 32 ? warp_results[lane] : op_identity());
+    return v;
+}
+
+// Long rows: block b reduces elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits.  With
+// splits == 1 that is out[row].  Otherwise it is partials[b] (partials: rows * splits elements; tickets: a counter
+// a row, 0 at entry and again at exit), and the row's last block folds the row's partials into out[row].
+extern "C" __global__ void __launch_bounds__(BLOCK)
+    axis_rows_reduce_block(OutT* __restrict__ out, T* __restrict__ partials, unsigned int* __restrict__ tickets,
+                           const InT* __restrict__ in, long long n, long long splits, long long seg) {
+    __shared__ T warp_results[BLOCK / 32];
+    __shared__ bool last_block;
+    const int t = threadIdx.x;
+    const long long b = blockIdx.x;
+    const long long row = b / splits, s = b % splits;
+    const long long lo = s * seg;
+    const long long hi = lo + seg < n ? lo + seg : n;
+    const InT* x = in + row * n;
+    T v = block_fold(lo, hi, warp_results, [&](long long j) { return load_element(x[j]); });
+    if (splits == 1) {
+        if (t == 0) out[row] = op_store(v);
+        return;
+    }
+    if (t == 0) {
+        partials[b] = v;
+        __threadfence();  // the partial is visible device-wide before the ticket says so
+        const unsigned int ticket = atomicAdd(&tickets[row], 1u);
+        last_block = ticket == (unsigned int)(splits - 1);
+        if (last_block) __threadfence();  // and the other blocks' partials are read after their tickets
+    }
+    __syncthreads();
+    if (!last_block) return;
+    const T* part = partials + row * splits;
+    v = block_fold(0, splits, warp_results, [&](long long j) { return (T)__ldcg(part + j); });  // through L2
+    if (t == 0) {
+        out[row] = op_store(v);
+        tickets[row] = 0;  // ready for the next launch on this stream
     }
 }

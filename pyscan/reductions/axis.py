@@ -1,8 +1,9 @@
 """Reductions along axes of N-d arrays (docs/axis.md): kernels/reduction/axis_rows.cu (the last axis: a thread, a
 warp or blocks per row by row length) and kernels/reduction/axis_columns.cu (any other axis: lanes coalesced, row
-chunks, a tree over the block's row groups).  Several row chunks (or row segments) give partials that the same
-kernels reduce again, so every output is a fixed tree of its inputs: float sums are reproducible run to run (no
-atomics), and bounded by error_depth.  `reduce_along(x, out, outer, n, inner, ...)` runs one (outer, n, inner) pass;
+chunks, a tree over the block's row groups).  Several row chunks (or row segments) give partials that the last
+block of each output's group folds in the same launch, with the same code, so every output is a fixed tree of its
+inputs: float sums are reproducible run to run (the one atomic is the ticket that elects that block), and bounded
+by error_depth.  `reduce_along(x, out, outer, n, inner, ...)` runs one (outer, n, inner) pass, one launch;
 pyscan.reduce chains passes for tuple axes (pyscan.axes.reduce_plan).  The models repeat the kernels' arithmetic
 exactly (same trees), so they give the GPU's float results bit for bit for the same SM count.
 """
@@ -70,8 +71,8 @@ def pass_plan(outer: int, n: int, inner: int, sms: int, itemsize: int | None = N
     """One pass of the axis kernels over an (outer, n, inner) view (n > 0): (kernel, grid, chunks, geometry), kernel
     one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan; the reduction's short rows
     short_rows_per_thread a thread) or "columns" (column_plan); chunks the partials per output (1: the pass gives
-    the result; more: the next pass reduces the (outer, chunks, inner) partials); geometry the kernel's arguments
-    after its pointers.  itemsize: the size of the elements the pass reads, for the reduction's column kernel
+    the result; more: the (outer, chunks, inner) partials, which the reduction's kernels fold in their last block
+    and argmax/argmin's next pass reduces); geometry the kernel's arguments after its pointers.  itemsize: the size of the elements the pass reads, for the reduction's column kernel
     (column_vec lanes a thread, COLUMN_MIN_ROWS rows); None: argmax/argmin's (a lane a thread, MIN_PER_THREAD rows)."""
     if inner == 1:
         mode, grid, splits, seg = row_plan(outer, n, sms)
@@ -164,8 +165,21 @@ def _fold_threads(g, counts, f, e):
     return out
 
 
-def rows_pass(x, op, sms):
-    """One launch of axis_rows.cu on (rows, n) x: the (rows, splits) results."""
+def _block_fold(x, lo, hi, f, e):
+    """axis_rows.cu's block_fold of x[:, lo:hi] (x (rows, n)): each thread's four accumulators, the warps' shuffle
+    trees and the tree of the warp results: the (rows,) values."""
+    rows = x.shape[0]
+    g, counts = _gather(x, lo, hi, BLOCK, e)  # (rows, 256, m)
+    per_thread = _fold_threads(g, counts, f, e)
+    warps = _warp_tree(per_thread.reshape(rows, BLOCK // 32, 32), f)  # (rows, 8)
+    slots = np.full((rows, 32), e, x.dtype)
+    slots[:, :BLOCK // 32] = warps
+    return _warp_tree(slots, f)
+
+
+def rows_pass(x, op, sms, fold=True):
+    """One launch of axis_rows.cu on (rows, n) x: the (rows, 1) results.  fold=False: the long-row kernel's
+    (rows, splits) segment values before its last blocks fold them (tests)."""
     rows, n = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
     mode, grid, splits, seg = row_plan(rows, n, sms)
@@ -179,55 +193,52 @@ def rows_pass(x, op, sms):
         return _warp_tree(_fold_threads(g, counts, f, e), f)[:, None]
     out = np.empty((rows, splits), x.dtype)
     for s in range(splits):
-        lo, hi = s * seg, min(n, (s + 1) * seg)
-        g, counts = _gather(x, lo, hi, BLOCK, e)  # (rows, 256, m)
-        per_thread = _fold_threads(g, counts, f, e)
-        warps = _warp_tree(per_thread.reshape(rows, BLOCK // 32, 32), f)  # (rows, 8)
-        slots = np.full((rows, 32), e, x.dtype)
-        slots[:, :BLOCK // 32] = warps
-        out[:, s] = _warp_tree(slots, f)
-    return out
+        out[:, s] = _block_fold(x, s * seg, min(n, (s + 1) * seg), f, e)
+    if splits == 1 or not fold:
+        return out
+    return _block_fold(out, 0, splits, f, e)[:, None]  # each row's last block: the same fold over its partials
 
 
-def columns_pass(x, op, sms, itemsize=None):
-    """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, chunks, inner) results.  itemsize: the size
-    of the elements the kernel reads (x's stored dtype on a first pass; default x's own, the compute type's)."""
+def _column_fold(x, lo, hi, rows, f, e):
+    """axis_columns.cu's fold_rows and row_group_tree over rows [lo, hi) of (outer, n, inner) x: row group ty folds
+    rows lo + ty, lo + ty + rows, ... of each lane into four accumulators, then the tree over ty: (outer, inner)."""
+    part = np.moveaxis(x[:, lo:hi, :], 1, 2)  # (outer, inner, rows of the chunk)
+    g, counts = _gather(part, 0, hi - lo, rows, e)  # (outer, inner, rows, m): row group ty's rows
+    totals = _fold_threads(g, counts, f, e)  # (outer, inner, rows)
+    half = 1
+    while half < rows:
+        half <<= 1
+    half >>= 1
+    while half >= 1:  # the tree over ty: ty < half takes ty + half when it exists
+        top = min(half, rows - half)
+        totals[..., :top] = f(totals[..., :top], totals[..., half:half + top])
+        half >>= 1
+    return totals[..., 0]
+
+
+def columns_pass(x, op, sms, itemsize=None, fold=True):
+    """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, 1, inner) results.  itemsize: the size of
+    the elements the kernel reads (x's stored dtype on a first pass; default x's own, the compute type's).
+    fold=False: the (outer, chunks, inner) chunk values before the groups' last blocks fold them (tests)."""
     outer, n, inner = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
     _, _, chunks, geometry = pass_plan(outer, n, inner, sms, itemsize or x.itemsize)
     rows, chunk_rows = geometry[3], geometry[4]
     out = np.empty((outer, chunks, inner), x.dtype)
     for c in range(chunks):
-        lo, hi = c * chunk_rows, min(n, (c + 1) * chunk_rows)
-        part = np.moveaxis(x[:, lo:hi, :], 1, 2)  # (outer, inner, rows of the chunk)
-        g, counts = _gather(part, 0, hi - lo, rows, e)  # (outer, inner, rows, m): row group ty's rows
-        totals = _fold_threads(g, counts, f, e)  # (outer, inner, rows)
-        half = 1
-        while half < rows:
-            half <<= 1
-        half >>= 1
-        while half >= 1:  # the tree over ty: ty < half takes ty + half when it exists
-            top = min(half, rows - half)
-            totals[..., :top] = f(totals[..., :top], totals[..., half:half + top])
-            half >>= 1
-        out[:, c, :] = totals[..., 0]
-    return out
+        out[:, c, :] = _column_fold(x, c * chunk_rows, min(n, (c + 1) * chunk_rows), rows, f, e)
+    if chunks == 1 or not fold:
+        return out
+    return _column_fold(out, 0, chunks, rows, f, e)[:, None, :]  # each group's last block, the same block shape
 
 
 def reduce_model_along(x, op, sms=NOMINAL_SMS, itemsize=None):
-    """The driver's passes on a C-contiguous (outer, n, inner) x, n > 0: the (outer, inner) result.  itemsize: the
-    size of x's elements as stored (the first pass's geometry depends on it; later passes read partials)."""
+    """The driver's launch on a C-contiguous (outer, n, inner) x, n > 0: the (outer, inner) result.  itemsize: the
+    size of x's elements as stored (the geometry depends on it)."""
     outer, n, inner = x.shape
     if inner == 1:
-        part = x.reshape(outer, n)
-        while True:
-            part = rows_pass(part, op, sms)
-            if part.shape[1] == 1:
-                return part.reshape(outer, 1)
-    part = columns_pass(x, op, sms, itemsize)
-    while part.shape[1] != 1:
-        part = columns_pass(part, op, sms)
-    return part.reshape(outer, inner)
+        return rows_pass(x.reshape(outer, n), op, sms).reshape(outer, 1)
+    return columns_pass(x, op, sms, itemsize).reshape(outer, inner)
 
 
 def compute_model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOMINAL_SMS, itemsize=None):
@@ -288,26 +299,23 @@ def model(x, *, op="add", return_steps=False, axis=None, keepdims=False, sms=NOM
 
 
 def error_depth(n: int, inner: int = 1, outer: int = 1, sms: int = NOMINAL_SMS, itemsize: int | None = None) -> int:
-    """An upper bound on the additions an input passes through in the passes over n elements along the axis: per
-    pass, a thread's fold (its elements, 4 accumulators folded in 2 more), the warp trees (5 + 5) or the row-group
-    tree (log2 rows + 1), summed over the passes that reduce the partials.  itemsize: the size of x's elements (the
-    first column pass's geometry depends on it); None: the largest bound of any."""
+    """An upper bound on the additions an input passes through in the launch over n elements along the axis: a
+    thread's fold (its elements, 4 accumulators folded in 2 more), the warp trees (5 + 5) or the row-group tree
+    (log2 rows + 1), and with several chunks (segments) of a row the last block's fold of their partials, the same
+    again over `chunks` elements.  itemsize: the size of x's elements (the column geometry depends on it); None: the
+    largest bound of any."""
     if itemsize is None:
         return max(error_depth(n, inner, outer, sms, size) for size in (1, 2, 4))
-    depth, n, outer, inner = 0, max(int(n), 1), max(int(outer), 1), max(int(inner), 1)
-    while True:
-        if inner == 1:
-            mode, _, splits, seg = row_plan(outer, n, sms)
-            per = {"short": seg, "warp": -(-seg // 32) + 7, "block": -(-seg // BLOCK) + 12}[mode]
-            chunks = splits
-        else:
-            _, _, chunks, geometry = pass_plan(outer, n, inner, sms, itemsize)
-            rows, chunk_rows = geometry[3], geometry[4]
-            per = -(-chunk_rows // rows) + 2 + rows.bit_length()
-        depth += per
-        if chunks == 1:
-            return depth
-        n, itemsize = chunks, 4  # later passes read the partials
+    n, outer, inner = max(int(n), 1), max(int(outer), 1), max(int(inner), 1)
+    if inner == 1:
+        mode, _, splits, seg = row_plan(outer, n, sms)
+        if mode != "block":
+            return seg if mode == "short" else -(-seg // 32) + 7
+        return -(-seg // BLOCK) + 12 + (-(-splits // BLOCK) + 12 if splits > 1 else 0)
+    _, _, chunks, geometry = pass_plan(outer, n, inner, sms, itemsize)
+    rows, chunk_rows = geometry[3], geometry[4]
+    tree = 2 + rows.bit_length()
+    return -(-chunk_rows // rows) + tree + (-(-chunks // rows) + tree if chunks > 1 else 0)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -322,78 +330,108 @@ REDUCE_FUNCTIONS = {"rows_short": (ROWS_KERNEL, "axis_rows_reduce_short"),
 def reduce_along(x, out, outer: int, n: int, inner: int, *, op: str, call, acc_dtype=None) -> int:
     """Reduce the C-contiguous (outer, n, inner) view of device array x (n > 0, outer * inner > 0) into out's
     outer * inner elements of the result dtype (acc_dtype, default out's: the elements are converted to it on load)
-    on call.stream: one pass and its partials' passes (Plan); returns the number of launches."""
+    on call.stream: one launch (Plan); returns the number of launches."""
     value = np.dtype(acc_dtype) if acc_dtype is not None else np.dtype(out.dtype)
     the_plan = plan(((outer, n, inner),), np.dtype(x.dtype), value, op, call.device)
     the_plan.launch(int(out.gpudata), int(x.gpudata), call.device, call.stream, call.context)
     return len(the_plan.steps)
 
 
+def ticket_bytes(sms: int) -> int:
+    """The bytes of the ticket counters at the start of a stream's scratch buffer: one 32-bit counter for each output
+    group of a launch with several chunks (column groups, or rows), at most BLOCKS_PER_SM * sms of them (more groups
+    than that fill the GPU with one chunk each).  Every plan of a device keeps its other scratch past them, so the
+    counters, zero when the buffer is made and put back to zero by the kernels' last blocks, are zero at every
+    launch."""
+    return -(-4 * BLOCKS_PER_SM * sms // 256) * 256
+
+
 class Plan:
-    """A reduction's passes, each an (outer, n, inner) view reduced along n (pyscan.axes.reduce_plan; the first reads
-    x, each later one the previous pass's output), into the result dtype `value` on one device: every launch of the
-    passes and of their pass_plan()s made once -- kernel, geometry, where it reads and writes -- the partials between
-    launches in the compute type at fixed offsets of one buffer (kept per stream, or under a CUDA graph's capture the
-    call's own: pyscan.runtime.capture).  pyscan.reduce's general path, its ready path (pyscan.axes.take_ready) and
+    """A reduction's passes, each an (outer, n, inner) view reduced along n in one launch (pyscan.axes.reduce_plan;
+    the first reads x, each later one the previous pass's output), into the result dtype `value` on one device:
+    every launch made once -- kernel, geometry, where it reads and writes.  Scratch: the ticket counters
+    (ticket_bytes), then at fixed offsets the results between passes and the launches' chunk partials, in the
+    compute type; one buffer kept per stream (its counters at its start), or under a CUDA graph's capture the call's
+    own (pyscan.runtime.capture).  pyscan.reduce's general path, its ready path (pyscan.axes.take_ready) and
     reduce_along launch it."""
 
-    __slots__ = ("steps", "partial_bytes")
+    __slots__ = ("steps", "tickets", "room", "scratch_bytes")
 
-    X, OUT = -1, -2  # a step's source or target that is not a partials offset
+    X, OUT = -1, -2  # a step's source or target that is not a scratch offset
 
     def __init__(self, passes, in_dtype, value, op, device: int):
         sms = driver.multiprocessor_count(device)
         compute = COMPUTE_TYPES[value]
-        steps, offset, source, partials_in, source_dtype = [], 0, self.X, False, in_dtype
+        steps, offset, source, partials_in, source_dtype, tickets = [], 0, self.X, False, in_dtype, 0
+
+        def take(nbytes):  # the scratch offset of nbytes more
+            nonlocal offset
+            offset += -(-nbytes // 256) * 256
+            return offset - -(-nbytes // 256) * 256
+
         for k, (outer, n, inner) in enumerate(passes):
-            last_pass = k == len(passes) - 1
-            while True:
-                reads = np.dtype(source_dtype).itemsize
-                kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms, reads)
-                if grid > MAX_GRID:
-                    raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
-                last = last_pass and chunks == 1
-                if last:
-                    target = self.OUT
-                else:
-                    target, offset = offset, offset + -(-outer * chunks * inner * compute.itemsize // 256) * 256
-                macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
-                kernel, function = REDUCE_FUNCTIONS[kind]
-                # for x not aligned to a thread's run: [alignment, the strided build's get_kernel arguments, that
-                # build once a call has needed it (None before: most plans never see such an x)]
-                unaligned = None
-                if kind == "columns":
-                    vec = column_vec(inner, reads)
-                    vector = inner % vec == 0  # then every row start of x is aligned if x is
-                    macros.update(LANES_PER_THREAD=vec, VECTOR_LOADS=int(vector))
-                    if vector and vec > 1:
-                        unaligned = [vec * reads, (kernel, function, device, {**macros, "VECTOR_LOADS": 0}), None]
-                fn = get_kernel(kernel, function, device=device, **macros)
-                steps.append((fn, fn.config(grid, BLOCK), source, target, geometry, unaligned))
-                source, source_dtype, partials_in = target, compute, True
-                if chunks == 1:
-                    break
-                n = chunks
-        self.steps, self.partial_bytes = tuple(steps), offset
+            last = k == len(passes) - 1
+            reads = np.dtype(source_dtype).itemsize
+            kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms, reads)
+            if grid > MAX_GRID:
+                raise ValueError(f"reduce: {grid} blocks is more than one launch takes ({MAX_GRID})")
+            target = self.OUT if last else take(outer * inner * compute.itemsize)
+            folds = kind in ("rows_block", "columns")  # kernels that take (partials, tickets): their last blocks fold
+            partials = None  # the scratch offset of the launch's chunk partials (several chunks)
+            if folds and chunks > 1:
+                groups = outer if kind == "rows_block" else outer * geometry[5]
+                tickets = ticket_bytes(sms)
+                assert 4 * groups <= tickets, (passes, groups)  # ticket_bytes' bound
+                partials = take(outer * chunks * inner * compute.itemsize)
+            macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
+            kernel, function = REDUCE_FUNCTIONS[kind]
+            # for x not aligned to a thread's run: [alignment, the strided build's get_kernel arguments, that
+            # build once a call has needed it (None before: most plans never see such an x)]
+            unaligned = None
+            if kind == "columns":
+                vec = column_vec(inner, reads)
+                vector = inner % vec == 0  # then every row start of x is aligned if x is
+                macros.update(LANES_PER_THREAD=vec, VECTOR_LOADS=int(vector))
+                if vector and vec > 1:
+                    unaligned = [vec * reads, (kernel, function, device, {**macros, "VECTOR_LOADS": 0}), None]
+            fn = get_kernel(kernel, function, device=device, **macros)
+            steps.append((fn, fn.config(grid, BLOCK), source, target, folds, partials, geometry, unaligned))
+            source, source_dtype, partials_in = target, compute, True
+        if tickets:
+            capture.prepare_kept(device)  # made outside any capture: a captured call's counters without a memset
+        self.steps, self.tickets, self.scratch_bytes = tuple(steps), tickets, offset
+        self.room = ticket_bytes(sms)  # where every plan's scratch starts in a stream's kept buffer, counters or not
 
     def launch(self, out: int, x: int, device: int, stream: int, context: int) -> None:
-        base, owner = 0, None
-        if self.partial_bytes:
+        tickets = base = 0
+        owners = None
+        if self.scratch_bytes:  # (a launch that takes tickets has partials there)
             capturing = driver._capturing  # the launcher's cuStreamIsCapturing (None before any GPU call)
             if capturing is not None and capturing(stream) and driver.capturing(stream, device):
-                owner = capture.scratch(self.partial_bytes, device, stream)
-                base = owner.address
+                # a graph's own memory: counters zero at every replay (runtime.capture.zeroed), scratch of its own
+                owners = [None, None]
+                if self.tickets:
+                    owners[0], tickets = capture.zeroed(self.tickets, device, stream)
+                if self.scratch_bytes:
+                    owners[1] = capture.scratch(self.scratch_bytes, device, stream)
+                    base = owners[1].address
             else:
-                base = _partials.get(self.partial_bytes, device, stream).address
-        for fn, geometry, source, target, args, unaligned in self.steps:
+                kept = _partials.get(self.room + self.scratch_bytes, device, stream)
+                tickets, base = kept.address, kept.address + self.room
+        for fn, geometry, source, target, folds, partials, args, unaligned in self.steps:
             source = x if source == self.X else base + source
             if unaligned is not None and source % unaligned[0]:
                 if unaligned[2] is None:
                     kernel, function, on, macros = unaligned[1]
                     unaligned[2] = get_kernel(kernel, function, device=on, **macros)
                 fn = unaligned[2]
-            fn.launch_typed(context, stream, geometry, out if target == self.OUT else base + target, source, *args)
-        del owner  # kept until the launches that use it are enqueued
+            target = out if target == self.OUT else base + target
+            if folds:
+                fn.launch_typed(context, stream, geometry, target, 0 if partials is None else base + partials, tickets,
+                                source, *args)
+            else:
+                fn.launch_typed(context, stream, geometry, target, source, *args)
+        del owners  # kept until the launches that use them are enqueued
 
 
 _partials = StreamWorkspace("axis reduction partials")
@@ -433,8 +471,8 @@ def axis_driver(x, *, op, call):
 
 
 def builds(dtype, op) -> list:
-    """(kernel file, #defines) of the kernels for x of dtype and op (prewarm): a pass from x to the result or to
-    partials, a pass from partials to partials or to the result; a later pass of a tuple axis reads partials too.
+    """(kernel file, #defines) of the kernels for x of dtype and op (prewarm): a pass from x to the result or to a
+    result in the compute type that a later pass of a tuple axis reads, and such a later pass, to either.
     The column kernel one lane a thread, and for x narrower than 4 bytes also its runs of lanes (column_vec) as one
     load and strided (x not aligned to a run)."""
     dtype = as_dtype(dtype)
@@ -461,8 +499,8 @@ REDUCTIONS.register(
     "axis", axis_driver, kernels=(ROWS_KERNEL, COLUMNS_KERNEL),
     source="PMPP ch. 10's reduction trees, one per row or per lane",
     summary="N-d arrays along any axes (auto's choice for axis=): the last axis a thread, warp or blocks per row "
-            "by row length, other axes coalesced lanes over row chunks; partials reduced again by the same "
-            "kernels, no atomics",
+            "by row length, other axes coalesced lanes over row chunks; the chunks' partials folded by each "
+            "output's last block in the same launch, no atomics but its ticket",
     model=compute_model, fast=True, launch=launch, error_depth=_entry_error_depth, builds=builds)
 
 __all__ = ["builds", "column_plan", "compute_model", "error_depth", "model", "reduce_along", "reduce_model_along", "row_plan"]

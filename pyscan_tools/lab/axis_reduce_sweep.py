@@ -53,13 +53,8 @@ def variants(mode):
 
 def plan_of(shape, axis, itemsize, sms):
     outer, n, inner = (1, shape[0], shape[1]) if axis == 0 else (shape[0], shape[1], 1)
-    steps = []
-    while True:
-        kind, grid, chunks, geometry = raxis.pass_plan(outer, n, inner, sms, itemsize)
-        steps.append(f"{kind}:{grid}:{geometry[2:5] if kind == 'columns' else geometry}")
-        if chunks == 1:
-            return " -> ".join(steps)
-        n, itemsize = chunks, 4
+    kind, grid, chunks, geometry = raxis.pass_plan(outer, n, inner, sms, itemsize)
+    return f"{kind}:{grid}:{geometry[2:5] if kind == 'columns' else geometry}:{chunks} chunks"
 
 
 def main(argv):

@@ -99,11 +99,12 @@ def scan_copies(host, op) -> tuple:
 # -- check: every axis of 2-D to 4-D shapes, so that `python -m pyscan check --sanitize` runs the column and the
 # row kernels (kernels/scan/axis_columns.cu and decoupled_lookback.cu's rows build, kernels/reduction/axis_*.cu),
 # on arrays 16-byte aligned and one element off (the unaligned builds).  The data are cycles along every axis, so
-# float results are exact and compared exactly.
+# float results are exact and compared exactly.  (5, 9000) along axis 1 and (4000, 40) along axis 0 take several row
+# segments or chunks, whose partials the reductions' last blocks fold (their tickets under racecheck too).
 
 CHECK_SHAPES = ((1, 1), (3000, 2), (700, 16), (600, 40), (64, 300), (5, 9000), (33, 257), (2, 3, 1025),
-                (4, 1, 31, 5))
-QUICK_SHAPES = ((3000, 2), (700, 16), (5, 9000), (2, 3, 1025))
+                (4, 1, 31, 5), (4000, 40))
+QUICK_SHAPES = ((3000, 2), (700, 16), (5, 9000), (2, 3, 1025), (4000, 40))
 CHECK_DTYPES = ("int32", "float16", "bool", "uint8", "int64", "float64")  # add: int32, bool, uint8 into int64
 QUICK_DTYPES = ("int32", "float16", "bool")
 

@@ -108,6 +108,8 @@ inline void __syncwarp(unsigned = 0xffffffffu) { emu_block->warps[threadIdx.x >>
 inline void __stcs(int4* p, int4 v) { *p = v; }
 template <typename V>
 inline V __ldg(const V* p) { return *p; }  // the read-only path: on the CPU, a load
+template <typename V>
+inline V __ldcg(const V* p) { return *p; }  // through L2 only: on the CPU, a load
 
 // kernels/common/cp_async.cuh on the CPU: the copy made at once (a schedule the waits allow); the kernels' dynamic
 // shared memory a static buffer of the size the kernel states.

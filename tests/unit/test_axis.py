@@ -591,6 +591,8 @@ class FakeAxisKernel:
     loaded as load_element does (op_load, or the compute-type partials as they are with PARTIALS_IN), each row /
     segment / chunk combined, stored as store_value does (raw where OUT_TYPE is T, else op_store)."""
 
+    folded: list = []
+
     def __init__(self, function, macros, launches):
         self.function, self.launches = function, launches
         self.in_dtype, self.value = _C_TO_DTYPE[macros["IN_TYPE"]], _C_TO_DTYPE[macros["VALUE_TYPE"]]
@@ -598,6 +600,7 @@ class FakeAxisKernel:
         self.partials_in = macros.get("PARTIALS_IN", 0) == 1
         self.vec = macros.get("LANES_PER_THREAD", 1)  # the column kernel's lanes a thread
         self.op = _OP_NAMES[macros["OP"]]
+        self.folded = FakeAxisKernel.folded  # the chunks (segments) of each launch that took any
         assert self.compute == COMPUTE_TYPES[self.value]
         assert self.out_dtype in (self.value, self.compute) and (not self.partials_in or self.in_dtype == self.compute)
 
@@ -633,20 +636,33 @@ class FakeAxisKernel:
             assert self.function.endswith("short") == bool(per_thread)
             self._write(out, self._combine(self._read(x, rows * n).reshape(rows, n), 1))
         elif self.function == "axis_rows_reduce_block":
-            out, x, n, splits, seg = args
+            out, partials, tickets, x, n, splits, seg = args
             rows = grid // splits
             assert grid == rows * splits and splits * seg >= n > (splits - 1) * seg
             values = self._read(x, rows * n).reshape(rows, n)
-            self._write(out, np.stack([self._combine(values[:, s * seg:(s + 1) * seg], 1) for s in range(splits)],
-                                      1))
+            self._fold(out, partials, tickets, rows, np.stack(
+                [self._combine(values[:, s * seg:(s + 1) * seg], 1) for s in range(splits)], 1))
         else:
-            out, x, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks = args
+            out, partials, tickets, x, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks = args
             outer = grid // (lane_chunks * chunks)
             assert grid == outer * lane_chunks * chunks and lanes // self.vec * rows <= 256 and lanes % self.vec == 0
             assert lane_chunks * lanes >= inner and (self.vec == 1 or inner >= 32)
             values = self._read(x, outer * n * inner).reshape(outer, n, inner)
-            self._write(out, np.stack([self._combine(values[:, c * chunk_rows:(c + 1) * chunk_rows], 1)
-                                       for c in range(chunks)], 1))
+            self._fold(out, partials, tickets, outer * lane_chunks, np.stack(
+                [self._combine(values[:, c * chunk_rows:(c + 1) * chunk_rows], 1) for c in range(chunks)], 1))
+
+    def _fold(self, out, partials, tickets, groups, chunk_values):
+        """The chunks' (segments') values: with several, kept in the compute type at `partials` (the tickets'
+        `groups` counters zero before and after), folded by the last blocks; the results written to out."""
+        self.folded.append(chunk_values.shape[1])
+        if chunk_values.shape[1] > 1:
+            counters = np.frombuffer((ctypes.c_char * (4 * groups)).from_address(tickets), np.uint32, groups)
+            assert partials and not counters.any()
+            kept = np.frombuffer((ctypes.c_char * (chunk_values.size * self.compute.itemsize)).from_address(partials),
+                                 self.compute, chunk_values.size)
+            kept[...] = chunk_values.reshape(-1)
+            chunk_values = kept.reshape(chunk_values.shape)
+        self._write(out, self._combine(chunk_values, 1))
 
 
 @pytest.fixture
@@ -676,6 +692,7 @@ def emulated_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture import
     monkeypatch.setattr(raxis, "_partials", Partials())
     # fake streams never capture (the launcher's cuStreamIsCapturing on a fake handle would crash on a GPU host)
     monkeypatch.setattr(pyscan.runtime.driver, "_capturing", lambda handle: 0)
+    monkeypatch.setattr(pyscan.runtime.capture, "prepare_kept", lambda device: None)  # the graphs' kept memory
     monkeypatch.setattr(raxis, "_plans", {})
     monkeypatch.setattr(raxis, "READY", {})
     return launches
@@ -685,9 +702,9 @@ def emulated_axis_gpu(fake_gpu, monkeypatch):  # noqa: F811  (the fixture import
                                        (np.uint16, "bitwise_or"), (np.float32, "max"), (np.int16, "mul"),
                                        (np.uint8, "min"), (np.float64, "add")], ids=str)
 def test_reduce_driver_chains_its_passes(dtype, op, emulated_axis_gpu, rng):
-    """reduce_along itself (the kernels emulated from their #defines and arguments): the first pass from x, the
-    partials in the compute type (OUT_TYPE = T), later passes with PARTIALS_IN, the last pass stored in the result
-    dtype; tuple axes through compute-type arrays between the plan's passes."""
+    """reduce_along itself (the kernels emulated from their #defines and arguments): one launch an axis pass, its
+    chunks' partials in the compute type folded in the launch, the last pass stored in the result dtype; tuple axes
+    through compute-type arrays between the plan's passes (OUT_TYPE = T, then PARTIALS_IN)."""
     launches = emulated_axis_gpu
     for shape in [(3, 9000), (9000, 3), (40, 33, 7), (2, 3, 5, 7), (5000, 2)]:
         host = axis_data(rng, shape, dtype, op)
@@ -700,13 +717,21 @@ def test_reduce_driver_chains_its_passes(dtype, op, emulated_axis_gpu, rng):
             check_reduce(got, host, op, chosen, False, depth, what=(shape, axis))
 
 
-def test_reduce_driver_uses_partials_builds(emulated_axis_gpu):
+def test_reduce_driver_folds_segments_in_one_launch(emulated_axis_gpu, monkeypatch):
+    """A long row in several segments and a column in several chunks: one launch each, the partials in the compute
+    type, the result stored once in float16; a tuple axis's second pass reads the first's compute-type result."""
     launches = emulated_axis_gpu
-    got = pyscan.reduce(FakeDeviceArray(np.full((2, 100000), 0.1, np.float16)), axis=1).host
-    assert got.dtype == np.float16 and np.allclose(got.astype(np.float64), 100000 * float(np.float16(0.1)), rtol=2e-3)
-    (first, _, _, first_in, first_out), (_, _, _, second_in, second_out) = launches[:2]
-    assert first == "axis_rows_reduce_block" and not first_in and first_out == np.float32  # segments' partials: T
-    assert second_in and second_out == np.float16 and len(launches) == 2  # read as they are, stored once
+    monkeypatch.setattr(FakeAxisKernel, "folded", [])
+    for shape, axis, function in [((2, 100000), 1, "axis_rows_reduce_block"), ((100000, 40), 0, "axis_columns_reduce")]:
+        launches.clear()
+        got = pyscan.reduce(FakeDeviceArray(np.full(shape, 0.1, np.float16)), axis=axis).host
+        exact = 100000 * float(np.float16(0.1))
+        assert got.dtype == np.float16 and np.allclose(got.astype(np.float64), exact, rtol=2e-3)
+        ((name, _, _, partials_in, out_dtype),) = launches
+        assert name == function and not partials_in and out_dtype == np.float16 and FakeAxisKernel.folded[-1] > 1
+    launches.clear()
+    pyscan.reduce(FakeDeviceArray(np.full((3, 5000, 40), 0.1, np.float16)), axis=(0, 2))
+    assert [(p_in, out) for _, _, _, p_in, out in launches] == [(False, np.float32), (True, np.float16)]
 
 
 def _counting_begin(monkeypatch):
@@ -804,13 +829,13 @@ def test_the_plan_caches_keep_the_newest_and_renew_without_evicting(monkeypatch)
 
 
 def test_the_axis_algorithm_and_unit_extents_run_the_plan(emulated_axis_gpu, rng):
-    """The registry's 1-D "axis" reduction (reduce_along: one (1, n, 1) pass and its partials' passes) and a reduction
-    over extents of 1 into a wider dtype (one pass over rows of one element: the kernels' conversion), on the
-    emulated kernels."""
+    """The registry's 1-D "axis" reduction (reduce_along: one (1, n, 1) launch, its segments' partials folded in it)
+    and a reduction over extents of 1 into a wider dtype (one pass over rows of one element: the kernels'
+    conversion), on the emulated kernels."""
     launches = emulated_axis_gpu
     host = rng.integers(-100, 100, 70000).astype(np.int32)
     got = pyscan.reduce(FakeDeviceArray(host), algorithm="axis").host
-    assert got.dtype == np.int64 and got == host.sum() and len(launches) >= 2  # a segment pass, then its partials
+    assert got.dtype == np.int64 and got == host.sum() and len(launches) == 1 and launches[0][1] > 1  # segments
     launches.clear()
     small = rng.integers(-100, 100, (5, 1)).astype(np.int8)
     got = pyscan.reduce(FakeDeviceArray(small), axis=1).host
@@ -820,7 +845,8 @@ def test_the_axis_algorithm_and_unit_extents_run_the_plan(emulated_axis_gpu, rng
 
 def test_every_reduce_function_is_declared_in_its_kernel_file():
     """Each kernel the axis reduction's plans name is a __global__ function the loader reads off its file, with the
-    arguments the plans pass (the pointers, then the pass geometry): no launch can name a function it cannot find."""
+    arguments the plans pass (the pointers -- out, for the kernels whose last blocks fold partials the partials and
+    the tickets, x -- then the pass geometry): no launch can name a function it cannot find."""
     from pyscan.runtime.loader import build_source, global_functions, signature
 
     views = {"rows_short": (5, 3, 1, 2), "rows_warp": (10**6, 100, 1, 2), "rows_block": (2, 10**6, 1, 2),
@@ -831,4 +857,5 @@ def test_every_reduce_function_is_declared_in_its_kernel_file():
         outer, n, inner, itemsize = views[kind]
         planned = raxis.pass_plan(outer, n, inner, 132, itemsize)
         assert planned[0] == kind
-        assert len(signature(source, function)) == 2 + len(planned[3]), (kind, signature(source, function))
+        pointers = 4 if kind in ("rows_block", "columns") else 2
+        assert len(signature(source, function)) == pointers + len(planned[3]), (kind, signature(source, function))

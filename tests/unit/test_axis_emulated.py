@@ -184,9 +184,10 @@ def _run_binary(binary, args, where, x, out_dtype, count):
 
 @pytest.mark.parametrize("shape", REDUCE_SHAPES, ids=str)
 def test_the_column_reduction_on_the_cpu_is_the_model(reduce_build, shape):
-    """One pass of axis_columns.cu, in each build the host may launch for the shape (a thread's lanes as one run, x
-    aligned; the strided build, x aligned or not; one lane a thread, x aligned to its element or not), into
-    compute-type partials: the model's columns_pass bit for bit, on the geometry pass_plan gives."""
+    """One launch of axis_columns.cu, in each build the host may launch for the shape (a thread's lanes as one run,
+    x aligned; the strided build, x aligned or not; one lane a thread, x aligned to its element or not), into the
+    compute type, its row chunks' partials folded by each group's last block: the model's columns_pass bit for bit,
+    on the geometry pass_plan gives, and every ticket counter back at 0 (the emulator's exit code)."""
     from pyscan.reductions import axis as raxis
     from pyscan.types import Types, load
 
@@ -206,7 +207,7 @@ def test_the_column_reduction_on_the_cpu_is_the_model(reduce_build, shape):
         [((vec, 0), 0), ((vec, 0), 1)] if vec > 1 else [((1, 1), 0), ((1, 1), 1)])
     for build, skip in cases:
         args = [outer, n, inner, lanes, rows, chunk_rows, lane_chunks, chunks, skip]
-        got = _run_binary(builds[build], args, where, x, compute, outer * chunks * inner)
+        got = _run_binary(builds[build], args, where, x, compute, outer * inner)
         np.testing.assert_array_equal(got.reshape(want.shape), want, err_msg=f"build {build}, skip {skip}")
 
 
@@ -236,8 +237,9 @@ def test_the_short_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
 
 @pytest.mark.parametrize("variant", REDUCE_VARIANTS, ids=lambda v: "-".join(v).replace(" ", ""))
 def test_the_long_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
-    """axis_rows_reduce_block, a block a row segment, several segments a row: rows_pass bit for bit (each thread's
-    four accumulators, the warp and block trees), x aligned or one element off, nothing read past x's end."""
+    """axis_rows_reduce_block, a block a row segment, several segments a row, the row's last block folding their
+    partials: rows_pass bit for bit (each thread's four accumulators, the warp and block trees), x aligned or one
+    element off, nothing read past x's end, every ticket counter back at 0."""
     from pyscan.reductions import axis as raxis
     from pyscan.types import Types, load
 
@@ -251,5 +253,5 @@ def test_the_long_rows_reduction_on_the_cpu_is_the_model(variant, tmp_path):
         assert splits > 1 or n < 5000  # the longer rows in several segments
         want = raxis.rows_pass(load(x, Types.of(x.dtype, op, result)), cop, 2)
         for skip in (0, 1):
-            got = _run_binary(builds["rows"], ["block", rows, n, splits, seg, skip], where, x, compute, rows * splits)
+            got = _run_binary(builds["rows"], ["block", rows, n, splits, seg, skip], where, x, compute, rows)
             np.testing.assert_array_equal(got, want.reshape(-1), err_msg=f"{rows} x {n}, skip {skip}")
