@@ -72,8 +72,9 @@ def pass_plan(outer: int, n: int, inner: int, sms: int, itemsize: int | None = N
     one of "rows_short", "rows_warp", "rows_block" (inner == 1, row_plan; the reduction's short rows
     short_rows_per_thread a thread) or "columns" (column_plan); chunks the partials per output (1: the pass gives
     the result; more: the (outer, chunks, inner) partials, which the reduction's kernels fold in their last block
-    and argmax/argmin's next pass reduces); geometry the kernel's arguments after its pointers.  itemsize: the size of the elements the pass reads, for the reduction's column kernel
-    (column_vec lanes a thread, COLUMN_MIN_ROWS rows); None: argmax/argmin's (a lane a thread, MIN_PER_THREAD rows)."""
+    and argmax/argmin's next pass reduces); geometry the kernel's arguments after its pointers.  itemsize: the size
+    of the elements the pass reads, for the reduction's column kernel (column_vec lanes a thread, COLUMN_MIN_ROWS
+    rows); None: argmax/argmin's (a lane a thread, MIN_PER_THREAD rows)."""
     if inner == 1:
         mode, grid, splits, seg = row_plan(outer, n, sms)
         if mode == "short" and itemsize is not None:
