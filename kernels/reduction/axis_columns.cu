@@ -183,13 +183,27 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     }
     __syncthreads();
     if (!last_block) return;
-    fold_rows(totals, t, active, ty, chunks, rows, [&](long long r, T (&v)[V]) {
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-            const long long l = lane_of(tx, threads_x, i);
-            v[i] = first + l < inner ? __ldcg(part + r * inner + l) : op_identity();  // through L2: this launch's
+    // The same fold of the partial rows ty, ty + rows, ... < chunks, a lane at a time (four accumulators, not 4 V,
+    // so this rarely taken path adds no registers to the kernel), each read through L2 (written in this launch).
+#pragma unroll 1
+    for (int i = 0; i < V; ++i) {
+        const long long l = lane_of(tx, threads_x, i);
+        T a0 = op_identity(), a1 = a0, a2 = a0, a3 = a0;
+        if (used && first + l < inner) {
+            const T* p = part + l;
+            long long r = ty;
+            for (; r + 3LL * rows < chunks; r += 4LL * rows) {
+                const T v0 = __ldcg(p + r * inner), v1 = __ldcg(p + (r + rows) * inner),
+                        v2 = __ldcg(p + (r + 2 * rows) * inner), v3 = __ldcg(p + (r + 3 * rows) * inner);
+                a0 = op_combine(a0, v0);
+                a1 = op_combine(a1, v1);
+                a2 = op_combine(a2, v2);
+                a3 = op_combine(a3, v3);
+            }
+            for (; r < chunks; r += rows) a0 = op_combine(a0, __ldcg(p + r * inner));
         }
-    });
+        totals[i][t] = op_combine(op_combine(a0, a1), op_combine(a2, a3));
+    }
     row_group_tree(totals, t, ty, rows, threads_x);
     if (ty == 0) {
 #pragma unroll

@@ -123,6 +123,12 @@ __device__ __forceinline__ T block_fold(long long lo, long long hi, T (&warp_res
     return v;
 }
 
+// The last block's fold of a row's `splits` partials (written in this launch: read through L2), apart from the
+// kernel's body (not inlined) so that this rarely taken path adds no registers to it.
+__device__ __noinline__ T fold_partials(const T* part, long long splits, T (&warp_results)[BLOCK / 32]) {
+    return block_fold(0, splits, warp_results, [&](long long j) { return (T)__ldcg(part + j); });
+}
+
 // Long rows: block b reduces elements [s * seg, min(n, (s + 1) * seg)) of row b / splits, s = b % splits.  With
 // splits == 1 that is out[row].  Otherwise it is partials[b] (partials: rows * splits elements; tickets: a counter
 // a row, 0 at entry and again at exit), and the row's last block folds the row's partials into out[row].
@@ -152,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     __syncthreads();
     if (!last_block) return;
     const T* part = partials + row * splits;
-    v = block_fold(0, splits, warp_results, [&](long long j) { return (T)__ldcg(part + j); });  // through L2
+    v = fold_partials(part, splits, warp_results);
     if (t == 0) {
         out[row] = op_store(v);
         tickets[row] = 0;  // ready for the next launch on this stream

@@ -30,6 +30,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __noinline__  // (empty: GCC's own __attribute__((__noinline__)) still parses)
 #define __shared__ static
 #define __launch_bounds__(...)
 
