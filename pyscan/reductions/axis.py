@@ -178,9 +178,9 @@ def _block_fold(x, lo, hi, f, e):
     return _warp_tree(slots, f)
 
 
-def rows_pass(x, op, sms, fold=True):
-    """One launch of axis_rows.cu on (rows, n) x: the (rows, 1) results.  fold=False: the long-row kernel's
-    (rows, splits) segment values before its last blocks fold them (tests)."""
+def rows_pass(x, op, sms):
+    """One launch of axis_rows.cu on (rows, n) x: the (rows, 1) results (long rows: each segment's value, then the
+    row's last block's fold of them)."""
     rows, n = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
     mode, grid, splits, seg = row_plan(rows, n, sms)
@@ -195,7 +195,7 @@ def rows_pass(x, op, sms, fold=True):
     out = np.empty((rows, splits), x.dtype)
     for s in range(splits):
         out[:, s] = _block_fold(x, s * seg, min(n, (s + 1) * seg), f, e)
-    if splits == 1 or not fold:
+    if splits == 1:
         return out
     return _block_fold(out, 0, splits, f, e)[:, None]  # each row's last block: the same fold over its partials
 
@@ -217,10 +217,10 @@ def _column_fold(x, lo, hi, rows, f, e):
     return totals[..., 0]
 
 
-def columns_pass(x, op, sms, itemsize=None, fold=True):
-    """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, 1, inner) results.  itemsize: the size of
-    the elements the kernel reads (x's stored dtype on a first pass; default x's own, the compute type's).
-    fold=False: the (outer, chunks, inner) chunk values before the groups' last blocks fold them (tests)."""
+def columns_pass(x, op, sms, itemsize=None):
+    """One launch of axis_columns.cu on (outer, n, inner) x: the (outer, 1, inner) results (each row chunk's values,
+    then the group's last block's fold of them).  itemsize: the size of the elements the kernel reads (x's stored
+    dtype on a first pass; default x's own, the compute type's)."""
     outer, n, inner = x.shape
     f, e = ufunc(op), identity(op, x.dtype)
     _, _, chunks, geometry = pass_plan(outer, n, inner, sms, itemsize or x.itemsize)
@@ -228,7 +228,7 @@ def columns_pass(x, op, sms, itemsize=None, fold=True):
     out = np.empty((outer, chunks, inner), x.dtype)
     for c in range(chunks):
         out[:, c, :] = _column_fold(x, c * chunk_rows, min(n, (c + 1) * chunk_rows), rows, f, e)
-    if chunks == 1 or not fold:
+    if chunks == 1:
         return out
     return _column_fold(out, 0, chunks, rows, f, e)[:, None, :]  # each group's last block, the same block shape
 
@@ -365,10 +365,10 @@ class Plan:
         compute = COMPUTE_TYPES[value]
         steps, offset, source, partials_in, source_dtype, tickets = [], 0, self.X, False, in_dtype, 0
 
-        def take(nbytes):  # the scratch offset of nbytes more
+        def take(nbytes):  # the scratch offset of nbytes more, 256-byte aligned
             nonlocal offset
-            offset += -(-nbytes // 256) * 256
-            return offset - -(-nbytes // 256) * 256
+            start, offset = offset, offset + -(-nbytes // 256) * 256
+            return start
 
         for k, (outer, n, inner) in enumerate(passes):
             last = k == len(passes) - 1
@@ -410,12 +410,10 @@ class Plan:
             capturing = driver._capturing  # the launcher's cuStreamIsCapturing (None before any GPU call)
             if capturing is not None and capturing(stream) and driver.capturing(stream, device):
                 # a graph's own memory: counters zero at every replay (runtime.capture.zeroed), scratch of its own
-                owners = [None, None]
+                owners = [None, capture.scratch(self.scratch_bytes, device, stream)]
+                base = owners[1].address
                 if self.tickets:
                     owners[0], tickets = capture.zeroed(self.tickets, device, stream)
-                if self.scratch_bytes:
-                    owners[1] = capture.scratch(self.scratch_bytes, device, stream)
-                    base = owners[1].address
             else:
                 kept = _partials.get(self.room + self.scratch_bytes, device, stream)
                 tickets, base = kept.address, kept.address + self.room
