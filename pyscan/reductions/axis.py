@@ -42,7 +42,7 @@ SHORT_ROW = 16  # axis_rows.cu SHORT_ROW: rows up to this long get a thread each
 WARP_ROW = 4096  # rows up to this long get a warp each, when there are enough rows to fill the GPU
 BLOCKS_PER_SM = 8  # the grid the geometry aims for: 8 blocks of 256 threads per SM (2048 threads, an H100's most)
 MIN_PER_THREAD = 8  # a row segment or row chunk gives each thread at least this many elements
-COLUMN_MIN_ROWS = 64  # the reduction's column chunks: at least this many rows a thread (fewer partial passes)
+COLUMN_MIN_ROWS = 64  # the reduction's column chunks: at least this many rows a thread (fewer partials to fold)
 NOMINAL_SMS = 132  # the models' default: an H100 SXM
 MAX_GRID = 2**31 - 1
 

@@ -80,8 +80,9 @@ def status(nbytes: int, device: int, stream: int, zero_bytes: int | None = None)
 
 
 # --- memory a graph keeps -----------------------------------------------------------------------------------------
-# Three kernels put their kept state back themselves at the end of every launch: the fast reduction's last block
-# zeroes its ticket counter (kernels/reduction/fast.cu), the one-launch histograms' last block its counters and ticket
+# Four kernels put their kept state back themselves at the end of every launch: the fast reduction's last block
+# zeroes its ticket counter (kernels/reduction/fast.cu), the axis reductions' last blocks their groups' counters
+# (kernels/reduction/axis_rows.cu, axis_columns.cu), the one-launch histograms' last block its counters and ticket
 # (kernels/histogram/one_launch.cuh), and the decoupled look-back scan, given the epoch EPOCH_ON_DEVICE,
 # reads its epoch from its status buffer and its last block advances it (kernels/scan/decoupled_lookback.cu).  A
 # captured launch of either needs no memset node when its buffer is zero when the graph is made and stays the
