@@ -216,6 +216,30 @@ def test_the_short_row_kernel_holds_what_the_plan_gives_it():
                 assert (grid - 1) * 256 * per_thread < rows <= grid * 256 * per_thread
 
 
+def test_launches_with_several_chunks_fit_the_ticket_counters():
+    """A launch whose last blocks fold chunk partials takes a ticket counter for each of its groups (rows, or
+    column groups) from the ticket_bytes at the start of the stream's scratch: every plan, on any SM count, has
+    at most BLOCKS_PER_SM * SMs such groups (more groups fill the GPU with one chunk each)."""
+    extents = (1, 2, 3, 7, 16, 31, 33, 100, 1000, 1057, 4096, 65536, 10**6, 2**23)
+    for sms in (1, 2, 16, 78, 114, 132, 144):
+        most = raxis.ticket_bytes(sms) // 4
+        assert most >= raxis.BLOCKS_PER_SM * sms
+        seen = 0
+        for outer in extents:
+            for n in extents:
+                for inner in (1, 2, 5, 16, 40, 4096, 65536):
+                    if outer * n * inner > 2**34:
+                        continue
+                    for itemsize in (1, 2, 4, 8):
+                        kind, _, chunks, geometry = raxis.pass_plan(outer, n, inner, sms, itemsize)
+                        if chunks > 1:
+                            groups = outer if kind == "rows_block" else outer * geometry[5]
+                            assert kind in ("rows_block", "columns") and groups <= raxis.BLOCKS_PER_SM * sms, (
+                                sms, outer, n, inner, itemsize)
+                            seen += 1
+        assert seen > 100  # the sweep meets many launches with several chunks
+
+
 def test_row_and_column_plans_fill_the_gpu():
     for rows, n in [(2 ** 23, 2), (2 ** 20, 16), (16, 2 ** 20), (4096, 4096), (64, 65536), (1, 10 ** 6)]:
         mode, grid, splits, seg = raxis.row_plan(rows, n, 132)
