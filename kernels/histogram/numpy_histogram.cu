@@ -2,9 +2,9 @@
 // PMPP ch. 9 carried to float bins and to many bins.  The bin of a value is numpy_bins.cuh's (NumPy's own
 // arithmetic); the elements are read once, 16 bytes per load, by element_loads.cuh.
 //
-// Three kernels, and one that counts and finishes in one launch (numpy_histogram_once, at the end); the host
-// (pyscan/histograms/numpy_plan.py, choose_strategy) picks by the data's size in bytes and by whether the bins fit
-// in shared memory:
+// Three kernels, and two that count and finish in one launch (numpy_histogram_once and bincount's
+// numpy_bincount_global, at the end); the host (pyscan/histograms/numpy_plan.py, choose_strategy) picks by the
+// data's size in bytes and by whether the bins fit in shared memory:
 //
 // * numpy_histogram_shared -- privatization (PMPP §9.4, Fig. 9.10) with coarsening (§9.5): the grid is sized
 //   to the device, each block counts its share of the input into COPIES private copies of the histogram in
@@ -187,7 +187,8 @@ struct SeeNothing {
 // finds the least and the greatest value: two kept counters past the bins gather them, and the last block writes
 // them after the histogram (bins + 2 values).  Where the greatest is below bins, the count is bincount's, from one
 // read of the data; otherwise the host counts again with the right bins (pyscan/histograms/numpy_histogram.py;
-// docs/histogram.md, "bincount in one pass").
+// docs/histogram.md, "bincount in one pass").  numpy_bincount_global (at the end) is the same pass on the global
+// histogram, where the caller's minlength puts the result past the private copies.
 #if EXTREMES
 // A thread's least and greatest value, then the block's, then the grid's.  Between threads they travel as 64-bit
 // unsigned numbers of the same order (signed values with their sign bit flipped), the least as its complement: so
@@ -411,4 +412,38 @@ numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KE
     take_counters(counters, bins, ticket, write);
 #endif
 }
+
+#if EXTREMES
+// numpy_bincount_global: bincount's one pass on the global histogram, where the caller's minlength alone puts the
+// result past the private copies.  That length is not a guess: the result has at least minlength bins whatever the
+// data, and a count with the right bins would take the global histogram too -- so, unlike a guess from an earlier
+// call, it cannot put values that one copy in shared memory would have held on a few global counters
+// (docs/histogram.md, "bincount in one pass").  The values 0 .. bins - 1 go straight into `histogram` (the result,
+// zeroed by the host: numpy_histogram_global's count), each block's extremes into two kept counters (zero between
+// launches) by one atomicMax each, and the block that takes the last ticket writes them to `extremes` and puts the
+// counters back to zero.
+extern "C" __global__ void __launch_bounds__(BLOCK_SIZE, 2048 / BLOCK_SIZE)
+numpy_bincount_global(const VALUE_T* __restrict__ data, long long n, int bins, KEY_T lo, KEY_T hi, EDGE_T first_edge,
+                      DIV_T norm_denom, DIV_T bins_as_div, double guess_scale, GUESS_T guess_low, GUESS_T guess_high,
+                      double edge_start, double edge_step, const EDGE_T* __restrict__ edges,
+                      unsigned long long* __restrict__ counters, unsigned int* __restrict__ ticket,
+                      unsigned long long* __restrict__ histogram, unsigned long long* __restrict__ extremes) {
+    __shared__ unsigned long long block_extremes[2];  // the block's greatest value and its least's complement
+    if (threadIdx.x == 0) block_extremes[0] = block_extremes[1] = 0ull;
+    __syncthreads();
+    const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
+                       guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
+    Extremes seen;
+    count_elements<GlobalSum, GLOBAL_AGGREGATE>(data, (const WEIGHT_T*)nullptr, n, rule, histogram, 1, seen);
+    seen.into(block_extremes);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        atomicMax(&counters[0], block_extremes[0]);
+        atomicMax(&counters[1], block_extremes[1]);
+    }
+    if (!took_last_ticket(ticket)) return;
+    auto write = [&](long long i, unsigned long long value) { extremes[i] = value; };
+    take_counters(counters, 2, ticket, write);
+}
+#endif
 #endif

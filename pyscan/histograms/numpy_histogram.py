@@ -36,6 +36,7 @@ KERNEL = "histogram/numpy_histogram.cu"
 FUNCTIONS = {plan.SHARED: "numpy_histogram_shared", plan.GLOBAL: "numpy_histogram_global"}
 FOLD = "numpy_histogram_fold"  # 1-byte data: fast.cu's byte counts into the bins (BYTES)
 ONE_LAUNCH = "numpy_histogram_once"  # SHARED and BYTES (BYTE_VALUES=1) in one launch: counts and finishes
+GLOBAL_PASS = "numpy_bincount_global"  # bincount's one pass on the global histogram (EXTREMES)
 
 
 # ---- launches ------------------------------------------------------------------------------------------------
@@ -47,14 +48,15 @@ def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *
     GLOBAL.  weights: the weights' dtype, None for counts.  one_launch: the ready call's kernel of SHARED or BYTES,
     which counts and finishes in one launch (ONE_LAUNCH; BYTES: BYTE_VALUES, the 256 byte values in MAX_COPIES
     copies); extremes: bincount's one pass, ONE_LAUNCH of SHARED that also writes the data's least and greatest
-    value after the counts (EXTREMES)."""
+    value after the counts, or GLOBAL_PASS for GLOBAL (EXTREMES)."""
     byte_values = one_launch and chosen == plan.BYTES
     if byte_values:
         copies, counted = plan.MAX_COPIES, 256
     else:
         counted = rule.bins
     weight_dtype = np.dtype(np.float32) if weights is None else np.dtype(weights)
-    fn = get_kernel(KERNEL, ONE_LAUNCH if one_launch else FUNCTIONS[chosen], device=device, BLOCK_SIZE=plan.BLOCK,
+    function = GLOBAL_PASS if extremes and chosen == plan.GLOBAL else ONE_LAUNCH if one_launch else FUNCTIONS[chosen]
+    fn = get_kernel(KERNEL, function, device=device, BLOCK_SIZE=plan.BLOCK,
                     COPIES=max(copies, 1), BYTE_VALUES=int(byte_values), EXTREMES=int(extremes),
                     WEIGHTED=int(weights is not None), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
                     WEIGHT_IS_HALF=int(weight_dtype == np.float16),
@@ -676,8 +678,9 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
 
     The length needs max(x), read back from the device (as is whether any value is negative, which raises
     ValueError as NumPy does): for counts of 2- to 8-byte integers the pass that counts finds it where the last
-    call's length on the same dtype and device was long enough; else a pass for it comes first (docs/histogram.md,
-    "bincount in one pass").  weights: an array of x's length, on x's side (host or device): the result is then the
+    call's length on the same dtype and device was long enough, or where minlength is past the private copies'
+    bins (the pass counts into the result then); else a pass for it comes first (docs/histogram.md, "bincount in
+    one pass").  weights: an array of x's length, on x's side (host or device): the result is then the
     float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input gives a NumPy array,
     device input an array of its kind on its device, on the call's stream.
     """
@@ -704,18 +707,20 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
         weights_call = _begin_weights(weights, call, "bincount: weights", stream,
                                       "The weights and list don't have the same length.")
     with call:
-        length, counted = minlength, None
+        length, counted, result = minlength, None, None
         if call.size:
             if extremes is not None:  # read by the ready call's pass: the count below is the data's second read
                 low, high = extremes
             elif weights_call is None:
-                low, high, counted = _count_in_one_pass(call, minlength)
+                low, high, counted, result = _count_in_one_pass(call, minlength)
             else:
                 low, high = device_min_max(call.x, call)
             length = _bincount_length(low, high, minlength)
         rule = plan.bincount_rule(call.dtype, length)  # (kept per dtype and length; it refuses too many bins)
         if weights_call is None:
             _expected_lengths[(call.dtype, call.device)] = length
+        if result is not None and length == minlength:  # the global pass counted every value into it
+            return call.finish(result)
         device_weights = _weights_on_device(weights_call, call)
         out = call.empty((length,), plan.SUM_DTYPE if device_weights is not None else plan.COUNT_DTYPE)
         if counted is not None and length <= counted.size - 2:  # the one pass's bins held every value
@@ -730,7 +735,9 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
 # EXTREMES build; docs/histogram.md, "bincount in one pass").  The guess is the last call's length on the same dtype
 # and device (or minlength); where the greatest value is not below it, the data are counted again with the right
 # bins.  A 1-D contiguous device array without weights takes it without a Call after its dtype's first call made
-# the pass (_ready_bincount, as histogram's ReadyHistogram); the general path takes it too.
+# the pass (_ready_bincount, as histogram's ReadyHistogram); the general path takes it too.  A minlength past the
+# private copies' most bins is a length the result has whatever the data: the pass then counts on the global
+# histogram, into the result itself (GlobalPass, numpy_plan.global_pass).
 _expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincount without weights
 _one_passes: dict = {}  # (dtype, device, bins) -> OnePass
 
@@ -746,6 +753,40 @@ def _bincount_length(low, high, minlength: int) -> int:
     if low < 0:
         raise ValueError(f"'list' argument must have no negative elements (found {low})")
     return max(minlength, int(high) + 1)
+
+
+class GlobalPass:
+    """bincount's one pass on the global histogram (GLOBAL_PASS) for one dtype and device, where the caller's minlength
+    alone puts the result past the private copies (plan.global_pass): the counts of 0 .. minlength - 1 straight into
+    the result, zeroed first, and the data's extremes, read back.  A bincount rule's build and arguments are its
+    dtype's whatever its length, so one kernel serves every minlength."""
+
+    __slots__ = ("dtype", "device", "rule", "fn", "arguments", "sms", "context", "geometries")
+
+    def __init__(self, dtype, device: int, sms_: int):
+        self.rule = rule = plan.bincount_rule(dtype, plan.ONE_PASS_MOST_BINS + 1)  # (its bins are not used)
+        self.fn, _ = counting_kernel(rule, plan.GLOBAL, 0, device, extremes=True)
+        self.dtype, self.device, self.sms = dtype, device, sms_
+        self.arguments = rule.arguments()
+        self.context = driver.primary(device)
+        self.geometries: dict = {}  # n -> the launch's geometry (the newest 64 lengths)
+
+    def count(self, address: int, n: int, stream: int, bins: int, out: int, extremes: int, context: int) -> tuple:
+        """Count the n values at `address` below `bins` into `out` (bins device int64s, zeroed here first) and their
+        extremes into `extremes` (16 device bytes) in `context` (self.context, or 0: the current one), and read the
+        extremes back (this waits): (least, greatest) as Python ints.  A context of the device is current."""
+        driver.refuse_capture(stream, "pyscan.bincount (its length is read back from the device)")  # before a launch
+        driver.memset32(out, 0, 2 * bins, stream)
+        owner, counters = kept_counters(TICKET_BYTES + 16, self.device, stream)  # owner: held until queued
+        geometry = kept_geometry(self.geometries, self.fn, plan.GLOBAL, n, self.rule, self.sms, 0)
+        self.fn.launch_typed(context, stream, geometry, address, n, bins, *self.arguments, 0,
+                             counters + TICKET_BYTES, counters, out, extremes)
+        words = np.empty(2, np.uint64)
+        driver.copy_dtoh(words.ctypes.data, extremes, words.nbytes, stream)
+        return plan.extremes_of(words, self.dtype)
+
+
+_global_passes: dict = {}  # (dtype, device) -> GlobalPass
 
 
 class OnePass:
@@ -785,17 +826,28 @@ def _one_pass(dtype, device: int, bins: int, sms_: int) -> OnePass:
 
 
 def _count_in_one_pass(call, minlength: int) -> tuple:
-    """(least, greatest, counted) of the call's non-empty integer data: the one pass over plan.one_pass_bins of the
-    expected length into `counted` (bins + 2 device words, the extremes last).  counted holds bincount's result
-    where greatest < bins; it is None where no one pass was made (min_max.cu's pass then)."""
+    """(least, greatest, counted, result) of the call's non-empty integer data: the one pass over
+    plan.one_pass_bins of the expected length into `counted` (bins + 2 device words, the extremes last), which holds
+    bincount's result where greatest < bins; or, where minlength is past those bins (plan.global_pass), the global
+    pass into `result` (an array of the call's kind of minlength counts: bincount's result where greatest <
+    minlength).  Both None where neither pass was made (min_max.cu's pass then)."""
+    if plan.global_pass(minlength) and call.dtype.itemsize > 1:
+        result = call.empty((minlength,), plan.COUNT_DTYPE)
+        extremes = call.scratch((2,), np.uint64)
+        made = _global_passes.get((call.dtype, call.device))
+        if made is None:
+            made = _global_passes[(call.dtype, call.device)] = GlobalPass(call.dtype, call.device, sms(call))
+        low, high = made.count(int(call.x.gpudata), call.size, call.stream, minlength, int(result.gpudata),
+                               int(extremes.gpudata), 0)  # the call's context
+        return low, high, None, result
     bins = _guessed_bins(call.dtype, call.device, minlength)
     if bins is None or call.dtype.itemsize == 1:  # 1-byte data: count_into's byte values, after min_max.cu
         low, high = device_min_max(call.x, call)
-        return low, high, None
+        return low, high, None, None
     counted = call.scratch((bins + 2,), np.uint64)
     one = _one_pass(call.dtype, call.device, bins, sms(call))
     low, high = one.count(int(call.x.gpudata), call.size, call.stream, int(counted.gpudata), 0)  # the call's context
-    return low, high, counted
+    return low, high, counted, None
 
 
 def _ready_bincount(kind, x, read, minlength: int):
@@ -805,6 +857,8 @@ def _ready_bincount(kind, x, read, minlength: int):
     pass.  (None, None) where there is no such pass; (None, (least, greatest)) where the data's greatest value is
     past it: the general path then counts, with those extremes."""
     address, n, dtype, device, stream = read
+    if plan.global_pass(minlength):
+        return _ready_global_bincount(kind, x, read, minlength)
     bins = _guessed_bins(dtype, device, minlength)
     one = _one_passes.get((dtype, device, bins))
     if one is None:  # none made yet, past the one pass's bins, or 1-byte data (never made)
@@ -820,6 +874,26 @@ def _ready_bincount(kind, x, read, minlength: int):
         out, pointer = kind.new_shaped(x, (length,), plan.COUNT_DTYPE, device, stream)
         driver.copy_dtod(pointer, counted.address, 8 * length, stream)
         return out, None
+    finally:
+        driver.leave(previous)
+
+
+def _ready_global_bincount(kind, x, read, minlength: int):
+    """_ready_bincount where minlength takes the global pass (plan.global_pass), made by an earlier call for the
+    dtype and device: the result made like x, of minlength counts, and counted into; (None, (least, greatest))
+    where the greatest value is not below minlength (the general path counts again)."""
+    address, n, dtype, device, stream = read
+    made = _global_passes.get((dtype, device))
+    if made is None:  # none made yet, or 1-byte data (never made)
+        return None, None
+    previous = driver.enter(device)  # the memset and copies need it current (a CuPy or torch thread's already is)
+    try:
+        out, pointer = kind.new_shaped(x, (minlength,), plan.COUNT_DTYPE, device, stream)
+        words = driver.allocate(16, device, stream)  # freed on the stream after the copy back
+        extremes = made.count(address, n, stream, minlength, pointer, words.address, made.context)
+        length = _bincount_length(*extremes, minlength)
+        _expected_lengths[(dtype, device)] = length
+        return (out, None) if length == minlength else (None, extremes)
     finally:
         driver.leave(previous)
 

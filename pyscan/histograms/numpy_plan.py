@@ -623,9 +623,10 @@ def _bincount_rule(dtype, length: int) -> BinRule:
 # bincount's one pass (numpy_histogram.cu, EXTREMES): the count of the values below a guess of max(x) + 1 and, in
 # the same read, the least and greatest value, in private copies: a power of two of bins from ONE_PASS_FEWEST_BINS
 # (the byte values' 256 in 16 copies), or ONE_PASS_MOST_BINS (one copy of 12,288 counts in 48 KB) where that is
-# more.  Not on the global histogram: there a guess larger than the data need (the last call's) puts their few hot
+# more.  Not on the global histogram for a guess: one larger than the data need (the last call's) puts their few hot
 # values on a few L2 addresses (2^28 int32 values below 9,000 took 5.3 ms on 16,384 global counters against 0.29 on
-# 12,288 private ones, one H200).  docs/histogram.md, "bincount in one pass"
+# 12,288 private ones, one H200).  A minlength past the private copies is no guess, and takes it (global_pass).
+# docs/histogram.md, "bincount in one pass"
 ONE_PASS_FEWEST_BINS = 256
 ONE_PASS_MOST_BINS = SHARED_BYTES // 4
 
@@ -640,6 +641,14 @@ def one_pass_bins(length: int) -> int | None:
     while bins < length:
         bins *= 2
     return min(bins, ONE_PASS_MOST_BINS)
+
+
+def global_pass(minlength: int) -> bool:
+    """Whether bincount's one pass runs on the global histogram (numpy_bincount_global): where the caller's minlength
+    alone puts the result past ONE_PASS_MOST_BINS.  A length the result has whatever the data, not a guess: a count
+    with the right bins would take the global histogram too.  (A guess from an earlier call never takes it: see
+    ONE_PASS_MOST_BINS.)"""
+    return ONE_PASS_MOST_BINS < minlength <= MAX_BINS
 
 
 def extremes_of(words, dtype) -> tuple:

@@ -185,10 +185,11 @@ def bincount_public_call(pyscan, x, op, algorithm):
 
 
 def bincount_check_cases(name: str, quick: bool) -> list:
-    return [case(name, "auto", dtype=dtype, length=length, n=n, skew=skew, gpu=True)
+    # values below 2^20 also with that minlength: the count and the extremes in one pass on the global histogram
+    return [case(name, "auto", dtype=dtype, length=length, n=n, skew=skew, minlength=minlength, gpu=True)
             for dtype in ("int32", "int64", "uint8") for length in (5, 2**20) for n in ((70001,) if quick else
                                                                                        (1, 70001))
-            for skew in (0, 100)]
+            for skew in (0, 100) for minlength in ((0, length) if length > 5 else (0,))]
 
 
 def bincount_run_case(c, rng) -> tuple:
@@ -197,8 +198,9 @@ def bincount_run_case(c, rng) -> tuple:
     p = c.p
     length = min(p["length"], 256) if p["dtype"] == "uint8" else p["length"]
     data = make_bincount_input(p["n"], np.dtype(p["dtype"]), bincount_case(length, p["skew"]), rng)
-    got = to_numpy(pyscan.bincount(upload(data) if p["gpu"] else data))
-    want = np.bincount(data)
+    minlength = p.get("minlength", 0)
+    got = to_numpy(pyscan.bincount(upload(data) if p["gpu"] else data, minlength=minlength))
+    want = np.bincount(data, minlength=minlength)
     diff = first_difference(got, want) or ("" if got.dtype == want.dtype else f"dtype {got.dtype}, NumPy's "
                                                                                   f"{want.dtype}")
     return ("mismatch", diff) if diff else ("ok", "")

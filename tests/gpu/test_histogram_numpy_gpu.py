@@ -403,12 +403,14 @@ def test_bincount(kind, dtype, rng):
 def test_bincount_one_pass_and_its_second_count(kind, dtype, rng, monkeypatch):
     """The one pass (the counts below a guess and the extremes, in one read) against np.bincount where its guess
     holds, where the greatest value is its last bin, where it misses (counted again), at its most bins and past them,
+    and on the global histogram for a minlength past them (the greatest value below it, its last bin, just past it),
     at lengths around a warp, a vector, a block and beyond the grid; negative values and the dtype's ends found by
-    it."""
+    it, with and without such a minlength."""
     monkeypatch.setattr(nh, "_expected_lengths", {})
     info = np.iinfo(dtype)
     steps = [(100, 0), (256, 0), (1000, 0), (1000, 0), (100, 4096), (9000, 0), (9000, 0), (12288, 0), (20000, 0),
-             (20000, 0), (5, 0), (5, 0)]  # 9000 and 12,288 values: the one pass's most bins; 20,000: past them
+             (20000, 0), (5, 0), (5, 0),  # 9000 and 12,288 values: the one pass's most bins; 20,000: past them
+             (100, 20000), (100, 20000), (20000, 20000), (20001, 20000), (5, 12289), (12289, 12289)]  # the global pass
     for n in (1, 2, 33, 1025, 100_003, 1 << 22):
         for top, minlength in steps:
             host = rng.integers(0, top, n).astype(dtype)
@@ -423,8 +425,9 @@ def test_bincount_one_pass_and_its_second_count(kind, dtype, rng, monkeypatch):
         for bad_value in (-1, info.min):
             bad = rng.integers(0, 100, 100_003).astype(dtype)
             bad[rng.integers(bad.size)] = bad_value
-            with pytest.raises(ValueError, match=f"found {bad_value}"):
-                pyscan.bincount(to_kind(bad, kind))
+            for minlength in (0, 20000):
+                with pytest.raises(ValueError, match=f"found {bad_value}"):
+                    pyscan.bincount(to_kind(bad, kind), minlength=minlength)
 
 
 def test_bincount_large_and_empty(rng):
@@ -433,4 +436,7 @@ def test_bincount_large_and_empty(rng):
     skewed = np.full(1 << 24, 2**20 - 1, np.int32)
     skewed[::11] = rng.integers(0, 2**20, skewed[::11].size)
     np.testing.assert_array_equal(pyscan.bincount(skewed), np.bincount(skewed))
+    for minlength in (2**20, 2**21):  # the global pass, ten values in eleven on one counter: its last, or not
+        np.testing.assert_array_equal(pyscan.bincount(skewed, minlength=minlength),
+                                      np.bincount(skewed, minlength=minlength))
     np.testing.assert_array_equal(pyscan.bincount(np.zeros(0, np.int32), minlength=4), np.zeros(4, np.int64))

@@ -230,6 +230,10 @@ def test_bincount_one_pass(dtype, rng):
     assert [plan.one_pass_bins(n) for n in (0, 1, 256, 257, 1000, 4097, 8193, 12288, 12289)] == [
         256, 256, 256, 512, 1024, 8192, 12288, 12288, None]
     assert plan.choose_strategy(plan.ONE_PASS_MOST_BINS, False, None, 4) == (plan.SHARED, 1)
+    # the global pass: from the first minlength whose count takes the global histogram, up to its most bins
+    assert [plan.global_pass(n) for n in (0, 300, 12288, 12289, 2**20, plan.MAX_BINS, plan.MAX_BINS + 1)] == [
+        False, False, False, True, True, True, False]
+    assert plan.choose_strategy(plan.ONE_PASS_MOST_BINS + 1, False, None, dtype.itemsize) == (plan.GLOBAL, 0)
     info = np.iinfo(dtype)
     for x in (np.array([info.min, info.max], dtype), np.array([info.max], dtype), np.array([info.min], dtype),
               rng.integers(info.min, info.max, 999, dtype=dtype, endpoint=True)):
@@ -243,6 +247,11 @@ def test_bincount_one_pass(dtype, rng):
         np.testing.assert_array_equal(nm.bincount_model(x, expected_length=expected, sms=2), np.bincount(x))
         np.testing.assert_array_equal(nm.bincount_model(x % 200, minlength=300, expected_length=expected, sms=2),
                                       np.bincount(x % 200, minlength=300))
+        for data in (x, x * 4):  # the global pass: its count is the result, or (values up to 24,000) counted again
+            for minlength in (12289, 20000):
+                np.testing.assert_array_equal(
+                    nm.bincount_model(data, minlength=minlength, expected_length=expected, sms=2),
+                    np.bincount(data, minlength=minlength))
     if dtype.kind == "i":
         with pytest.raises(ValueError, match="negative"):
             nm.bincount_model(np.array([3, info.min, 2], dtype), expected_length=100)
@@ -969,7 +978,8 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     """bincount without weights, on the fake device: one launch counts and finds the extremes (numpy_histogram_once's
     EXTREMES build), read back once; a second count (with the result's bins) only where the greatest value is not
     below the pass's bins; the next call's pass sized from this call's length; past the one pass's most bins, and for
-    1-byte data, min_max.cu's pass first.  The fake kernels write the step-models' results."""
+    1-byte data, min_max.cu's pass first; a minlength past them, the global pass (numpy_bincount_global) into the
+    result, zeroed first.  The fake kernels write the step-models' results (the global pass adds its counts)."""
     from test_interop import FakeDeviceArray, _host
 
     from pyscan.runtime import arrays, driver
@@ -983,14 +993,21 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
             self.address = self.buffer.ctypes.data
 
     class Kernel:
-        def __init__(self, defines):
-            self.extremes, self.dtype = defines.get("EXTREMES", 0), dtypes.get(defines.get("VALUE_T"))
+        def __init__(self, function, defines):
+            self.function, self.extremes = function, defines.get("EXTREMES", 0)
+            self.dtype = dtypes.get(defines.get("VALUE_T"))
 
         def config(self, grid, block, shared_size=0):
             return grid, block, shared_size
 
-        def launch_typed(self, context, stream, geometry, address, n, bins, *rest):  # numpy_histogram_once
-            self.run(address, n, bins, rest[-4])  # rest[-4]: the result's address
+        def launch_typed(self, context, stream, geometry, address, n, bins, *rest):
+            if self.function == nh.GLOBAL_PASS:  # rest[-2]: the result (zeroed before), rest[-1]: the extremes
+                made = nm.one_pass_model(_host(address, (n,), self.dtype), bins, sms=2)
+                _host(rest[-2], (bins,), np.uint64)[...] += made[:bins]
+                _host(rest[-1], (2,), np.uint64)[...] = made[bins:]
+                ops.append(("global pass", bins))
+                return
+            self.run(address, n, bins, rest[-4])  # numpy_histogram_once; rest[-4]: the result's address
             ops.append(("one pass" if self.extremes else "count", bins))
 
         def prepared_async_call(self, grid, block, stream, address, weights, n, bins, *rest, shared_size=0):
@@ -1018,12 +1035,13 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     monkeypatch.setattr(driver, "copy_dtoh", lambda host, device, n, stream: ctypes.memmove(host, device, n))
     monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: Allocation(nbytes))
     monkeypatch.setattr(driver, "multiprocessor_count", lambda ordinal: 132)
-    monkeypatch.setattr(nh, "get_kernel", lambda *args, **defines: Kernel(defines))
+    monkeypatch.setattr(nh, "get_kernel", lambda path, function, **defines: Kernel(function, defines))
     monkeypatch.setattr(nh, "kept_counters", lambda nbytes, device, stream: (None, 0x7000))
     monkeypatch.setattr(nh, "device_min_max", min_max)
     monkeypatch.setattr(driver, "primary", lambda ordinal: 0xC0)
     monkeypatch.setattr(nh, "_expected_lengths", {})
     monkeypatch.setattr(nh, "_one_passes", {})
+    monkeypatch.setattr(nh, "_global_passes", {})
     steps = [  # (values below, minlength, what runs): the one pass's bins follow the last length
         (100, 0, [("one pass", 256)]),
         (256, 0, [("one pass", 256)]),  # the greatest value the pass's last bin
@@ -1040,6 +1058,11 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
         (20000, 0, [("min_max",), ("count", 20000)]),  # past the one pass's most bins
         (10, 0, [("min_max",), ("count", 10)]),
         (10, 0, [("one pass", 256)]),
+        (100, 20000, [("global pass", 20000)]),  # a minlength past the one pass's bins: counted into the result
+        (30000, 20000, [("global pass", 20000), ("count", 30000)]),  # the greatest value past it: counted again
+        (5, 12289, [("global pass", 12289)]),  # the least such minlength, whatever the last call's length
+        (5, 12288, [("min_max",), ("count", 12288)]),  # (the last length, 12,289, is past the one pass)
+        (12287, 12288, [("one pass", 12288)]),
     ]
     for top, minlength, want in steps:
         host = rng.integers(0, top, 3001, dtype=np.int32)
@@ -1053,6 +1076,10 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
         pyscan.bincount(FakeDeviceArray(bad))
     assert ops == [("one pass", 256)]
+    ops.clear()
+    with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
+        pyscan.bincount(FakeDeviceArray(bad), minlength=20000)
+    assert ops == [("global pass", 20000)]
     # a kind that takes the ready path (1-D, contiguous, on the device): after the first call made the pass, one
     # look-up, the pass, the result made like x; a miss goes the general path with the pass's extremes (the data's
     # second read is the count), and the next call's pass is sized from its length
@@ -1061,20 +1088,31 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
             return x.host.ctypes.data, x.host.size, x.host.dtype, 0, 7
 
     monkeypatch.setitem(arrays.READY, FakeDeviceArray, ReadyKind())
+    monkeypatch.setattr(nh, "_expected_lengths", {})  # (the steps above left 12,288)
     monkeypatch.setattr(driver, "allocate", lambda nbytes, ordinal, stream: ops.append(("allocate", stream))
                         or Allocation(nbytes))
-    ready_steps = [(100, [("allocate", 7), ("one pass", 256)]),
-                   (300, [("allocate", 7), ("one pass", 256), ("count", 300)]),  # a miss
-                   (300, [("allocate", 7), ("one pass", 512)]),
-                   (20000, [("allocate", 7), ("one pass", 512), ("count", 20000)]),  # a miss past the pass's bins
-                   (20000, [("min_max",), ("count", 20000)])]  # no pass made for that length
-    for top, want in ready_steps:
+    ready_steps = [(100, 0, [("allocate", 7), ("one pass", 256)]),
+                   (300, 0, [("allocate", 7), ("one pass", 256), ("count", 300)]),  # a miss
+                   (300, 0, [("allocate", 7), ("one pass", 512)]),
+                   (20000, 0, [("allocate", 7), ("one pass", 512), ("count", 20000)]),  # a miss past the pass's bins
+                   (20000, 0, [("min_max",), ("count", 20000)]),  # no pass made for that length
+                   (100, 15000, [("allocate", 7), ("global pass", 15000)]),  # the global pass (made for int32 above)
+                   (17000, 15000, [("allocate", 7), ("global pass", 15000), ("count", 17000)])]  # a miss
+    for top, minlength, want in ready_steps:
         host = rng.integers(0, top, 5001, dtype=np.int32)
         host[7] = top - 1
         ops.clear()
-        got = pyscan.bincount(FakeDeviceArray(host))
+        got = pyscan.bincount(FakeDeviceArray(host), minlength=minlength)
         assert ops == want, top
-        np.testing.assert_array_equal(got.host, np.bincount(host))
+        np.testing.assert_array_equal(got.host, np.bincount(host, minlength=minlength))
+    ops.clear()
+    with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
+        pyscan.bincount(FakeDeviceArray(np.array([5, -3, 299], np.int32)), minlength=15000)
+    assert ops == [("allocate", 7), ("global pass", 15000)]
+    monkeypatch.setattr(nh, "_global_passes", {})
+    ops.clear()
+    pyscan.bincount(FakeDeviceArray(host), minlength=15000)
+    assert ops == [("allocate", 7), ("global pass", 15000), ("count", 17000)]  # none made yet: the general path
     with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
         pyscan.bincount(FakeDeviceArray(np.array([5, -3, 299], np.int32)))
     monkeypatch.setattr(nh, "count_into", byte_count)
