@@ -308,7 +308,11 @@ numpy_histogram_shared(const VALUE_T* __restrict__ data, const WEIGHT_T* __restr
                        KEY_T lo, KEY_T hi, EDGE_T first_edge, DIV_T norm_denom, DIV_T bins_as_div, double guess_scale,
                        GUESS_T guess_low, GUESS_T guess_high, double edge_start, double edge_step,
                        const EDGE_T* __restrict__ edges, GlobalSum* __restrict__ histogram) {
+#ifdef DYNAMIC_SHARED_ON_CPU
+    DYNAMIC_SHARED_ON_CPU(shared_bytes, 48 * 1024);  // the tests' CPU emulator: a static buffer
+#else
     extern __shared__ __align__(16) unsigned char shared_bytes[];  // bins * COPIES counters, bin-major
+#endif
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,
                        guess_scale, guess_low, guess_high, edge_start, edge_step,  edges};
     count_privately(reinterpret_cast<SharedSum*>(shared_bytes), bins, histogram, [&](SharedSum* copy) {
@@ -361,7 +365,11 @@ numpy_histogram_once(const VALUE_T* __restrict__ data, long long n, int bins, KE
                      unsigned int* __restrict__ ticket, unsigned long long* __restrict__ histogram,
                      const unsigned char* __restrict__ edges_from, unsigned char* __restrict__ edges_to,
                      long long edge_bytes) {
+#ifdef DYNAMIC_SHARED_ON_CPU
+    DYNAMIC_SHARED_ON_CPU(shared_bytes, 48 * 1024);  // the tests' CPU emulator: a static buffer
+#else
     extern __shared__ __align__(16) unsigned char shared_bytes[];
+#endif
     SharedSum* private_copies = reinterpret_cast<SharedSum*>(shared_bytes);
     copy_bytes(edges_from, edges_to, edge_bytes);
     const BinRule rule{bins,        lo,           hi,         first_edge, norm_denom, bins_as_div,

@@ -65,6 +65,9 @@ inline int __syncthreads_and(int p) {  // a barrier whose result is whether p he
     b.bar.arrive_and_wait();
     return !b.any_false;
 }
+inline int __syncthreads_or(int p) {  // a barrier whose result is whether p held in any thread
+    return !__syncthreads_and(!p);
+}
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 template <typename V>
@@ -105,6 +108,23 @@ template <typename V>
 V __shfl_sync(unsigned, V v, int source) {
     return emu_exchange(v, source);
 }
+template <typename V>
+V __shfl_xor_sync(unsigned, V v, int mask) {
+    return emu_exchange(v, (int)(threadIdx.x & 31) ^ mask);
+}
+template <typename V>
+unsigned __match_any_sync(unsigned, V v) {  // the lanes whose value equals this lane's
+    EmuWarp& w = emu_block->warps[threadIdx.x >> 5];
+    const int lane = threadIdx.x & 31;
+    static_assert(sizeof(V) <= 8, "one slot per lane");
+    w.slot[lane] = 0;
+    std::memcpy(&w.slot[lane], &v, sizeof(V));
+    w.bar.arrive_and_wait();
+    unsigned bits = 0;
+    for (int i = 0; i < 32; ++i) bits |= (w.slot[i] == w.slot[lane] ? 1u : 0u) << i;
+    w.bar.arrive_and_wait();
+    return bits;
+}
 inline void __syncwarp(unsigned = 0xffffffffu) { emu_block->warps[threadIdx.x >> 5].bar.arrive_and_wait(); }
 inline void __stcs(int4* p, int4 v) { *p = v; }
 template <typename V>
@@ -124,6 +144,10 @@ template <int N>
 inline void cp_async_wait() {}
 #define DYNAMIC_SHARED_ON_CPU(name, bytes) alignas(16) static unsigned char name[bytes]
 inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+inline size_t __cvta_generic_to_shared(const void* p) { return (size_t)p; }  // (a shared window's address: unused)
 inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned atomicExch(unsigned* p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
@@ -132,6 +156,12 @@ inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
 }
 inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
     return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+}
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+    unsigned long long seen = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (seen < v && !__atomic_compare_exchange_n(p, &seen, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    return seen;
 }
 
 // grid blocks of `threads` threads, one block after the other; after each, emu_after_block() (if defined: a hook)

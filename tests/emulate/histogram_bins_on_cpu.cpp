@@ -15,34 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-static float __fadd_rn(float a, float b) { return a + b; }
-static float __fsub_rn(float a, float b) { return a - b; }
-static float __fmul_rn(float a, float b) { return a * b; }
-static float __fdiv_rn(float a, float b) { return a / b; }
-static double __dadd_rn(double a, double b) { return a + b; }
-static double __dsub_rn(double a, double b) { return a - b; }
-static double __dmul_rn(double a, double b) { return a * b; }
-static double __ddiv_rn(double a, double b) { return a / b; }
-template <typename F>
-static F add_toward_zero(F a, F b) {
-    const int mode = std::fegetround();
-    std::fesetround(FE_TOWARDZERO);
-    volatile F sum = a + b;
-    std::fesetround(mode);
-    return sum;
-}
-static float __fadd_rz(float a, float b) { return add_toward_zero(a, b); }
-static double __dadd_rz(double a, double b) { return add_toward_zero(a, b); }
-template <typename To, typename From>
-static To bits_as(From from) {  // the bits of `from` read as a To of the same size (std::bit_cast, C++20)
-    static_assert(sizeof(To) == sizeof(From), "bits_as: sizes differ");
-    To to;
-    std::memcpy(&to, &from, sizeof to);
-    return to;
-}
-static int __float_as_int(float f) { return bits_as<int>(f); }
-static float __int_as_float(int i) { return bits_as<float>(i); }
-static int __double2loint(double d) { return (int)(unsigned int)bits_as<unsigned long long>(d); }
+#include "numpy_bins_on_cpu.h"
 
 #include "../../kernels/histogram/numpy_bins.cuh"
 

@@ -84,3 +84,46 @@ def test_edges_and_bincount_bins_are_the_models(rule, rng, tmp_path, tmp_path_fa
     binned, quick = run_bins(rule, x, tmp_path, emulator(rule, tmp_path_factory))
     np.testing.assert_array_equal(binned, nm.bins_of(x.astype(plan.key_dtype(rule.dtype)), rule))
     np.testing.assert_array_equal(quick, binned)  # no guess: quick_bin is bin_of
+
+
+# ---- bincount's one pass on the global histogram, whole: tests/emulate/bincount_on_cpu.cpp ------------------------
+
+def bincount_emulator(dtype, tmp_path_factory):
+    """numpy_bincount_global of `dtype` (a bincount rule's #defines and EXTREMES=1) built for the CPU."""
+    rule = plan.bincount_rule(dtype, plan.ONE_PASS_MOST_BINS + 1)
+    defines = {"BLOCK_SIZE": plan.BLOCK, "EXTREMES": 1,
+               "GLOBAL_AGGREGATE": plan.AGGREGATIONS[plan.AGGREGATE[plan.GLOBAL]], **rule.defines()}
+    key = tuple(sorted(defines.items()))
+    if key not in _built:
+        _built[key] = build_emulator("bincount_on_cpu", tmp_path_factory.mktemp("bincount"), defines,
+                                     extra=("-ffp-contract=off",))
+    return _built[key]
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(d) for d in (np.int16, np.uint16, np.int32, np.uint32, np.int64,
+                                                          np.uint64)], ids=str)
+def test_bincount_global_pass_is_the_model(dtype, rng, tmp_path, tmp_path_factory):
+    """numpy_bincount_global (bincount's one pass on the global histogram, where minlength is past the private
+    copies) run on the CPU, its blocks one after the other and each block's threads as threads, with the host's grid
+    (2 SMs): the counts of the values below `bins` and the two extreme words are the step-model's
+    (numpy_models.one_pass_model) -- uniform values some past `bins`, half of them one hot value (the warp runs'
+    aggregation), the dtype's ends, negative values -- at lengths around a warp, a vector and a block, the data
+    aligned to 16 bytes and not; and the kept counters and the ticket are back at zero (exit 3 if not)."""
+    binary = bincount_emulator(dtype, tmp_path_factory)
+    info = np.iinfo(dtype)
+    for i, (n, bins) in enumerate(((1, 12289), (2, 20000), (33, 12289), (513, 20000), (5001, 12289), (20001, 20000))):
+        x = rng.integers(0, 24000, n).astype(dtype)
+        x[rng.random(n) < 0.5] = 7  # a hot value
+        x[rng.integers(n)] = info.max
+        if dtype.kind == "i" and n > 2:
+            x[rng.integers(n)] = info.min
+            x[rng.integers(n)] = -5
+        skip = i % 2  # 1: one element before the data, so not 16-byte aligned
+        (tmp_path / "x.bin").write_bytes(x.tobytes())
+        grid = plan.grid_size(n, dtype.itemsize, False, 2, 0)
+        p = subprocess.run([str(binary), str(n), str(bins), str(grid), str(skip), str(tmp_path / "x.bin"),
+                            str(tmp_path / "out.bin")], capture_output=True, text=True)
+        assert p.returncode == 0, (n, bins, p.returncode, p.stderr[-4000:])  # 3: counters left nonzero
+        got = np.fromfile(tmp_path / "out.bin", np.uint64)
+        np.testing.assert_array_equal(got, nm.one_pass_model(x, bins, sms=2), err_msg=f"n={n} bins={bins}")
+        assert plan.extremes_of(got[bins:], dtype) == (int(x.min()), int(x.max()))
