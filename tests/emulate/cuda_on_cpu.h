@@ -1,9 +1,9 @@
 // cuda_on_cpu.h -- just enough of CUDA to run the look-back kernels on the CPU, one block at a time, each block's
-// threads as std::threads (tests/unit/test_segments_emulated.py, test_axis_emulated.py).  __shared__ variables
-// become function statics (shared by the block's threads; blocks run one after the other), warp shuffles and
-// ballots exchange through a per-warp slot array between two warp barriers (__syncwarp is that barrier), cp.async
-// copies are made at once, __syncthreads is a block barrier (__syncthreads_and three of them), atomics are the
-// compiler's.
+// threads as std::threads (tests/unit/test_segments_emulated.py, test_axis_emulated.py; and bincount's global pass,
+// test_histogram_emulated.py).  __shared__ variables become function statics (shared by the block's threads; blocks
+// run one after the other), warp shuffles, ballots and matches exchange through a per-warp slot array between two
+// warp barriers (__syncwarp is that barrier), cp.async copies are made at once, __syncthreads is a block barrier
+// (__syncthreads_and three of them), atomics are the compiler's.
 // Blocks in index order means every look-back finds its predecessor's inclusive prefix (the serial schedule the
 // NumPy models assume), and every array the kernels touch is a host allocation that AddressSanitizer watches.
 #pragma once
