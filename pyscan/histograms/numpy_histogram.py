@@ -679,10 +679,10 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
     The length needs max(x), read back from the device (as is whether any value is negative, which raises
     ValueError as NumPy does): for counts of 2- to 8-byte integers the pass that counts finds it where the last
     call's length on the same dtype and device was long enough, or where minlength is past the private copies'
-    bins (the pass counts into the result then); else a pass for it comes first (docs/histogram.md, "bincount in
-    one pass").  weights: an array of x's length, on x's side (host or device): the result is then the
-    float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input gives a NumPy array,
-    device input an array of its kind on its device, on the call's stream.
+    bins (up to 2^24 values: the pass counts into the result then); else a pass for it comes first
+    (docs/histogram.md, "bincount in one pass").  weights: an array of x's length, on x's side (host or device): the
+    result is then the float64 sums of the weights of each value, as NumPy's.  Counts are int64.  NumPy input gives a
+    NumPy array, device input an array of its kind on its device, on the call's stream.
     """
     kind = arrays.READY.get(type(x))
     extremes = None  # the data's (least, greatest) where the ready call's pass found them past its bins
@@ -737,7 +737,8 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
 # bins.  A 1-D contiguous device array without weights takes it without a Call after its dtype's first call made
 # the pass (_ready_bincount, as histogram's ReadyHistogram); the general path takes it too.  A minlength past the
 # private copies' most bins is a length the result has whatever the data: the pass then counts on the global
-# histogram, into the result itself (GlobalPass, numpy_plan.global_pass).
+# histogram, into the result itself, up to numpy_plan.GLOBAL_PASS_MOST_VALUES values (GlobalPass,
+# numpy_plan.global_pass).
 _expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincount without weights
 _one_passes: dict = {}  # (dtype, device, bins) -> OnePass
 
@@ -828,10 +829,10 @@ def _one_pass(dtype, device: int, bins: int, sms_: int) -> OnePass:
 def _count_in_one_pass(call, minlength: int) -> tuple:
     """(least, greatest, counted, result) of the call's non-empty integer data: the one pass over
     plan.one_pass_bins of the expected length into `counted` (bins + 2 device words, the extremes last), which holds
-    bincount's result where greatest < bins; or, where minlength is past those bins (plan.global_pass), the global
-    pass into `result` (an array of the call's kind of minlength counts: bincount's result where greatest <
-    minlength).  Both None where neither pass was made (min_max.cu's pass then)."""
-    if plan.global_pass(minlength) and call.dtype.itemsize > 1:
+    bincount's result where greatest < bins; or, where minlength is past those bins and the data are not too many
+    (plan.global_pass), the global pass into `result` (an array of the call's kind of minlength counts: bincount's
+    result where greatest < minlength).  Both None where neither pass was made (min_max.cu's pass then)."""
+    if plan.global_pass(minlength, call.size) and call.dtype.itemsize > 1:
         result = call.empty((minlength,), plan.COUNT_DTYPE)
         extremes = call.scratch((2,), np.uint64)
         made = _global_passes.get((call.dtype, call.device))
@@ -857,7 +858,7 @@ def _ready_bincount(kind, x, read, minlength: int):
     pass.  (None, None) where there is no such pass; (None, (least, greatest)) where the data's greatest value is
     past it: the general path then counts, with those extremes."""
     address, n, dtype, device, stream = read
-    if plan.global_pass(minlength):
+    if plan.global_pass(minlength, n):
         return _ready_global_bincount(kind, x, read, minlength)
     bins = _guessed_bins(dtype, device, minlength)
     one = _one_passes.get((dtype, device, bins))

@@ -320,13 +320,13 @@ def one_pass_model(data, bins: int, **model_options) -> np.ndarray:
 def bincount_model(x, weights=None, minlength=0, *, expected_length: int = 0, **model_options):
     """np.bincount(x, weights, minlength) computed the way pyscan.bincount computes it.  Counts of data of 2 bytes
     or more: the one pass over plan.one_pass_bins(max(minlength, expected_length)) bins (expected_length: the last
-    call's length on that dtype and device), or over minlength bins where plan.global_pass(minlength), counted again
-    with the right bins only where the greatest value is not below them; weights, 1-byte data and expected lengths
-    past the one pass: min_max.cu's partials, then the count."""
+    call's length on that dtype and device), or over minlength bins where plan.global_pass(minlength, x.size),
+    counted again with the right bins only where the greatest value is not below them; weights, 1-byte data and
+    expected lengths past the one pass: min_max.cu's partials, then the count."""
     x = np.asarray(x)
     length, counted = int(minlength), None
     if x.size:
-        bins = length if plan.global_pass(length) else plan.one_pass_bins(max(length, expected_length))
+        bins = length if plan.global_pass(length, x.size) else plan.one_pass_bins(max(length, expected_length))
         if weights is None and bins is not None and x.dtype.itemsize > 1:
             counted = one_pass_model(x, bins, **model_options)
             low, high = plan.extremes_of(counted[bins:], x.dtype)

@@ -643,12 +643,19 @@ def one_pass_bins(length: int) -> int | None:
     return min(bins, ONE_PASS_MOST_BINS)
 
 
-def global_pass(minlength: int) -> bool:
-    """Whether bincount's one pass runs on the global histogram (numpy_bincount_global): where the caller's minlength
-    alone puts the result past ONE_PASS_MOST_BINS.  A length the result has whatever the data, not a guess: a count
-    with the right bins would take the global histogram too.  (A guess from an earlier call never takes it: see
-    ONE_PASS_MOST_BINS.)"""
-    return ONE_PASS_MOST_BINS < minlength <= MAX_BINS
+# The most values bincount's global pass takes: its extremes cost the global count about a fifth of its time on
+# uniform values (2^28 int32 values below 2^20 into 2^20 bins: 4,918-4,975 us a call against 4,000-4,069 for
+# min_max.cu's pass and the plain count, one H100), more than min_max.cu's pass and its wait save past 2^24
+# values; at 2^20 it made the call 2-3 x faster (docs/histogram.md, "bincount in one pass")
+GLOBAL_PASS_MOST_VALUES = 2**24
+
+
+def global_pass(minlength: int, n: int) -> bool:
+    """Whether bincount's one pass over n values runs on the global histogram (numpy_bincount_global): where the
+    caller's minlength alone puts the result past ONE_PASS_MOST_BINS, and n is at most GLOBAL_PASS_MOST_VALUES.  A
+    length the result has whatever the data, not a guess: a count with the right bins would take the global
+    histogram too.  (A guess from an earlier call never takes it: see ONE_PASS_MOST_BINS.)"""
+    return ONE_PASS_MOST_BINS < minlength <= MAX_BINS and n <= GLOBAL_PASS_MOST_VALUES
 
 
 def extremes_of(words, dtype) -> tuple:

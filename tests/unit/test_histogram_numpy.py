@@ -231,8 +231,10 @@ def test_bincount_one_pass(dtype, rng):
         256, 256, 256, 512, 1024, 8192, 12288, 12288, None]
     assert plan.choose_strategy(plan.ONE_PASS_MOST_BINS, False, None, 4) == (plan.SHARED, 1)
     # the global pass: from the first minlength whose count takes the global histogram, up to its most bins
-    assert [plan.global_pass(n) for n in (0, 300, 12288, 12289, 2**20, plan.MAX_BINS, plan.MAX_BINS + 1)] == [
+    assert [plan.global_pass(m, 1000) for m in (0, 300, 12288, 12289, 2**20, plan.MAX_BINS, plan.MAX_BINS + 1)] == [
         False, False, False, True, True, True, False]
+    most = plan.GLOBAL_PASS_MOST_VALUES  # and up to its most values (past them: min_max.cu's pass, then the count)
+    assert [plan.global_pass(2**20, n) for n in (1, most, most + 1)] == [True, True, False]
     assert plan.choose_strategy(plan.ONE_PASS_MOST_BINS + 1, False, None, dtype.itemsize) == (plan.GLOBAL, 0)
     info = np.iinfo(dtype)
     for x in (np.array([info.min, info.max], dtype), np.array([info.max], dtype), np.array([info.min], dtype),
@@ -1063,8 +1065,12 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
         (5, 12289, [("global pass", 12289)]),  # the least such minlength, whatever the last call's length
         (5, 12288, [("min_max",), ("count", 12288)]),  # (the last length, 12,289, is past the one pass)
         (12287, 12288, [("one pass", 12288)]),
+        (100, 20000, [("global pass", 20000)]),
+        (100, 20000, [("min_max",), ("count", 20000)]),  # more values than the global pass takes (set below)
     ]
-    for top, minlength, want in steps:
+    for step, (top, minlength, want) in enumerate(steps):
+        if step == len(steps) - 1:
+            monkeypatch.setattr(plan, "GLOBAL_PASS_MOST_VALUES", 3000)
         host = rng.integers(0, top, 3001, dtype=np.int32)
         host[0] = top - 1
         ops.clear()
@@ -1076,6 +1082,7 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
         pyscan.bincount(FakeDeviceArray(bad))
     assert ops == [("one pass", 256)]
+    monkeypatch.setattr(plan, "GLOBAL_PASS_MOST_VALUES", 2**24)
     ops.clear()
     with pytest.raises(ValueError, match=r"negative elements \(found -3\)"):
         pyscan.bincount(FakeDeviceArray(bad), minlength=20000)
