@@ -646,7 +646,7 @@ def one_pass_bins(length: int) -> int | None:
 # The most values bincount's global pass takes: its extremes cost the global count about a fifth of its time on
 # uniform values (2^28 int32 values below 2^20 into 2^20 bins: 4,918-4,975 us a call against 4,000-4,069 for
 # min_max.cu's pass and the plain count, one H100), more than min_max.cu's pass and its wait save past 2^24
-# values; at 2^20 it made the call 2-3 x faster (docs/histogram.md, "bincount in one pass")
+# values; at 2^20 it made the call 2-3.6 x faster (docs/histogram.md, "bincount in one pass")
 GLOBAL_PASS_MOST_VALUES = 2**24
 
 
