@@ -382,7 +382,8 @@ class Plan:
             if folds and chunks > 1:
                 groups = outer if kind == "rows_block" else outer * geometry[5]
                 tickets = ticket_bytes(sms)
-                assert 4 * groups <= tickets, (passes, groups)  # ticket_bytes' bound
+                if 4 * groups > tickets:  # ticket_bytes' bound (a check that stays under python -O)
+                    raise RuntimeError(f"reduce: {groups} ticket counters of a pass do not fit in {tickets} bytes")
                 partials = take(outer * chunks * inner * compute.itemsize)
             macros = kernel_macros(source_dtype, value, value if last else compute, op, partials_in=partials_in)
             kernel, function = REDUCE_FUNCTIONS[kind]
