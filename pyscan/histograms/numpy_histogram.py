@@ -737,10 +737,11 @@ def bincount(x, weights=None, minlength=0, *, stream=None):
 # bins.  A 1-D contiguous device array without weights takes it without a Call after its dtype's first call made
 # the pass (_ready_bincount, as histogram's ReadyHistogram); the general path takes it too.  A minlength past the
 # private copies' most bins is a length the result has whatever the data: the pass then counts on the global
-# histogram, into the result itself, up to numpy_plan.GLOBAL_PASS_MOST_VALUES values (GlobalPass,
+# histogram, into the result itself, up to numpy_plan.GLOBAL_PASS_MOST_VALUES values (BincountPass,
 # numpy_plan.global_pass).
 _expected_lengths: dict = {}  # (dtype, device) -> the length of its last bincount without weights
-_one_passes: dict = {}  # (dtype, device, bins) -> OnePass
+_one_passes: dict = {}  # (dtype, device, bins) -> BincountPass over bins private counters
+_global_passes: dict = {}  # (dtype, device) -> BincountPass on the global histogram (bins None)
 
 
 def _guessed_bins(dtype, device: int, minlength: int):
@@ -756,73 +757,60 @@ def _bincount_length(low, high, minlength: int) -> int:
     return max(minlength, int(high) + 1)
 
 
-class GlobalPass:
-    """bincount's one pass on the global histogram (GLOBAL_PASS) for one dtype and device, where the caller's minlength
-    alone puts the result past the private copies (plan.global_pass): the counts of 0 .. minlength - 1 straight into
-    the result, zeroed first, and the data's extremes, read back.  A bincount rule's build and arguments are its
-    dtype's whatever its length, so one kernel serves every minlength."""
+class BincountPass:
+    """bincount's one pass for one dtype and device: its kernel, arguments and kept counters' size, its geometry per
+    length, and the device's primary context (the ready call launches in it).  bins: the private copies' counters
+    (numpy_histogram_once's EXTREMES build), the counts and then the extremes into bins + 2 words; None: the pass on
+    the global histogram (GLOBAL_PASS), where the caller's minlength alone puts the result past the private copies
+    (plan.global_pass): the counts below the call's bins straight into the result, zeroed first, the extremes into 16
+    bytes of their own.  A bincount rule's build and arguments are its dtype's whatever its length, so one global
+    kernel serves every minlength."""
 
-    __slots__ = ("dtype", "device", "rule", "fn", "arguments", "sms", "context", "geometries")
+    __slots__ = ("rule", "device", "bins", "chosen", "fn", "shared", "arguments", "counter_bytes", "sms", "context",
+                 "geometries")
 
-    def __init__(self, dtype, device: int, sms_: int):
-        self.rule = rule = plan.bincount_rule(dtype, plan.ONE_PASS_MOST_BINS + 1)  # (its bins are not used)
-        self.fn, _ = counting_kernel(rule, plan.GLOBAL, 0, device, extremes=True)
-        self.dtype, self.device, self.sms = dtype, device, sms_
+    def __init__(self, dtype, device: int, sms_: int, bins: int | None = None):
+        on_global = bins is None
+        self.rule = rule = plan.bincount_rule(dtype, plan.ONE_PASS_MOST_BINS + 1 if on_global else bins)
+        self.chosen, copies = (plan.GLOBAL, 0) if on_global else plan.choose_strategy(bins, False, None, dtype.itemsize)
+        self.fn, self.shared = counting_kernel(rule, self.chosen, copies, device, one_launch=not on_global,
+                                               extremes=True)
+        self.device, self.bins, self.sms = device, bins, sms_
         self.arguments = rule.arguments()
+        self.counter_bytes = counter_bytes(self.chosen, rule.bins, extremes=True)  # GLOBAL: the ticket, the extremes
         self.context = driver.primary(device)
         self.geometries: dict = {}  # n -> the launch's geometry (the newest 64 lengths)
 
-    def count(self, address: int, n: int, stream: int, bins: int, out: int, extremes: int, context: int) -> tuple:
-        """Count the n values at `address` below `bins` into `out` (bins device int64s, zeroed here first) and their
-        extremes into `extremes` (16 device bytes) in `context` (self.context, or 0: the current one), and read the
-        extremes back (this waits): (least, greatest) as Python ints.  A context of the device is current."""
+    def count(self, address: int, n: int, stream: int, out: int, context: int, *, bins=0, extremes=0) -> tuple:
+        """Count the n values at `address` into `out` in `context` (self.context, or 0: the current one) and read their
+        extremes back (this waits): (least, greatest) as Python ints.  The private copies' `out`: bins + 2 device words,
+        the counts then the extremes; the global pass's: `bins` device int64s, zeroed here first, the extremes into
+        `extremes` (16 device bytes).  A context of the device is current."""
         driver.refuse_capture(stream, "pyscan.bincount (its length is read back from the device)")  # before a launch
-        driver.memset32(out, 0, 2 * bins, stream)
-        owner, counters = kept_counters(TICKET_BYTES + 16, self.device, stream)  # owner: held until queued
-        geometry = kept_geometry(self.geometries, self.fn, plan.GLOBAL, n, self.rule, self.sms, 0)
-        self.fn.launch_typed(context, stream, geometry, address, n, bins, *self.arguments, 0,
-                             counters + TICKET_BYTES, counters, out, extremes)
+        if self.bins is None:  # the global pass adds its counts into the result (PMPP §9.3)
+            driver.memset32(out, 0, 2 * bins, stream)
+            last = (extremes,)  # numpy_bincount_global's last argument
+        else:
+            bins, extremes, last = self.bins, out + 8 * self.bins, (0, 0, 0)  # numpy_histogram_once's: no edges to copy
+        owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # owner: held until queued
+        geometry = kept_geometry(self.geometries, self.fn, self.chosen, n, self.rule, self.sms, self.shared)
+        self.fn.launch_typed(context, stream, geometry, address, n, bins, *self.arguments, 0, counters + TICKET_BYTES,
+                             counters, out, *last)
         words = np.empty(2, np.uint64)
         driver.copy_dtoh(words.ctypes.data, extremes, words.nbytes, stream)
-        return plan.extremes_of(words, self.dtype)
-
-
-_global_passes: dict = {}  # (dtype, device) -> GlobalPass
-
-
-class OnePass:
-    """The one pass over `bins` counters for one dtype and device: its kernel, arguments and kept counters' size,
-    its geometry per length, and the device's primary context (the ready call launches in it)."""
-
-    __slots__ = ("rule", "device", "bins", "fn", "shared", "arguments", "counter_bytes", "sms", "context", "geometries")
-
-    def __init__(self, dtype, device: int, bins: int, sms_: int):
-        self.rule = rule = plan.bincount_rule(dtype, bins)
-        chosen, copies = plan.choose_strategy(bins, False, None, dtype.itemsize)
-        self.fn, self.shared = counting_kernel(rule, chosen, copies, device, one_launch=True, extremes=True)
-        self.device, self.bins, self.sms = device, bins, sms_
-        self.arguments = (bins, *rule.arguments())
-        self.counter_bytes = counter_bytes(chosen, bins, extremes=True)
-        self.context = driver.primary(device)
-        self.geometries: dict = {}  # n -> the launch's geometry (the newest 64 lengths)
-
-    def count(self, address: int, n: int, stream: int, counted: int, context: int) -> tuple:
-        """Count the n values at `address` into `counted` (bins + 2 device words: the counts, then the extremes) in
-        `context` (self.context, or 0: the current one) and read the extremes back (this waits): (least, greatest)
-        as Python ints.  A context of the device is current."""
-        driver.refuse_capture(stream, "pyscan.bincount (its length is read back from the device)")  # before a launch
-        owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # owner: held until queued
-        geometry = kept_geometry(self.geometries, self.fn, plan.SHARED, n, self.rule, self.sms, self.shared)
-        launch_one_count(self.fn, context, stream, geometry, address, n, self.arguments, 0, counters, counted)
-        words = np.empty(2, np.uint64)
-        driver.copy_dtoh(words.ctypes.data, counted + 8 * self.bins, words.nbytes, stream)
         return plan.extremes_of(words, self.rule.dtype)
 
 
-def _one_pass(dtype, device: int, bins: int, sms_: int) -> OnePass:
-    made = _one_passes.get((dtype, device, bins))
+def _kept_pass(call, bins: int | None) -> BincountPass:
+    """The call's dtype and device's pass over `bins` private counters, or (None) on the global histogram: made by
+    its first call, kept."""
+    if bins is None:
+        passes, key = _global_passes, (call.dtype, call.device)
+    else:
+        passes, key = _one_passes, (call.dtype, call.device, bins)
+    made = passes.get(key)
     if made is None:
-        made = _one_passes[(dtype, device, bins)] = OnePass(dtype, device, bins, sms_)
+        made = passes[key] = BincountPass(call.dtype, call.device, sms(call), bins)
     return made
 
 
@@ -835,66 +823,49 @@ def _count_in_one_pass(call, minlength: int) -> tuple:
     if plan.global_pass(minlength, call.size) and call.dtype.itemsize > 1:
         result = call.empty((minlength,), plan.COUNT_DTYPE)
         extremes = call.scratch((2,), np.uint64)
-        made = _global_passes.get((call.dtype, call.device))
-        if made is None:
-            made = _global_passes[(call.dtype, call.device)] = GlobalPass(call.dtype, call.device, sms(call))
-        low, high = made.count(int(call.x.gpudata), call.size, call.stream, minlength, int(result.gpudata),
-                               int(extremes.gpudata), 0)  # the call's context
+        low, high = _kept_pass(call, None).count(int(call.x.gpudata), call.size, call.stream, int(result.gpudata), 0,
+                                                 bins=minlength, extremes=int(extremes.gpudata))  # the call's context
         return low, high, None, result
     bins = _guessed_bins(call.dtype, call.device, minlength)
     if bins is None or call.dtype.itemsize == 1:  # 1-byte data: count_into's byte values, after min_max.cu
         low, high = device_min_max(call.x, call)
         return low, high, None, None
     counted = call.scratch((bins + 2,), np.uint64)
-    one = _one_pass(call.dtype, call.device, bins, sms(call))
-    low, high = one.count(int(call.x.gpudata), call.size, call.stream, int(counted.gpudata), 0)  # the call's context
+    low, high = _kept_pass(call, bins).count(int(call.x.gpudata), call.size, call.stream, int(counted.gpudata),
+                                             0)  # the call's context
     return low, high, counted, None
 
 
 def _ready_bincount(kind, x, read, minlength: int):
     """(result, None): bincount(x, minlength=...) of a non-empty 1-D contiguous device array of integers
     (kind.ready's `read`) where the pass its expected length asks for was made by an earlier call: one look-up, the
-    one pass in the device's context (entered only if it is not current), the result made like x and copied from the
-    pass.  (None, None) where there is no such pass; (None, (least, greatest)) where the data's greatest value is
-    past it: the general path then counts, with those extremes."""
+    pass in the device's context (entered only if it is not current), the result made like x -- counted into by the
+    global pass (plan.global_pass: minlength counts), copied from the private copies' pass.  (None, None) where there
+    is no such pass; (None, (least, greatest)) where the data's greatest value is past it: the general path then
+    counts, with those extremes."""
     address, n, dtype, device, stream = read
-    if plan.global_pass(minlength, n):
-        return _ready_global_bincount(kind, x, read, minlength)
-    bins = _guessed_bins(dtype, device, minlength)
-    one = _one_passes.get((dtype, device, bins))
-    if one is None:  # none made yet, past the one pass's bins, or 1-byte data (never made)
-        return None, None
-    previous = driver.enter(device)  # the copies need it current (a CuPy or torch thread's already is)
-    try:
-        counted = driver.allocate(8 * (bins + 2), device, stream)  # freed on the stream after the copy
-        extremes = one.count(address, n, stream, counted.address, one.context)
-        length = _bincount_length(*extremes, minlength)
-        _expected_lengths[(dtype, device)] = length
-        if length > bins:
-            return None, extremes
-        out, pointer = kind.new_shaped(x, (length,), plan.COUNT_DTYPE, device, stream)
-        driver.copy_dtod(pointer, counted.address, 8 * length, stream)
-        return out, None
-    finally:
-        driver.leave(previous)
-
-
-def _ready_global_bincount(kind, x, read, minlength: int):
-    """_ready_bincount where minlength takes the global pass (plan.global_pass), made by an earlier call for the
-    dtype and device: the result made like x, of minlength counts, and counted into; (None, (least, greatest))
-    where the greatest value is not below minlength (the general path counts again)."""
-    address, n, dtype, device, stream = read
-    made = _global_passes.get((dtype, device))
-    if made is None:  # none made yet, or 1-byte data (never made)
+    on_global = plan.global_pass(minlength, n)
+    bins = minlength if on_global else _guessed_bins(dtype, device, minlength)
+    made = _global_passes.get((dtype, device)) if on_global else _one_passes.get((dtype, device, bins))
+    if made is None:  # none made yet, past the one pass's bins, or 1-byte data (never made)
         return None, None
     previous = driver.enter(device)  # the memset and copies need it current (a CuPy or torch thread's already is)
     try:
-        out, pointer = kind.new_shaped(x, (minlength,), plan.COUNT_DTYPE, device, stream)
-        words = driver.allocate(16, device, stream)  # freed on the stream after the copy back
-        extremes = made.count(address, n, stream, minlength, pointer, words.address, made.context)
+        if on_global:
+            out, pointer = kind.new_shaped(x, (minlength,), plan.COUNT_DTYPE, device, stream)
+            words = driver.allocate(16, device, stream)  # freed on the stream after the copy back
+            extremes = made.count(address, n, stream, pointer, made.context, bins=minlength, extremes=words.address)
+        else:
+            counted = driver.allocate(8 * (bins + 2), device, stream)  # freed on the stream after the copy
+            extremes = made.count(address, n, stream, counted.address, made.context)
         length = _bincount_length(*extremes, minlength)
         _expected_lengths[(dtype, device)] = length
-        return (out, None) if length == minlength else (None, extremes)
+        if length > bins:  # (the global pass's bins are minlength: a miss is a greatest value not below it)
+            return None, extremes
+        if not on_global:
+            out, pointer = kind.new_shaped(x, (length,), plan.COUNT_DTYPE, device, stream)
+            driver.copy_dtod(pointer, counted.address, 8 * length, stream)
+        return out, None
     finally:
         driver.leave(previous)
 

@@ -1129,6 +1129,118 @@ def test_bincount_counts_in_one_pass_where_its_guess_holds(monkeypatch, rng):
     assert ops == [("min_max",), ("count", int(host.max()) + 1)]  # 1-byte data: after min_max.cu
 
 
+@pytest.mark.usefixtures("fake_gpu")
+def test_bincount_passes_op_by_op(monkeypatch, rng):
+    """bincount's two passes op by op, argument by argument (numpy_histogram.cu's signatures), on the general path
+    (the call's context, 0) and the ready path (the device's primary context): the private copies' pass
+    (numpy_histogram_once, EXTREMES) on kept counters of its bins and the two extremes, into bins + 2 words whose
+    last two are read back; the global pass (numpy_bincount_global) on kept counters of the two extremes alone, into
+    the result zeroed first, its extremes into 16 bytes of their own, read back."""
+    from test_interop import FakeDeviceArray, _host
+
+    from pyscan.runtime import arrays, driver
+
+    ops, allocated = [], []
+    dtypes = {c_type: dtype for dtype, c_type in plan.VALUE_C_TYPES.items()}
+
+    class Allocation:
+        def __init__(self, nbytes):
+            self.buffer = np.zeros(max(1, nbytes), np.uint8)
+            self.address = self.buffer.ctypes.data
+
+    def allocate(nbytes, ordinal, stream):
+        ops.append(("allocate", nbytes, stream))
+        allocated.append(Allocation(nbytes))
+        return allocated[-1]
+
+    class Kernel:
+        def __init__(self, function, defines):
+            self.function, self.dtype = function, dtypes[defines["VALUE_T"]]
+            ops.append(("build", function, defines["COPIES"], defines["BYTE_VALUES"], defines["EXTREMES"]))
+
+        def config(self, grid, block, shared_size=0):
+            return grid, block, shared_size
+
+        def launch_typed(self, context, stream, geometry, *args):
+            ops.append(("launch", self.function, context, stream, geometry, args))
+            address, n, bins = args[:3]
+            made = nm.one_pass_model(_host(address, (n,), self.dtype), bins, sms=2)
+            if self.function == nh.GLOBAL_PASS:  # the result (zeroed before), then the extremes' 16 bytes
+                _host(args[-2], (bins,), np.uint64)[...] += made[:bins]
+                _host(args[-1], (2,), np.uint64)[...] = made[bins:]
+            else:  # numpy_histogram_once: the counts and the extremes, then the edges to copy (none)
+                _host(args[-4], made.shape, made.dtype)[...] = made
+
+    def record(name):
+        def recorded(to, source, n, stream):
+            ops.append((name, to if name == "copy_dtod" else source, n, stream))
+            ctypes.memmove(to, source, n)
+        return recorded
+
+    monkeypatch.setattr(driver, "refuse_capture", lambda stream, what: ops.append(("refuse", stream)))
+    monkeypatch.setattr(driver, "memset32", lambda at, value, n, stream: ops.append(("memset32", at, value, n, stream))
+                        or ctypes.memset(at, value, 4 * n))
+    monkeypatch.setattr(driver, "copy_dtoh", record("copy_dtoh"))
+    monkeypatch.setattr(driver, "copy_dtod", record("copy_dtod"))
+    monkeypatch.setattr(driver, "allocate", allocate)
+    monkeypatch.setattr(driver, "multiprocessor_count", lambda ordinal: 132)
+    monkeypatch.setattr(driver, "primary", lambda ordinal: 0xC0)
+    monkeypatch.setattr(nh, "get_kernel", lambda path, function, **defines: Kernel(function, defines))
+    monkeypatch.setattr(nh, "kept_counters", lambda nbytes, device, stream: ops.append(("counters", nbytes, device,
+                                                                                         stream)) or (None, 0x7000))
+    monkeypatch.setattr(nh, "_expected_lengths", {})
+    monkeypatch.setattr(nh, "_one_passes", {})
+    monkeypatch.setattr(nh, "_global_passes", {})
+    n, bins, minlength = 3001, 256, 20000
+    _, copies = plan.choose_strategy(bins, False, None, 4)
+    private = plan.bincount_rule(np.int32, bins)
+    private_geometry = ((plan.grid_size(n, 4, False, 132, bins), 1, 1), (plan.BLOCK, 1, 1), bins * copies * 4)
+    global_arguments = plan.bincount_rule(np.int32, plan.ONE_PASS_MOST_BINS + 1).arguments()
+    global_geometry = ((plan.grid_size(n, 4, False, 132, 0), 1, 1), (plan.BLOCK, 1, 1), 0)
+
+    class ReadyKind(type(arrays.kind_of(FakeDeviceArray(np.zeros(1, np.int32))))):
+        def ready(self, x):
+            return x.host.ctypes.data, x.host.size, x.host.dtype, 0, 7
+
+        def new_shaped(self, x, shape, dtype, device, stream):
+            native, pointer = super().new_shaped(x, shape, dtype, device, stream)
+            ops.append(("new", shape, np.dtype(dtype), stream, pointer))
+            return native, pointer
+
+    for ready in (False, True):
+        if ready:  # the passes made above: a kind that takes the ready path
+            monkeypatch.setitem(arrays.READY, FakeDeviceArray, ReadyKind())
+        context = 0xC0 if ready else 0
+        nh._expected_lengths.clear()  # (the global pass's call left 20,000: past the private copies)
+        host = rng.integers(0, 100, n, dtype=np.int32)
+        host[0] = 99
+        ops.clear()
+        got = pyscan.bincount(FakeDeviceArray(host))
+        np.testing.assert_array_equal(got.host, np.bincount(host))
+        counted = allocated[-1].address  # bins + 2 words: the general path's scratch, the ready path's own
+        build = [] if ready else [("build", nh.ONE_LAUNCH, copies, 0, 1)]
+        copy = [("new", (100,), np.dtype(np.int64), 7, got.host.ctypes.data)] if ready else []
+        assert ops == [("allocate", 8 * (bins + 2), 7), *build, ("refuse", 7),
+                       ("counters", nh.TICKET_BYTES + 8 * (bins + 2), 0, 7),
+                       ("launch", nh.ONE_LAUNCH, context, 7, private_geometry,
+                        (host.ctypes.data, n, bins, *private.arguments(), 0, 0x7000 + nh.TICKET_BYTES, 0x7000, counted,
+                         0, 0, 0)),
+                       ("copy_dtoh", counted + 8 * bins, 16, 7), *copy,
+                       ("copy_dtod", got.host.ctypes.data, 8 * 100, 7)], ops
+        ops.clear()
+        got = pyscan.bincount(FakeDeviceArray(host), minlength=minlength)
+        np.testing.assert_array_equal(got.host, np.bincount(host, minlength=minlength))
+        result, extremes = got.host.ctypes.data, allocated[-1].address  # the result counted into, then 16 bytes
+        made = ([("new", (minlength,), np.dtype(np.int64), 7, result), ("allocate", 16, 7)] if ready
+                else [("allocate", 16, 7), ("build", nh.GLOBAL_PASS, 1, 0, 1)])
+        assert ops == [*made, ("refuse", 7), ("memset32", result, 0, 2 * minlength, 7),
+                       ("counters", nh.TICKET_BYTES + 16, 0, 7),
+                       ("launch", nh.GLOBAL_PASS, context, 7, global_geometry,
+                        (host.ctypes.data, n, minlength, *global_arguments, 0, 0x7000 + nh.TICKET_BYTES, 0x7000, result,
+                         extremes)),
+                       ("copy_dtoh", extremes, 16, 7)], ops
+
+
 # ---- the commonest call (int bins, a range, 1-D device data, no weights): one look-up, then its launches -----------
 
 def test_the_commonest_call_looks_up_what_a_first_call_worked_out(monkeypatch):
