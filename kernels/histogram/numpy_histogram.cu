@@ -147,6 +147,7 @@ struct BinAdder {
 // address, a compare and the atomic -- atomicAdd through the copy's generic pointer cost a branch around it and
 // the shared window's base made again at every value (docs/histogram.md, "The guess split by adds").
 struct SharedCounts {
+#ifndef PTX_ON_CPU
     unsigned int copy;     // the copy's shared-memory address
     unsigned int stride;   // bytes between a copy's counters (COPIES counters)
 
@@ -161,6 +162,18 @@ struct SharedCounts {
             :: "r"(counted), "r"(copy + (unsigned int)bin * stride), "r"(amount)
             : "memory");
     }
+#else
+    // The tests' CPU emulator (tests/emulate/cuda_on_cpu.h) has no PTX: the same predicated add, through the copy's
+    // pointer.
+    unsigned int* copy;
+    long long stride;  // counters between a copy's counters
+
+    SharedCounts(unsigned int* c, long long counters_apart) : copy(c), stride(counters_apart) {}
+
+    void add(bool valid, int bin, unsigned int amount) {
+        if (valid && bin >= 0) atomicAdd(&copy[bin * stride], amount);
+    }
+#endif
 
     __device__ __forceinline__ void flush() {}
 };

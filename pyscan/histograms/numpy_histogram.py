@@ -49,6 +49,15 @@ def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *
     which counts and finishes in one launch (ONE_LAUNCH; BYTES: BYTE_VALUES, the 256 byte values in MAX_COPIES
     copies); extremes: bincount's one pass, ONE_LAUNCH of SHARED that also writes the data's least and greatest
     value after the counts, or GLOBAL_PASS for GLOBAL (EXTREMES)."""
+    function, defines, shared = counting_build(rule, chosen, copies, weights=weights, aggregations=aggregations,
+                                               one_launch=one_launch, extremes=extremes)
+    return get_kernel(KERNEL, function, device=device, **defines), shared
+
+
+def counting_build(rule: plan.BinRule, chosen: str, copies: int, *, weights=None, aggregations=plan.AGGREGATE,
+                   one_launch: bool = False, extremes: bool = False) -> tuple:
+    """(function, #defines, dynamic shared bytes) of counting_kernel's build (its arguments' meaning): what the
+    loader compiles, and the tests' CPU emulators (tests/emulate/) too."""
     byte_values = one_launch and chosen == plan.BYTES
     if byte_values:
         copies, counted = plan.MAX_COPIES, 256
@@ -56,14 +65,13 @@ def counting_kernel(rule: plan.BinRule, chosen: str, copies: int, device: int, *
         counted = rule.bins
     weight_dtype = np.dtype(np.float32) if weights is None else np.dtype(weights)
     function = GLOBAL_PASS if extremes and chosen == plan.GLOBAL else ONE_LAUNCH if one_launch else FUNCTIONS[chosen]
-    fn = get_kernel(KERNEL, function, device=device, BLOCK_SIZE=plan.BLOCK,
-                    COPIES=max(copies, 1), BYTE_VALUES=int(byte_values), EXTREMES=int(extremes),
-                    WEIGHTED=int(weights is not None), WEIGHT_T=plan.VALUE_C_TYPES[weight_dtype],
-                    WEIGHT_IS_HALF=int(weight_dtype == np.float16),
-                    SHARED_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.SHARED]],
-                    GLOBAL_AGGREGATE=plan.AGGREGATIONS[aggregations[plan.GLOBAL]], **rule.defines())
+    defines = {"BLOCK_SIZE": plan.BLOCK, "COPIES": max(copies, 1), "BYTE_VALUES": int(byte_values),
+               "EXTREMES": int(extremes), "WEIGHTED": int(weights is not None),
+               "WEIGHT_T": plan.VALUE_C_TYPES[weight_dtype], "WEIGHT_IS_HALF": int(weight_dtype == np.float16),
+               "SHARED_AGGREGATE": plan.AGGREGATIONS[aggregations[plan.SHARED]],
+               "GLOBAL_AGGREGATE": plan.AGGREGATIONS[aggregations[plan.GLOBAL]], **rule.defines()}
     shared = counted * copies * (4 if weights is None else 8) if chosen != plan.GLOBAL else 0
-    return fn, shared
+    return function, defines, shared
 
 
 def count_into(data, weights, rule: plan.BinRule, out, *, call, strategy: str | None = None,

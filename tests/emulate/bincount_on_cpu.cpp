@@ -17,13 +17,7 @@
 
 #include "numpy_bins_on_cpu.h"
 
-// The private copies' predicated reduction (SharedCounts::add, inline PTX) is no x86 assembly: emptied here, as
-// this emulator runs the global histogram's kernel only.
-#define asm
-#define volatile(...)
 #include "../../kernels/histogram/numpy_histogram.cu"
-#undef asm
-#undef volatile
 
 int main(int argc, char** argv) {
     if (argc != 7) return 2;

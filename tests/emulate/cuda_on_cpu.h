@@ -143,6 +143,9 @@ inline void cp_async_commit() {}
 template <int N>
 inline void cp_async_wait() {}
 #define DYNAMIC_SHARED_ON_CPU(name, bytes) alignas(16) static unsigned char name[bytes]
+// No inline PTX on the CPU: a kernel that has some gives its C++ form under PTX_ON_CPU (numpy_histogram.cu's
+// SharedCounts).
+#define PTX_ON_CPU 1
 inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int min(int a, int b) { return a < b ? a : b; }

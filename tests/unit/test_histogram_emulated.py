@@ -14,6 +14,7 @@ import pytest
 from cuda_headers import build_emulator, needs_emulator
 from test_histogram_numpy import GUESS_CASES, _data, _neighbours, guess_case_values
 
+from pyscan.histograms import numpy_histogram as nh
 from pyscan.histograms import numpy_models as nm
 from pyscan.histograms import numpy_plan as plan
 
@@ -89,10 +90,10 @@ def test_edges_and_bincount_bins_are_the_models(rule, rng, tmp_path, tmp_path_fa
 # ---- bincount's one pass on the global histogram, whole: tests/emulate/bincount_on_cpu.cpp ------------------------
 
 def bincount_emulator(dtype, tmp_path_factory):
-    """numpy_bincount_global of `dtype` (a bincount rule's #defines and EXTREMES=1) built for the CPU."""
+    """numpy_bincount_global of `dtype` (the build bincount's global pass launches) built for the CPU."""
     rule = plan.bincount_rule(dtype, plan.ONE_PASS_MOST_BINS + 1)
-    defines = {"BLOCK_SIZE": plan.BLOCK, "EXTREMES": 1,
-               "GLOBAL_AGGREGATE": plan.AGGREGATIONS[plan.AGGREGATE[plan.GLOBAL]], **rule.defines()}
+    function, defines, _ = nh.counting_build(rule, plan.GLOBAL, 0, extremes=True)
+    assert function == nh.GLOBAL_PASS
     key = tuple(sorted(defines.items()))
     if key not in _built:
         _built[key] = build_emulator("bincount_on_cpu", tmp_path_factory.mktemp("bincount"), defines,
@@ -127,3 +128,100 @@ def test_bincount_global_pass_is_the_model(dtype, rng, tmp_path, tmp_path_factor
         got = np.fromfile(tmp_path / "out.bin", np.uint64)
         np.testing.assert_array_equal(got, nm.one_pass_model(x, bins, sms=2), err_msg=f"n={n} bins={bins}")
         assert plan.extremes_of(got[bins:], dtype) == (int(x.min()), int(x.max()))
+
+
+# ---- the private copies' count in one launch, whole: tests/emulate/histogram_once_on_cpu.cpp ----------------------
+
+def once_emulator(rule, chosen, copies, tmp_path_factory, *, extremes=False, aggregate=None):
+    """numpy_histogram_once of the rule (counting_build's #defines with one_launch=True; aggregate: one of
+    numpy_plan.AGGREGATIONS for the private copies, None: the shipped one) built for the CPU."""
+    aggregations = plan.AGGREGATE if aggregate is None else {**plan.AGGREGATE, plan.SHARED: aggregate}
+    function, defines, shared = nh.counting_build(rule, chosen, copies, aggregations=aggregations, one_launch=True,
+                                                  extremes=extremes)
+    assert function == nh.ONE_LAUNCH and shared <= 48 * 1024  # the emulator's static shared buffer
+    key = tuple(sorted(defines.items()))
+    if key not in _built:
+        _built[key] = build_emulator("histogram_once_on_cpu", tmp_path_factory.mktemp("once"), defines,
+                                     extra=("-ffp-contract=off", "-frounding-math"))
+    return _built[key]
+
+
+def run_once(binary, rule, x, n, skip, outputs, grid, tmp_path) -> np.ndarray:
+    """The `outputs` uint64 values numpy_histogram_once writes for x[skip:skip + n] on `grid` blocks."""
+    values_file, edges_file, out_file = tmp_path / "values.bin", tmp_path / "edges.bin", tmp_path / "out.bin"
+    values_file.write_bytes(np.ascontiguousarray(x).tobytes())
+    edges_file.write_bytes(np.ascontiguousarray(rule.edges).tobytes())
+    numbers = [kernel_number(rule.bins), *(kernel_number(v) for v in rule.arguments())]
+    p = subprocess.run([str(binary), str(n), str(grid), str(skip), str(outputs), str(values_file), str(edges_file),
+                        str(out_file), *numbers], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, (p.returncode, p.stderr[-4000:])  # 3: counters or ticket left nonzero; 5: edges
+    return np.fromfile(out_file, np.uint64)
+
+
+# (dtype, bins, range): the private copies' strategy at many copies and at one, a float guess and an exact one,
+# integer bins, 8-byte data, float16 (no guess), and 1-byte data (the 256 byte values, folded into the bins)
+ONCE_CASES = [(np.float32, 100, (-3.3, 2.9)), (np.float32, 4096, (0, 1)), (np.float64, 999, (-1, 1)),
+              (np.int32, 100, (0, 100)), (np.int32, 37, (-500, 1200)), (np.int64, 64, (0, 2**40)),
+              (np.int16, 256, (-128, 128)), (np.float16, 10, (0, 1)), (np.uint8, 100, (0, 256)),
+              (np.int8, 7, (-100, 90))]
+
+
+@pytest.mark.parametrize("dtype, bins, range_", ONCE_CASES, ids=lambda v: str(v))
+def test_one_launch_histogram_is_the_model(dtype, bins, range_, rng, tmp_path, tmp_path_factory):
+    """numpy_histogram_once (pyscan.histogram's commonest call) run on the CPU with the host's grid (2 SMs): the
+    counts are the step-model's (numpy_models.numpy_histogram_model) on values at and around every edge, in and out
+    of the range; at lengths around a warp, a block and several blocks, the data aligned to 16 bytes and not; the
+    returned edges copied whole; the kept counters and the ticket back at zero."""
+    dtype = np.dtype(dtype)
+    rule = plan.uniform_rule(dtype, bins, *range_, explicit_range=True)
+    chosen, copies = plan.choose_strategy(bins, False, None, dtype.itemsize)
+    assert nh.fits_one_launch(chosen, bins)
+    binary = once_emulator(rule, chosen, copies, tmp_path_factory)
+    values = rng.permutation(guess_case_values(rule, dtype, bins, range_, rng))
+    for i, n in enumerate((1, 33, 513, 5001, values.size - 1)):
+        skip = i % 2  # 1: one element before the data, so not 16-byte aligned
+        x = values[:skip + n]
+        grid = plan.grid_size(n, dtype.itemsize, False, 2, plan.private_counters(chosen, bins))
+        got = run_once(binary, rule, x, n, skip, bins, grid, tmp_path)
+        want = nm.numpy_histogram_model(x[skip:], rule, strategy=chosen, sms=2)
+        np.testing.assert_array_equal(got, want.astype(np.uint64), err_msg=f"n={n} grid={grid}")
+
+
+@pytest.mark.parametrize("aggregate", [a for a in plan.AGGREGATIONS if a != plan.AGGREGATE[plan.SHARED]])
+def test_one_launch_aggregations_are_the_model(aggregate, rng, tmp_path, tmp_path_factory):
+    """The private copies' other aggregations (runs, the lanes of a warp on one bin, both: docs/histogram.md) in the
+    one launch: the counts are the model's on data half of which is one hot value."""
+    dtype, bins = np.dtype(np.float32), 100
+    rule = plan.uniform_rule(dtype, bins, -3, 3, explicit_range=True)
+    chosen, copies = plan.choose_strategy(bins, False, None, dtype.itemsize)
+    binary = once_emulator(rule, chosen, copies, tmp_path_factory, aggregate=aggregate)
+    n = 20_001
+    x = (rng.standard_normal(n) * 2).astype(dtype)
+    x[rng.random(n) < 0.5] = 0.25
+    grid = plan.grid_size(n, dtype.itemsize, False, 2, plan.private_counters(chosen, bins))
+    got = run_once(binary, rule, x, n, 0, bins, grid, tmp_path)
+    want = nm.numpy_histogram_model(x, rule, strategy=chosen, sms=2, aggregate=aggregate)
+    np.testing.assert_array_equal(got, want.astype(np.uint64))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(d) for d in (np.int16, np.uint16, np.int32, np.int64)], ids=str)
+def test_bincount_one_pass_is_the_model(dtype, rng, tmp_path, tmp_path_factory):
+    """numpy_histogram_once's EXTREMES build (bincount's one pass over the private copies) run on the CPU: the counts
+    of the values below `bins` and the two extreme words are the step-model's (numpy_models.one_pass_model) on
+    values some past `bins`, the dtype's ends and negative values; the kept counters back at zero."""
+    bins = 1000
+    rule = plan.bincount_rule(dtype, bins)
+    chosen, copies = plan.choose_strategy(bins, False, None, dtype.itemsize)
+    binary = once_emulator(rule, chosen, copies, tmp_path_factory, extremes=True)
+    info = np.iinfo(dtype)
+    for i, n in enumerate((1, 33, 5001, 20_001)):
+        x = rng.integers(0, 1200, n).astype(dtype)
+        x[rng.integers(n)] = info.max
+        if dtype.kind == "i" and n > 2:
+            x[rng.integers(n)] = info.min
+        skip = i % 2
+        x = np.concatenate([np.zeros(skip, dtype), x])
+        grid = plan.grid_size(n, dtype.itemsize, False, 2, plan.private_counters(chosen, bins))
+        got = run_once(binary, rule, x, n, skip, bins + 2, grid, tmp_path)
+        np.testing.assert_array_equal(got, nm.one_pass_model(x[skip:], bins, sms=2), err_msg=f"n={n}")
+        assert plan.extremes_of(got[bins:], dtype) == (int(x[skip:].min()), int(x[skip:].max()))
