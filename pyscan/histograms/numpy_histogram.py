@@ -197,6 +197,12 @@ def _uniform_rule(dtype, count: int, first, last, *, explicit_range: bool) -> pl
                                 explicit_range)
 
 
+def min_max_defines(dtype) -> dict:
+    """min_max.cu's #defines for data of dtype (MinMax's build, and the tests' CPU emulator's)."""
+    return {"VALUE_T": plan.VALUE_C_TYPES[dtype], "VALUE_IS_HALF": int(dtype == np.float16),
+            "KEY_T": plan.VALUE_C_TYPES[plan.key_dtype(dtype)], "MIN_MAX_BLOCK": plan.MIN_MAX_BLOCK}
+
+
 class MinMax:
     """min_max.cu's pass for one dtype on one device: its kernel and the identities its blocks start from."""
 
@@ -204,9 +210,7 @@ class MinMax:
 
     def __init__(self, dtype, device: int):
         self.dtype, self.key_dtype = dtype, plan.key_dtype(dtype)
-        self.fn = get_kernel("histogram/min_max.cu", "min_max_partials", device=device,
-                             VALUE_T=plan.VALUE_C_TYPES[dtype], VALUE_IS_HALF=int(dtype == np.float16),
-                             KEY_T=plan.VALUE_C_TYPES[self.key_dtype], MIN_MAX_BLOCK=plan.MIN_MAX_BLOCK)
+        self.fn = get_kernel("histogram/min_max.cu", "min_max_partials", device=device, **min_max_defines(dtype))
         self.identities = tuple(plan._kernel_number(v) for v in plan._lowest_highest(dtype))
 
     def __call__(self, address: int, n: int, device: int, stream: int, sms_: int) -> tuple:

@@ -225,3 +225,47 @@ def test_bincount_one_pass_is_the_model(dtype, rng, tmp_path, tmp_path_factory):
         got = run_once(binary, rule, x, n, skip, bins + 2, grid, tmp_path)
         np.testing.assert_array_equal(got, nm.one_pass_model(x[skip:], bins, sms=2), err_msg=f"n={n}")
         assert plan.extremes_of(got[bins:], dtype) == (int(x[skip:].min()), int(x[skip:].max()))
+
+
+# ---- min_max.cu's pass, whole: tests/emulate/min_max_on_cpu.cpp ---------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.dtype(d) for d in (np.int8, np.uint8, np.int32, np.uint64, np.int64, np.float16,
+                                                          np.float32, np.float64)], ids=str)
+def test_min_max_pass_is_the_model(dtype, rng, tmp_path, tmp_path_factory):
+    """min_max_partials (histogram's range=None, bincount's length past its one pass) run on the CPU with the host's
+    grid (2 SMs): every block's least and greatest value and NaN flag are the step-model's
+    (numpy_models.min_max_partials_model), at lengths around a warp, a block and several blocks, the data aligned to
+    16 bytes and not, with the dtype's ends, -0.0, infinities and a NaN in some runs; and the host's finish is
+    NumPy's min and max."""
+    defines = nh.min_max_defines(dtype)
+    key = tuple(sorted(defines.items()))
+    if key not in _built:
+        _built[key] = build_emulator("min_max_on_cpu", tmp_path_factory.mktemp("min_max"), defines,
+                                     extra=("-ffp-contract=off",))
+    binary, kdtype = _built[key], plan.key_dtype(dtype)
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    lowest, highest = (kernel_number(int(v) if kdtype.kind in "iu" else float(v)) for v in plan._lowest_highest(dtype))
+    for i, n in enumerate((1, 33, 513, 5001, 100_003)):
+        x = _data(dtype, n, rng)
+        x[rng.integers(n)], x[rng.integers(n)] = info.max, info.min
+        if dtype.kind == "f" and n > 2:
+            x[rng.integers(n)], x[rng.integers(n)] = -0.0, (np.inf if i % 2 else -np.inf)
+            if i == 3:
+                x[rng.integers(n)] = np.nan
+        skip = i % 2  # 1: one element before the data, so not 16-byte aligned
+        x = np.concatenate([np.zeros(skip, dtype), x])
+        grid = plan.min_max_grid(n, dtype.itemsize, 2)
+        (tmp_path / "values.bin").write_bytes(x.tobytes())
+        p = subprocess.run([str(binary), str(n), str(grid), str(skip), lowest, highest, str(tmp_path / "values.bin"),
+                            str(tmp_path / "out.bin")], capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, (n, p.returncode, p.stderr[-4000:])
+        raw = (tmp_path / "out.bin").read_bytes()
+        slot = grid * kdtype.itemsize
+        got = (np.frombuffer(raw[:slot], kdtype), np.frombuffer(raw[slot:2 * slot], kdtype),
+               np.frombuffer(raw[2 * slot:], np.int32))
+        want = nm.min_max_partials_model(x[skip:], sms=2)
+        for g, w, what in zip(got, want, ("minima", "maxima", "NaN flags")):
+            np.testing.assert_array_equal(g, w, err_msg=f"n={n} {what}")
+        low, high = nm.finish_min_max(*got, dtype)
+        data = x[skip:]
+        np.testing.assert_array_equal([low, high], [data.min(), data.max()], err_msg=f"n={n}")
