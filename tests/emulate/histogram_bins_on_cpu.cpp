@@ -19,13 +19,6 @@
 
 #include "../../kernels/histogram/numpy_bins.cuh"
 
-template <typename X>
-static X number(const char* text) {
-    if constexpr (std::is_integral<X>::value && std::is_signed<X>::value) return (X)std::strtoll(text, nullptr, 10);
-    else if constexpr (std::is_integral<X>::value) return (X)std::strtoull(text, nullptr, 10);
-    else return (X)std::strtod(text, nullptr);  // a hex literal: the exact value, then its own type (exact)
-}
-
 int main(int argc, char** argv) {
     if (argc != 15) {
         std::fprintf(stderr, "usage: histogram_bins_on_cpu values.bin edges.bin out.bin and the 11 rule numbers\n");

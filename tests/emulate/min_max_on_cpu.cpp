@@ -18,13 +18,6 @@
 
 #include "../../kernels/histogram/min_max.cu"
 
-template <typename X>
-static X number(const char* text) {
-    if constexpr (std::is_integral<X>::value && std::is_signed<X>::value) return (X)std::strtoll(text, nullptr, 10);
-    else if constexpr (std::is_integral<X>::value) return (X)std::strtoull(text, nullptr, 10);
-    else return (X)std::strtod(text, nullptr);  // a hex literal: the exact value, then its own type (exact)
-}
-
 int main(int argc, char** argv) {
     if (argc != 8) return 2;
     const long long n = std::atoll(argv[1]), skip = std::atoll(argv[3]);

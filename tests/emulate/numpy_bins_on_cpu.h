@@ -1,11 +1,22 @@
 // numpy_bins_on_cpu.h -- the device intrinsics kernels/histogram/numpy_bins.cuh uses, on the CPU: the rounded
 // operations are the host's IEEE operations in the same precision (build with -ffp-contract=off), the
-// round-toward-zero adds run under fesetround(FE_TOWARDZERO), and the bit casts are memcpy.  For the histogram
-// emulators (histogram_bins_on_cpu.cpp, bincount_on_cpu.cpp).
+// round-toward-zero adds run under fesetround(FE_TOWARDZERO), and the bit casts are memcpy; and the kernel arguments
+// read from the command line.  For the histogram emulators (histogram_bins_on_cpu.cpp, bincount_on_cpu.cpp,
+// histogram_once_on_cpu.cpp, min_max_on_cpu.cpp).
 #pragma once
 
 #include <cfenv>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
+
+// A kernel argument from the command line: integers in decimal, floats as C hex literals (exact).
+template <typename X>
+static X number(const char* text) {
+    if constexpr (std::is_integral<X>::value && std::is_signed<X>::value) return (X)std::strtoll(text, nullptr, 10);
+    else if constexpr (std::is_integral<X>::value) return (X)std::strtoull(text, nullptr, 10);
+    else return (X)std::strtod(text, nullptr);  // a hex literal: the exact value, then its own type (exact)
+}
 
 static float __fadd_rn(float a, float b) { return a + b; }
 static float __fsub_rn(float a, float b) { return a - b; }
