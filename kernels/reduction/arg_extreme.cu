@@ -12,8 +12,9 @@
 // The identity, which pads threads without elements, is (the lowest value, or -inf; index LLONG_MAX) for argmax:
 // any element beats it, equal values through the lower index.
 //
-//   ARG_MAX   1: argmax, 0: argmin                            (default 1)
-//   IN_TYPE   x's element type; ELEM_TYPE (T) its compare type (pyscan.reductions.arg_extreme.macros)
+//   ARG_LARGEST  1: argmax, 0: argmin (default 1).  Not ARG_MAX: glibc's <limits.h> sets that to 131072 where a
+//                build defined it before the header (a host compile of this file did: the tests' CPU emulator).
+//   IN_TYPE      x's element type; ELEM_TYPE (T) its compare type (pyscan.reductions.arg_extreme.macros)
 //
 // Kernels (256 threads a block), each reading either x (in_value == nullptr: the index is the position along the
 // reduced extent) or the (value, index) partials of an earlier pass, and writing either the final int64 indices
@@ -29,8 +30,8 @@
 
 #include "../common/operators.cuh"
 
-#ifndef ARG_MAX
-#define ARG_MAX 1
+#ifndef ARG_LARGEST
+#define ARG_LARGEST 1
 #endif
 using InT = IN_TYPE;
 constexpr int BLOCK = 256;
@@ -44,7 +45,7 @@ struct Pair {
 
 __device__ __forceinline__ bool is_nan(T v) { return v != v; }  // false for integers (compiled away)
 
-// The better of a and b (in either order): a NaN beats a number, the larger (ARG_MAX) or smaller value beats the
+// The better of a and b (in either order): a NaN beats a number, the larger (ARG_LARGEST) or smaller value beats the
 // other, and between equal values -- or two NaNs -- the lower index wins.
 __device__ __forceinline__ Pair better(Pair a, Pair b) {
     const bool an = is_nan(a.value), bn = is_nan(b.value);
@@ -52,7 +53,7 @@ __device__ __forceinline__ Pair better(Pair a, Pair b) {
     if (an || bn) {
         a_wins = an && (!bn || a.index < b.index);
     } else {
-#if ARG_MAX
+#if ARG_LARGEST
         a_wins = a.value > b.value || (a.value == b.value && a.index < b.index);
 #else
         a_wins = a.value < b.value || (a.value == b.value && a.index < b.index);
@@ -63,7 +64,7 @@ __device__ __forceinline__ Pair better(Pair a, Pair b) {
 
 __device__ __forceinline__ Pair no_pair() {
     using L = typename cuda::std::conditional<cuda::std::is_integral<VALUE_TYPE>::value, VALUE_TYPE, T>::type;
-#if ARG_MAX
+#if ARG_LARGEST
     if constexpr (cuda::std::numeric_limits<T>::has_infinity)
         return Pair{-cuda::std::numeric_limits<T>::infinity(), NO_INDEX};
     else

@@ -36,10 +36,10 @@ NO_INDEX = np.iinfo(np.int64).max  # the identity pair's index: every element's 
 
 def macros(dtype, largest: bool) -> dict:
     """The #defines of arg_extreme.cu for x of dtype: IN_TYPE and VALUE_TYPE x's C type, ELEM_TYPE (T, the compare
-    type) x's compute type, ARG_MAX."""
+    type) x's compute type, ARG_LARGEST."""
     dtype = check_dtype(dtype)
     found = defines(dtype, "max", dtype)
-    found["ARG_MAX"] = int(bool(largest))
+    found["ARG_LARGEST"] = int(bool(largest))
     return found
 
 
@@ -170,19 +170,28 @@ def _launch(function, dtype, largest, call, grid, *args):
     fn.launch_typed(call.context, call.stream, fn.config(grid, BLOCK), *args)
 
 
+def passes(outer: int, n: int, inner: int, sms: int):
+    """arg_along's launches over an (outer, n, inner) view (n > 0): axis.pass_plan's (kernel, grid, chunks,
+    geometry) of each, every later one over the (outer, chunks, inner) partials of the one before, the last one's
+    chunks 1 (the tests' CPU emulator chains them the same way)."""
+    while True:
+        step = pass_plan(outer, n, inner, sms)
+        yield step
+        if step[2] == 1:
+            return
+        n = step[2]
+
+
 def arg_along(x, out, outer: int, n: int, inner: int, *, largest: bool, call) -> int:
     """The int64 indices along n of the C-contiguous (outer, n, inner) view of device array x (n > 0,
     outer * inner > 0) into out's outer * inner elements, on call.stream; returns the number of launches.  The
     partials of a pass ((value, index) tables in x's compute type and int64) live in scratch arrays of the call."""
-    sms = driver.multiprocessor_count(call.device)
     dtype = np.dtype(x.dtype)
     compute = COMPUTE_TYPES[dtype]
     source, in_value, in_index, launches = int(x.gpudata), 0, 0, 0
     keep = []  # the partials' buffers, alive until the launches that read them are queued
-    while True:
-        kind, grid, chunks, geometry = pass_plan(outer, n, inner, sms)
-        last = chunks == 1
-        if last:
+    for kind, grid, chunks, geometry in passes(outer, n, inner, driver.multiprocessor_count(call.device)):
+        if chunks == 1:  # the last pass
             out_index, out_value = int(out.gpudata), 0
         else:
             value_table = call.scratch(outer * chunks * inner * compute.itemsize)
@@ -192,9 +201,8 @@ def arg_along(x, out, outer: int, n: int, inner: int, *, largest: bool, call) ->
         _launch(FUNCTIONS[kind], dtype, largest, call, grid, out_index, out_value, source, in_value, in_index,
                 *geometry)
         launches += 1
-        if last:
-            return launches
-        in_value, in_index, n = out_value, out_index, chunks
+        in_value, in_index = out_value, out_index
+    return launches
 
 
 def arg_extreme(x, axis, out, keepdims, stream, largest: bool):
@@ -221,4 +229,4 @@ def arg_extreme(x, axis, out, keepdims, stream, largest: bool):
         return call.finish(result)
 
 
-__all__ = ["arg_along", "arg_extreme", "builds", "macros", "model", "model_along"]
+__all__ = ["arg_along", "arg_extreme", "builds", "macros", "model", "model_along", "passes"]

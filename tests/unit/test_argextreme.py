@@ -127,7 +127,7 @@ def test_bad_axes():
 def test_builds_every_dtype():
     for dtype in ELEMENT_TYPES:
         found = ae.builds(dtype)
-        assert [m["ARG_MAX"] for _, m in found] == [1, 0]
+        assert [m["ARG_LARGEST"] for _, m in found] == [1, 0]
         assert all(m["IN_TYPE"] == ELEMENT_TYPES[dtype] and m["ELEM_TYPE"] == ELEMENT_TYPES[COMPUTE_TYPES[dtype]]
                    for _, m in found)
 
@@ -156,7 +156,7 @@ class FakeKernel:
         self.function, self.macros, self.launches = function, macros, launches
         self.dtype = _C_TO_DTYPE[macros["IN_TYPE"]]
         self.compute = COMPUTE_TYPES[self.dtype]
-        self.largest = bool(macros["ARG_MAX"])
+        self.largest = bool(macros["ARG_LARGEST"])
 
     def config(self, grid, block):
         assert block == 256
@@ -314,7 +314,7 @@ def test_public_errors_and_out(fake_arg_gpu):
 def test_kernel_compiles_for_every_dtype(tmp_path):
     from pyscan.runtime.loader import build_source
 
-    sources = [(f"{dtype}-{m['ARG_MAX']}", build_source(path, **m)) for dtype in ELEMENT_TYPES
+    sources = [(f"{dtype}-{m['ARG_LARGEST']}", build_source(path, **m)) for dtype in ELEMENT_TYPES
                for path, m in ae.builds(dtype)]
 
     failures = compile_failures(tmp_path, sources)
