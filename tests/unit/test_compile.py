@@ -1,5 +1,6 @@
 """Every kernel file compiles on its own with nvcc, with the defaults of its #defines (no GPU needed)."""
 
+import re
 import shutil
 import subprocess
 
@@ -104,3 +105,30 @@ def test_axis_kernels_compile_for_every_kind_of_type(relpath, tmp_path):
 
     failures = compile_failures(tmp_path, builds.items())
     assert not failures, f"{relpath}:\n" + "\n".join(f"{case}:\n{log[:2000]}" for case, log in failures.items())
+
+
+# The host and CUDA headers a kernel's build may see before or after its #defines: the kernels' own includes, and
+# the CPU emulator's (tests/emulate/cuda_on_cpu.h).
+HEADERS = ("climits", "cstdio", "cstdlib", "cstring", "cmath", "cfenv", "thread", "atomic", "barrier", "cuda_fp16.h",
+           "cuda_bf16.h", "vector_types.h", "cuda/std/limits", "cuda/std/type_traits")
+
+
+def test_kernel_macros_keep_their_values_past_the_system_headers():
+    """Every name a kernel file #defines (the loader's specialisations among them) keeps the value a build gives it
+    before the system headers: glibc's <limits.h> sets ARG_MAX to 131072 where a build defined it first (argmin's
+    switch had that name, and a host compile of it ran argmax)."""
+    from cuda_headers import CUDA_INCLUDE, GXX
+
+    if GXX is None or CUDA_INCLUDE is None:
+        pytest.skip("needs g++ and the CUDA headers ($CUDA_HOME/include or /usr/local/cuda)")
+    names = set()
+    for relpath in kernel_files() + [str(p.relative_to(KERNEL_ROOT)) for p in KERNEL_ROOT.rglob("*.cuh")]:
+        names |= set(re.findall(r"^\s*#\s*(?:ifndef|define)\s+([A-Za-z_]\w*)", (KERNEL_ROOT / relpath).read_text(),
+                                re.MULTILINE))
+    source = "".join(f"#define {name} 0x5eed5eed\n" for name in sorted(names))
+    source += "".join(f"#include <{header}>\n" for header in HEADERS)
+    p = subprocess.run([GXX, "-std=c++20", "-dM", "-E", f"-I{CUDA_INCLUDE}", f"-I{CUDA_INCLUDE / 'cccl'}", "-x", "c++",
+                        "-"], input=source, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-4000:]
+    kept = set(re.findall(r"^#define ([A-Za-z_]\w*) 0x5eed5eed$", p.stdout, re.MULTILINE))
+    assert names - kept == set(), f"kernel macros a system header redefines or removes: {sorted(names - kept)}"
