@@ -83,12 +83,19 @@ def section_kernel(block_scan: str, dtype, op: str, device=None, file=None, resu
     """The prepared section kernel of SECTION_SCANS[block_scan] for x of dtype, op, a result dtype (default: dtype)
     stored as `out` (default: the result dtype; the compute type for a scratch array), extra #defines overriding;
     `file`: another .cu file with the same function and contract (a student's exercise, pyscan_tools.exercises)."""
+    path, function, macros = section_build(block_scan, dtype, op, result, out, **extra)
+    arg_types = SECTION_ARG_TYPES + ("P" if macros.get("TRACE") else "") + ("P" if macros.get("COUNT_WORK") else "")
+    return get_kernel(file or path, function, arg_types=arg_types, device=device, **macros)
+
+
+def section_build(block_scan: str, dtype, op: str, result=None, out=None, **extra) -> tuple:
+    """(kernel file, function, #defines) of section_kernel's build (its arguments' meaning): what the loader
+    compiles, and the tests' CPU emulator (tests/emulate/sections_on_cpu.cpp) too."""
     if block_scan not in SECTION_SCANS:
         raise ValueError(f"unknown block scan {block_scan!r}: expected one of {', '.join(map(repr, SECTION_SCANS))}")
     s = SECTION_SCANS[block_scan]
-    macros = {**type_defines(dtype, op, result, out=out), "SECTION_SIZE": s.section_size, **s.defines, **extra}
-    arg_types = SECTION_ARG_TYPES + ("P" if macros.get("TRACE") else "") + ("P" if macros.get("COUNT_WORK") else "")
-    return get_kernel(file or s.file, s.function, arg_types=arg_types, device=device, **macros)
+    return s.file, s.function, {**type_defines(dtype, op, result, out=out), "SECTION_SIZE": s.section_size,
+                                **s.defines, **extra}
 
 
 def hierarchical_scan(x, out, *, op: str, exclusive: bool, call, block_scan: str | None = None, file=None) -> int:

@@ -1,9 +1,10 @@
-// cuda_on_cpu.h -- just enough of CUDA to run the look-back kernels on the CPU, one block at a time, each block's
-// threads as std::threads (tests/unit/test_segments_emulated.py, test_axis_emulated.py; and bincount's global pass,
-// test_histogram_emulated.py).  __shared__ variables become function statics (shared by the block's threads; blocks
+// cuda_on_cpu.h -- just enough of CUDA to run pyscan's kernels on the CPU, one block at a time, each block's threads
+// as std::threads (tests/unit/test_*_emulated.py: the look-back scans, the fast, axis and arg reductions, the
+// histograms, Life and the book's single-section scans).  __shared__ variables become function statics (shared by the block's threads; blocks
 // run one after the other), warp shuffles, ballots and matches exchange through a per-warp slot array between two
 // warp barriers (__syncwarp is that barrier), cp.async copies are made at once, __syncthreads is a block barrier
-// (__syncthreads_and three of them), atomics are the compiler's.
+// (__syncthreads_and three of them), atomics are the compiler's.  A block of other than a multiple of 32 threads
+// ends with a partial warp, whose collectives take its threads only (a single-section scan of 2 elements has 1).
 // Blocks in index order means every look-back finds its predecessor's inclusive prefix (the serial schedule the
 // NumPy models assume), and every array the kernels touch is a host allocation that AddressSanitizer watches.
 #pragma once
@@ -37,15 +38,22 @@
 struct EmuDim {
     unsigned x = 0, y = 0, z = 0;
 };
-struct EmuWarp {
-    std::barrier<> bar{32};
+struct EmuWarp {  // a warp of `lanes` threads (the last warp of a block of other than a multiple of 32 has fewer)
+    std::unique_ptr<std::barrier<>> bar;
+    int lanes = 0;
     unsigned long long slot[32];
 };
 struct EmuBlock {
     std::barrier<> bar;
     std::atomic<bool> any_false{false};  // __syncthreads_and's vote
     EmuWarp warps[32];
-    explicit EmuBlock(int threads) : bar(threads) {}
+    explicit EmuBlock(int threads) : bar(threads) {
+        for (int w = 0; w < 32; ++w) {
+            const int lanes = threads - 32 * w < 0 ? 0 : threads - 32 * w > 32 ? 32 : threads - 32 * w;
+            warps[w].lanes = lanes;
+            if (lanes) warps[w].bar = std::make_unique<std::barrier<>>(lanes);
+        }
+    }
 };
 inline thread_local EmuDim emu_thread_index, emu_block_index;
 inline EmuDim emu_grid_dim, emu_block_dim;
@@ -76,10 +84,10 @@ V emu_exchange(V v, int source) {
     const int lane = threadIdx.x & 31;
     static_assert(sizeof(V) <= 8, "one slot per lane");
     std::memcpy(&w.slot[lane], &v, sizeof(V));
-    w.bar.arrive_and_wait();
-    V r;
-    std::memcpy(&r, &w.slot[source], sizeof(V));
-    w.bar.arrive_and_wait();
+    w.bar->arrive_and_wait();
+    V r;  // (a lane past a partial warp's end: what a masked-out lane gives is undefined; here, the lane's own)
+    std::memcpy(&r, &w.slot[source < w.lanes ? source : lane], sizeof(V));
+    w.bar->arrive_and_wait();
     return r;
 }
 template <typename V>
@@ -96,10 +104,10 @@ inline unsigned __ballot_sync(unsigned, bool p) {
     EmuWarp& w = emu_block->warps[threadIdx.x >> 5];
     const int lane = threadIdx.x & 31;
     w.slot[lane] = p;
-    w.bar.arrive_and_wait();
+    w.bar->arrive_and_wait();
     unsigned bits = 0;
-    for (int i = 0; i < 32; ++i) bits |= (w.slot[i] ? 1u : 0u) << i;
-    w.bar.arrive_and_wait();
+    for (int i = 0; i < w.lanes; ++i) bits |= (w.slot[i] ? 1u : 0u) << i;
+    w.bar->arrive_and_wait();
     return bits;
 }
 inline bool __any_sync(unsigned mask, bool p) { return __ballot_sync(mask, p) != 0u; }
@@ -119,13 +127,13 @@ unsigned __match_any_sync(unsigned, V v) {  // the lanes whose value equals this
     static_assert(sizeof(V) <= 8, "one slot per lane");
     w.slot[lane] = 0;
     std::memcpy(&w.slot[lane], &v, sizeof(V));
-    w.bar.arrive_and_wait();
+    w.bar->arrive_and_wait();
     unsigned bits = 0;
-    for (int i = 0; i < 32; ++i) bits |= (w.slot[i] == w.slot[lane] ? 1u : 0u) << i;
-    w.bar.arrive_and_wait();
+    for (int i = 0; i < w.lanes; ++i) bits |= (w.slot[i] == w.slot[lane] ? 1u : 0u) << i;
+    w.bar->arrive_and_wait();
     return bits;
 }
-inline void __syncwarp(unsigned = 0xffffffffu) { emu_block->warps[threadIdx.x >> 5].bar.arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0xffffffffu) { emu_block->warps[threadIdx.x >> 5].bar->arrive_and_wait(); }
 inline void __stcs(int4* p, int4 v) { *p = v; }
 template <typename V>
 inline V __ldg(const V* p) { return *p; }  // the read-only path: on the CPU, a load
