@@ -1,6 +1,6 @@
 // sections_on_cpu.cpp -- one section of a single-section scan kernel (PMPP §11.2-§11.5 and Hands-On ch. 4:
-// naive.cu, kogge_stone.cu, kogge_stone_double_buffer.cu, brent_kung.cu, coarsened.cu) in its TRACE and COUNT_WORK
-// build, on the CPU (cuda_on_cpu.h), for tests/unit/test_scan_sections_emulated.py:
+// naive.cu, kogge_stone.cu, kogge_stone_double_buffer.cu, brent_kung.cu, coarsened.cu, blelloch_block.cu) in its
+// TRACE and COUNT_WORK build, on the CPU (cuda_on_cpu.h), for tests/unit/test_scan_sections_emulated.py:
 //     sections_on_cpu N THREADS STEPS EXCLUSIVE x.bin out.bin trace.bin counts.bin
 // One block of THREADS threads scans the N values of x.bin (IN_TYPE, an exactly sized heap array, so
 // AddressSanitizer reports any read past its end) into out.bin (N values of OUT_TYPE); trace.bin: the shared array
