@@ -17,15 +17,6 @@
 
 #include "../../kernels/reduction/arg_extreme.cu"
 
-template <typename E>
-static bool write_file(const char* path, const E* values, long long count) {
-    FILE* f = std::fopen(path, "wb");
-    if (!f) return false;
-    const bool ok = std::fwrite(values, sizeof(E), count, f) == (size_t)count;
-    std::fclose(f);
-    return ok;
-}
-
 int main(int argc, char** argv) {
     if (argc < 11) return 2;
     const std::string kernel = argv[1];
@@ -60,7 +51,7 @@ int main(int argc, char** argv) {
     } else {
         return 2;
     }
-    if (!write_file(argv[7], oi, outputs)) return 2;
-    if (!last && !write_file(argv[8], ov, outputs)) return 2;
+    if (!emu_write_file(argv[7], oi, outputs)) return 2;
+    if (!last && !emu_write_file(argv[8], ov, outputs)) return 2;
     return 0;
 }

@@ -214,3 +214,12 @@ std::unique_ptr<E[]> emu_read_file(const char* path, long long skip = 0, long lo
     if (count) *count = elements;
     return ok ? std::move(v) : nullptr;
 }
+// `count` elements into a new file; false where it cannot be written.
+template <typename E>
+bool emu_write_file(const char* path, const E* values, long long count) {
+    FILE* f = std::fopen(path, "wb");
+    if (!f) return false;
+    const bool ok = std::fwrite(values, sizeof(E), count, f) == (size_t)count;
+    std::fclose(f);
+    return ok;
+}

@@ -16,15 +16,6 @@
 
 #include SECTION_FILE
 
-template <typename E>
-static bool write_file(const char* path, const E* values, long long count) {
-    FILE* f = std::fopen(path, "wb");
-    if (!f) return false;
-    const bool ok = std::fwrite(values, sizeof(E), count, f) == (size_t)count;
-    std::fclose(f);
-    return ok;
-}
-
 int main(int argc, char** argv) {
     if (argc != 9) return 2;
     const long long n = std::atoll(argv[1]), steps = std::atoll(argv[3]);
@@ -38,8 +29,8 @@ int main(int argc, char** argv) {
     emu_launch(1, threads, [&] {
         SECTION_FUNCTION(out.get(), x.get(), nullptr, n, exclusive, trace.get(), counters.get());
     });
-    if (!write_file(argv[6], out.get(), n) || !write_file(argv[7], trace.get(), steps * SECTION_SIZE) ||
-        !write_file(argv[8], counters.get(), steps))
+    if (!emu_write_file(argv[6], out.get(), n) || !emu_write_file(argv[7], trace.get(), steps * SECTION_SIZE) ||
+        !emu_write_file(argv[8], counters.get(), steps))
         return 2;
     return 0;
 }
