@@ -429,7 +429,8 @@ def launch_one_count(fn, context: int, stream: int, geometry: tuple, address: in
     geometry (one_count_geometry), in `context` (0: the current one): rule.bins counts into `out`, through the kept
     counters at `counters` (kept_counters).  numbers: the bin count and the rule's arguments; edges: the rule's
     edges on the device; copy: (source, destination, bytes) of the bin edges the call returns, which the grid
-    copies on its way in (ReadyHistogram), or none."""
+    copies on its way in (ReadyHistogram), or none; numpy_bincount_global (the same arguments up to `out`): its
+    extremes' address alone (BincountPass)."""
     fn.launch_typed(context, stream, geometry, address, n, *numbers, edges, counters + TICKET_BYTES, counters, out,
                     *copy)
 
@@ -801,13 +802,12 @@ class BincountPass:
         driver.refuse_capture(stream, "pyscan.bincount (its length is read back from the device)")  # before a launch
         if self.bins is None:  # the global pass adds its counts into the result (PMPP §9.3)
             driver.memset32(out, 0, 2 * bins, stream)
-            last = (extremes,)  # numpy_bincount_global's last argument
+            last = (extremes,)  # numpy_bincount_global's last argument, where numpy_histogram_once's copy comes
         else:
             bins, extremes, last = self.bins, out + 8 * self.bins, (0, 0, 0)  # numpy_histogram_once's: no edges to copy
         owner, counters = kept_counters(self.counter_bytes, self.device, stream)  # owner: held until queued
         geometry = kept_geometry(self.geometries, self.fn, self.chosen, n, self.rule, self.sms, self.shared)
-        self.fn.launch_typed(context, stream, geometry, address, n, bins, *self.arguments, 0, counters + TICKET_BYTES,
-                             counters, out, *last)
+        launch_one_count(self.fn, context, stream, geometry, address, n, (bins, *self.arguments), 0, counters, out, last)
         words = np.empty(2, np.uint64)
         driver.copy_dtoh(words.ctypes.data, extremes, words.nbytes, stream)
         return plan.extremes_of(words, self.rule.dtype)

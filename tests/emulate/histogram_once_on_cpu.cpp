@@ -55,9 +55,7 @@ int main(int argc, char** argv) {
                              out.get(), reinterpret_cast<const unsigned char*>(edges.get()), edges_to.get(),
                              edge_bytes);
     });
-    FILE* f = std::fopen(argv[7], "wb");
-    if (!f || std::fwrite(out.get(), sizeof(unsigned long long), outputs, f) != (size_t)outputs) return 2;
-    std::fclose(f);
+    if (!emu_write_file(argv[7], out.get(), outputs)) return 2;
     for (long long i = 0; i < counters_count; ++i)
         if (counters[i] != 0ull) return 3;
     if (ticket != 0u) return 3;

@@ -33,8 +33,6 @@ int main(int argc, char** argv) {
     unsigned int ticket = 0u;
     std::unique_ptr<OUT_TYPE[]> out(new OUT_TYPE[1]);
     emu_launch(grid, block, [&] { reduce_fast(out.get(), partials.get(), &ticket, x.get() + skip, n); });
-    FILE* f = std::fopen(argv[6], "wb");
-    if (!f || std::fwrite(out.get(), sizeof(OUT_TYPE), 1, f) != 1) return 2;
-    std::fclose(f);
+    if (!emu_write_file(argv[6], out.get(), 1)) return 2;
     return ticket != 0u ? 3 : 0;
 }

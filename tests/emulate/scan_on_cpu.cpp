@@ -76,8 +76,6 @@ int main(int argc, char** argv) {
     }
     if (counter[0] != next || counter[1] != 0ull) return 3;
     std::fprintf(stderr, "windows %lld\n", (long long)emu_windows);  // (of the last launch)
-    FILE* f = std::fopen(argv[8], "wb");
-    if (!f || std::fwrite(out.get() + skip, sizeof(OUT_TYPE), n, f) != (size_t)n) return 2;
-    std::fclose(f);
+    if (!emu_write_file(argv[8], out.get() + skip, n)) return 2;
     return 0;
 }
