@@ -22,6 +22,8 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 fi
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+# the kernel launcher (a C extension): without it every GPU test skips
+python3 setup.py -q build_ext --inplace > "$out/build_ext.log" 2>&1 || { tail -20 "$out/build_ext.log"; exit 1; }
 # pycuda's compile cache carried between device calls (each call starts a fresh machine): .kcache/kcache.tar.xz
 # (ignored by git; carry it) is unpacked into PYCUDA_CACHE_DIR, and the cache goes back out as $out/kcache.tar.xz
 # (a few MB) for the next call.  Each test's time is logged as it ends (tests/conftest.py) under $out/durations.
