@@ -212,6 +212,19 @@ def _shown(relpath: str) -> str:
     return relpath if Path(relpath).is_absolute() else f"kernels/{relpath}"
 
 
+# pycuda's compile() keys its disk cache on the source, and where the text holds "#include" it first runs nvcc's
+# preprocessor over it and keys on the output instead (0.1-0.2 s a build, paid at a build's first use in every
+# process, cache hit or not), so that a changed header changes the key.  The loader has inlined every local header
+# already, and the toolkit's own (cuda_fp16.h, cuda/std/...) change only with nvcc, whose --version is in the key: so
+# they go to pycuda spelled "# include" -- the same directive, the same cubin -- and it keys on the text itself.
+_TOOLKIT_INCLUDE_RE = re.compile(r"^(\s*)#\s*include(\s*<)", re.MULTILINE)
+
+
+def keyed_as_written(source: str) -> str:
+    """`source` as _cubin hands it to pycuda's compile(): the toolkit's #include lines spelled "# include"."""
+    return _TOOLKIT_INCLUDE_RE.sub(r"\1# include\2", source)
+
+
 def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) -> bytes:
     """nvcc's cubin for `source`, through pycuda's compile() (SourceModule's nvcc call and disk cache)."""
     driver.ready()
@@ -219,7 +232,7 @@ def _cubin(relpath: str, source: str, options: tuple, arch: str, defines: dict) 
     from pycuda.compiler import compile as nvcc_compile
 
     try:
-        return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch)
+        return nvcc_compile(keyed_as_written(source), options=list(options), no_extern_c=True, arch=arch)
     except drv.CompileError as exc:
         raise compile_error(relpath, defines, exc) from None
 

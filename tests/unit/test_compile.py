@@ -132,3 +132,22 @@ def test_kernel_macros_keep_their_values_past_the_system_headers():
     assert p.returncode == 0, p.stderr[-4000:]
     kept = set(re.findall(r"^#define ([A-Za-z_]\w*) 0x5eed5eed$", p.stdout, re.MULTILINE))
     assert names - kept == set(), f"kernel macros a system header redefines or removes: {sorted(names - kept)}"
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@pytest.mark.parametrize("relpath", ["reduction/fast.cu", "histogram/histogram_finish.cu"])
+def test_the_source_pycuda_keys_makes_the_same_cubin(relpath, tmp_path):
+    """The toolkit's #include lines spelled "# include" (loader.keyed_as_written, what pycuda's compile() gets) are the
+    same directive: nvcc makes the same cubin, byte for byte, as from build_source's text."""
+    from pyscan.runtime.loader import build_source, keyed_as_written
+
+    built = build_source(relpath)
+    images = []
+    for name, text in (("built", built), ("keyed", keyed_as_written(built))):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "kernel.cu").write_text(text)
+        subprocess.run([NVCC, "--cubin", "-std=c++17", "-arch", "sm_90", "kernel.cu"], cwd=folder, check=True,
+                       capture_output=True)
+        images.append((folder / "kernel.cubin").read_bytes())
+    assert text != built and images[0] == images[1]

@@ -114,3 +114,42 @@ def test_a_missing_launcher_is_named_as_the_reason_no_gpu_is_usable(monkeypatch)
     monkeypatch.setattr(driver, "_reason", None)
     reason = driver.gpu_unavailable_reason()
     assert reason is not None and "launcher is not built" in reason and "pip install -e ." in reason
+
+
+@pytest.mark.parametrize("relpath", loader.kernel_files())
+def test_pycuda_keys_the_source_as_written(relpath):
+    """pycuda's compile() runs nvcc's preprocessor over a source that says "#include", to key its disk cache on what
+    it includes: the source the loader hands it says it nowhere (every local header inlined, the toolkit's spelled
+    "# include"), and differs from build_source's only in that spelling, line for line."""
+    built = loader.build_source(relpath)
+    handed = loader.keyed_as_written(built)
+    assert "#include" not in handed
+    built_lines, handed_lines = built.splitlines(), handed.splitlines()
+    assert len(built_lines) == len(handed_lines)
+    for was, now in zip(built_lines, handed_lines):
+        if was != now:
+            assert re.fullmatch(r"\s*#include\s*<[\w./]+>.*", was), was
+            assert now == was.replace("#include", "# include", 1)
+
+
+def test_cubin_hands_pycuda_the_source_keyed_as_written(monkeypatch):
+    import sys
+    import types
+
+    seen = {}
+
+    def fake_compile(source, **options):
+        seen.update(options, source=source)
+        return b"a cubin"
+
+    package, compiler, cuda_driver = (types.ModuleType(n) for n in ("pycuda", "pycuda.compiler", "pycuda.driver"))
+    compiler.compile, cuda_driver.CompileError = fake_compile, RuntimeError
+    package.compiler, package.driver = compiler, cuda_driver
+    for name, module in (("pycuda", package), ("pycuda.compiler", compiler), ("pycuda.driver", cuda_driver)):
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setattr(loader.driver, "ready", lambda: None)
+    source = loader.build_source("reduction/fast.cu", ELEM_TYPE="float")
+    assert "#include <cuda_fp16.h>" in source
+    assert loader._cubin("reduction/fast.cu", source, ("-std=c++17",), "sm_90", {}) == b"a cubin"
+    assert seen == {"source": loader.keyed_as_written(source), "options": ["-std=c++17"], "no_extern_c": True,
+                    "arch": "sm_90"}
