@@ -2,7 +2,7 @@
 # Runs on the GPU host (see README "Tests"): install the pycuda kit, then one stage of the GPU evidence.
 #   bash scripts/gpu_host.sh STAGE...   (STAGE: tests ptests full suite gpu leaks slow demos bench axis sanitize histogram graphs segments)   (logs and pictures under $OUT, or ./gpu-out)
 #   SHARD=I/N bash scripts/gpu_host.sh suite   (shard I of N of the whole suite, -n 16; thirds took 250-430 s a call at -n 12-14 on H100 hosts, so N = 4 leaves room under a 600 s call)
-#   SHARD=I/N bash scripts/gpu_host.sh gpu     (shard I of N, 0 <= I < N, of tests/gpu alone, -n 16: CPU tests are CI's; on one H200 tests/gpu took about 590 s of pytest time in four pieces, the whole suite about 1,100)
+#   SHARD=I/N bash scripts/gpu_host.sh gpu     (shard I of N, 0 <= I < N, of tests/gpu alone, -n 16: CPU tests are CI's; on one H200 tests/gpu took about 590 s of pytest time in four pieces, the whole suite about 1,100; on one H100, halves reached 96 % in 474-535 s: take N >= 3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}; mkdir -p "$out"
@@ -31,6 +31,9 @@ export PYCUDA_CACHE_DIR=${PYCUDA_CACHE_DIR:-/tmp/pycuda-cache} PYSCAN_TEST_DURAT
 mkdir -p "$PYCUDA_CACHE_DIR" "$PYSCAN_TEST_DURATIONS"
 [ -f .kcache/kcache.tar.xz ] && tar -xJf .kcache/kcache.tar.xz -C "$PYCUDA_CACHE_DIR"
 trap 'tar -cf - -C "$PYCUDA_CACHE_DIR" . | xz -T0 -3 > "$out/kcache.tar.xz"; cat "$PYSCAN_TEST_DURATIONS"/*.txt 2>/dev/null | sort -rn | head -300 > "$out/slowest_tests.txt"; cat "$PYSCAN_TEST_DURATIONS"/*.txt 2>/dev/null | grep " failed " > "$out/failed_tests.txt"; rm -rf "$PYSCAN_TEST_DURATIONS"' EXIT
+# PYTEST_LIMIT=S: the suite and gpu stages' pytest is interrupted after S seconds (SIGINT), so that a shard cut short
+# by the device call's limit still prints its summary line (what passed and failed by then) and hands back the cache
+limit=""; [ -n "${PYTEST_LIMIT:-}" ] && limit="timeout -s INT $PYTEST_LIMIT"
 for stage in "$@"; do
   case $stage in
     tests)    python3 -m pyscan info > "$out/info.txt" 2>&1
@@ -38,9 +41,9 @@ for stage in "$@"; do
     ptests)   python3 -m pyscan info > "$out/info.txt" 2>&1      # parallel: warms the kernel cache fast
               python3 -m pytest -q -rfEs -n 12 -m "not slow" 2>&1 | tee "$out/pytest_parallel.log" | tail -60 ;;
     full)     python3 -m pytest -q -rs 2>&1 | tee "$out/pytest_full.log" | tail -40 ;;
-    suite)    python3 -m pytest -q -rfEs -n 16 --shard "${SHARD:-0/1}" 2>&1 | gzip > "$out/pytest_suite.log.gz"
+    suite)    $limit python3 -m pytest -q -rfEs -n 16 --shard "${SHARD:-0/1}" 2>&1 | gzip > "$out/pytest_suite.log.gz"
               gzip -dc "$out/pytest_suite.log.gz" | tail -30 ;;
-    gpu)      python3 -m pytest -q -rfEs -n 16 --shard "${SHARD:-0/1}" tests/gpu --ignore tests/gpu/test_leaks.py 2>&1 \
+    gpu)      $limit python3 -m pytest -q -rfEs -n 16 --shard "${SHARD:-0/1}" tests/gpu --ignore tests/gpu/test_leaks.py 2>&1 \
                 | gzip > "$out/pytest_gpu.log.gz"
               gzip -dc "$out/pytest_gpu.log.gz" | tail -30 ;;
     leaks)    python3 -m pytest -q -rs tests/gpu/test_leaks.py 2>&1 | tee "$out/pytest_leaks.log" | tail -20 ;;  # alone: device-wide free memory
