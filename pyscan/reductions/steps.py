@@ -5,7 +5,8 @@ back from their TRACE builds and checked against the models.
                                             coarsened (PMPP §10.3, §10.4, §10.6, §10.8)
     picture_steps(name, x, op)              the model's steps of one block, with x in global memory as a first row,
                                             and the thread that did each combine (for draw_steps' notes)
-    trace(name, x, op)                      the same steps' values from the GPU (the TRACE=1 build, one block)
+    trace(name, x, op)                      the same steps' values from the GPU (the TRACE=1 build, one block;
+                                            trace_geometry and trace_rows: its launch and buffer's layout)
     checked_gpu_steps(name, x, op)          trace() held to the model step for step (AssertionError otherwise)
     active_threads(name, n)                 per tree step, the threads that combine (the kernel's index arithmetic)
 
@@ -120,6 +121,23 @@ def combines_per_thread(name, labels) -> list:
     return [per_thread - 1 if label.endswith("elements per thread") else 1 for label in labels]
 
 
+def trace_geometry(name, n) -> tuple:
+    """(threads, steps, row) of the one block trace() launches for n elements: its TRACE buffer holds `steps` rows of
+    `row` values -- the n elements after each stride (simple, convergent: in place), or the block's shared array
+    after the first combine and after each stride (shared_memory, coarsened)."""
+    _, block = _check(name, n)
+    return block, log2(block) + 1, n if name in book.IN_PLACE else block
+
+
+def trace_rows(name, rows, result) -> list:
+    """trace()'s steps, laid out as model_steps lays them out, from what its launch wrote: the TRACE buffer's rows
+    (trace_geometry) and the result (partials[0], or the output of coarsened's atomic, as a 1-element array)."""
+    rows = list(rows)
+    if name in book.ATOMIC:  # "block results" (shared element 0 after the tree), then the atomic into the output
+        return rows + [rows[-1][:1].copy(), result]
+    return rows + [result]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # On the GPU.
 
@@ -132,33 +150,23 @@ def trace(name, x, *, op="add", file=None) -> list:
 
     x = np.ascontiguousarray(x)
     n = x.size
-    per_thread, block = _check(name, n)
+    block, steps, row = trace_geometry(name, n)
     path, macros = book.kernel_builds(name, x.dtype, op)[0]
     path = file or path
     function = book.KERNELS[name][1]
     call = Call.tool()
     dev = call.to_device(x)
-    if name in book.IN_PLACE:
-        steps = log2(block) + 1  # strides 1 .. blockDim (or blockDim .. 1)
-        fn = get_kernel(path, function, arg_types="PPqP", TRACE=1, **macros)
-        partials = call.empty((1,), x.dtype)
-        buf = call.empty((steps * n,), x.dtype)
-        fn.prepared_call((1, 1, 1), (block, 1, 1), partials.gpudata, dev.gpudata, np.int64(n), buf.gpudata)
-        rows = list(buf.get().reshape(steps, n))
-        return rows + [partials.get()]
-    steps = log2(block) + 1  # the first combine, then strides blockDim/2 .. 1
     fn = get_kernel(path, function, arg_types="PPqP", TRACE=1, **macros)
-    out = call.empty((1,), x.dtype)
+    out = call.empty((1,), x.dtype)  # partials[0] (in place, shared_memory), or the atomic's output (coarsened)
     if name in book.ATOMIC:
         get_kernel(path, "fill_identity", TRACE=1, **macros).prepared_call((1, 1, 1), (1, 1, 1), out.gpudata)
-    buf = call.empty((steps * block,), x.dtype)
-    fn.prepared_call((1, 1, 1), (block, 1, 1), out.gpudata, dev.gpudata, np.int64(n), buf.gpudata,
-                     shared_size=block * x.dtype.itemsize)
-    rows = list(buf.get().reshape(steps, block))
-    result = out.get()
-    if name in book.ATOMIC:  # "block results" (shared element 0 after the tree), then the atomic into the output
-        return rows + [rows[-1][:1].copy(), result]
-    return rows + [result]
+    buf = call.empty((steps * row,), x.dtype)
+    if name in book.IN_PLACE:  # strides 1 .. blockDim (or blockDim .. 1), x overwritten in place
+        fn.prepared_call((1, 1, 1), (block, 1, 1), out.gpudata, dev.gpudata, np.int64(n), buf.gpudata)
+    else:  # the first combine, then strides blockDim/2 .. 1
+        fn.prepared_call((1, 1, 1), (block, 1, 1), out.gpudata, dev.gpudata, np.int64(n), buf.gpudata,
+                         shared_size=block * x.dtype.itemsize)
+    return trace_rows(name, buf.get().reshape(steps, row), out.get())
 
 
 def checked_gpu_steps(name, x, *, op="add") -> list:

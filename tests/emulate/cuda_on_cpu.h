@@ -174,6 +174,45 @@ inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v)
     }
     return seen;
 }
+// The other read-modify-write atomics the kernels use (the book reductions' last atomic, reduce_atomics.cuh), each
+// a compare-exchange loop, as CUDA builds the ones it lacks from atomicCAS; each returns the old value, as CUDA's do.
+template <typename V, typename F>
+inline V emu_atomic_update(V* p, F f) {
+    V seen;
+    __atomic_load(p, &seen, __ATOMIC_SEQ_CST);
+    V next = f(seen);
+    while (!__atomic_compare_exchange(p, &seen, &next, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) next = f(seen);
+    return seen;
+}
+#define EMU_ATOMIC(name, V, expression) \
+    inline V name(V* p, V v) { return emu_atomic_update(p, [v](V a) -> V { return expression; }); }
+EMU_ATOMIC(atomicAdd, int, (int)((unsigned)a + (unsigned)v))  // wraps, as the GPU's
+EMU_ATOMIC(atomicAdd, float, a + v)
+EMU_ATOMIC(atomicAdd, double, a + v)
+EMU_ATOMIC(atomicMax, int, a < v ? v : a)
+EMU_ATOMIC(atomicMax, unsigned, a < v ? v : a)
+EMU_ATOMIC(atomicMax, long long, a < v ? v : a)
+EMU_ATOMIC(atomicMin, int, v < a ? v : a)
+EMU_ATOMIC(atomicMin, unsigned, v < a ? v : a)
+EMU_ATOMIC(atomicMin, long long, v < a ? v : a)
+EMU_ATOMIC(atomicMin, unsigned long long, v < a ? v : a)
+EMU_ATOMIC(atomicAnd, int, a & v)
+EMU_ATOMIC(atomicAnd, unsigned, a & v)
+EMU_ATOMIC(atomicAnd, unsigned long long, a & v)
+EMU_ATOMIC(atomicOr, int, a | v)
+EMU_ATOMIC(atomicOr, unsigned long long, a | v)
+EMU_ATOMIC(atomicXor, int, a ^ v)
+EMU_ATOMIC(atomicXor, unsigned, a ^ v)
+EMU_ATOMIC(atomicXor, unsigned long long, a ^ v)
+#undef EMU_ATOMIC
+inline unsigned atomicCAS(unsigned* p, unsigned compare, unsigned v) {
+    __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return compare;  // the value seen: `compare` itself where the swap happened
+}
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long compare, unsigned long long v) {
+    __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return compare;
+}
 
 // grid blocks of `threads` threads, one block after the other; after each, emu_after_block() (if defined: a hook)
 inline void (*emu_after_block)() = nullptr;
