@@ -276,9 +276,15 @@ def _tree_launch(name):
     return launch
 
 
-def _atomic_launch(name):
+def atomic_geometry(name, n) -> tuple:
+    """(blocks, threads a block) of the one launch of segmented / coarsened over n elements: blocks of
+    block_for(n, per_thread) threads, each thread starting with per_thread elements."""
     per_thread = KERNELS[name][2]
+    block = block_for(n, per_thread)
+    return ceil_div(n, per_thread * block), block
 
+
+def _atomic_launch(name):
     def launch(x, *, op, call, out=None, file=None, dtype=None, map=None):
         """The atomics combine into a one-element T array (the result itself where the result dtype is T, else a
         scratch element stored as the result by convert.cu).  A custom operator's atomics are the atomicCAS loop
@@ -291,8 +297,7 @@ def _atomic_launch(name):
                        map=map)
         target = (out if out is not None else call.empty((1,), value)) if value == compute else call.empty((1,), compute)
         init.prepared_async_call((1, 1, 1), (1, 1, 1), call.stream, target.gpudata)
-        block = block_for(n, per_thread)
-        blocks = ceil_div(n, per_thread * block)
+        blocks, block = atomic_geometry(name, n)
         fn.prepared_async_call((blocks, 1, 1), (block, 1, 1), call.stream, target.gpudata, x.gpudata, np.int64(n),
                                shared_size=block * compute.itemsize)
         return target if value == compute else _store_result(call, target, op, value, out)
