@@ -213,10 +213,11 @@ def _shown(relpath: str) -> str:
 
 
 # pycuda's compile() keys its disk cache on the source, and where the text holds "#include" it first runs nvcc's
-# preprocessor over it and keys on the output instead (0.1-0.2 s a build, paid at a build's first use in every
-# process, cache hit or not), so that a changed header changes the key.  The loader has inlined every local header
-# already, and the toolkit's own (cuda_fp16.h, cuda/std/...) change only with nvcc, whose --version is in the key: so
-# they go to pycuda spelled "# include" -- the same directive, the same cubin -- and it keys on the text itself.
+# preprocessor over it and keys on the output instead (about 0.1-0.2 s a build on a 2-core machine, paid at a build's
+# first use in every process, cache hit or not: benchmarks/compile_cache_key.txt), so that a changed header changes
+# the key.  The loader has inlined every local header already, and the <...> ones are the toolkit's (cuda_fp16.h,
+# cuda/std/...: the kernels include no others), which change only with nvcc, whose --version is in the key: so they
+# go to pycuda spelled "# include" -- the same directive, the same cubin -- and it keys on the text itself.
 _TOOLKIT_INCLUDE_RE = re.compile(r"^(\s*)#\s*include(\s*<)", re.MULTILINE)
 
 
