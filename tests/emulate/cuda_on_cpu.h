@@ -168,14 +168,9 @@ inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
 inline unsigned long long atomicExch(unsigned long long* p, unsigned long long v) {
     return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
 }
-inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
-    unsigned long long seen = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    while (seen < v && !__atomic_compare_exchange_n(p, &seen, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-    }
-    return seen;
-}
-// The other read-modify-write atomics the kernels use (the book reductions' last atomic, reduce_atomics.cuh), each
-// a compare-exchange loop, as CUDA builds the ones it lacks from atomicCAS; each returns the old value, as CUDA's do.
+// The other read-modify-write atomics the kernels use (bincount's extremes, the book reductions' last atomic:
+// reduce_atomics.cuh), each a compare-exchange loop, as CUDA builds the ones it lacks from atomicCAS; each returns the
+// old value, as CUDA's do.
 template <typename V, typename F>
 inline V emu_atomic_update(V* p, F f) {
     V seen;
@@ -192,6 +187,7 @@ EMU_ATOMIC(atomicAdd, double, a + v)
 EMU_ATOMIC(atomicMax, int, a < v ? v : a)
 EMU_ATOMIC(atomicMax, unsigned, a < v ? v : a)
 EMU_ATOMIC(atomicMax, long long, a < v ? v : a)
+EMU_ATOMIC(atomicMax, unsigned long long, a < v ? v : a)
 EMU_ATOMIC(atomicMin, int, v < a ? v : a)
 EMU_ATOMIC(atomicMin, unsigned, v < a ? v : a)
 EMU_ATOMIC(atomicMin, long long, v < a ? v : a)
